@@ -1,0 +1,60 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface EmbeddedPostgres {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Connections the embedded server accepts; the embedded pool is sized below it. */
+export const EMBEDDED_MAX_CONNECTIONS = 20;
+export const EMBEDDED_POOL_MAX = 10;
+
+/**
+ * Starts PGlite persisted under `dataDir` in a child process and returns a postgres:// URL
+ * on loopback, so all SQL goes through the same pg-based layer as a real server.
+ */
+export async function startEmbeddedPostgres(dataDir: string, timeoutMs = 120_000): Promise<EmbeddedPostgres> {
+  const entry = fileURLToPath(new URL('./embedded-server.ts', import.meta.url));
+  const child: ChildProcess = fork(entry, [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const port = await new Promise<number>((ok, fail) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      fail(new Error(`The embedded database did not start within ${timeoutMs} ms`));
+    }, timeoutMs);
+    child.on('message', (m: { type: string; port?: number; message?: string }) => {
+      if (m.type === 'ready' && m.port) {
+        clearTimeout(timer);
+        ok(m.port);
+      } else if (m.type === 'error') {
+        clearTimeout(timer);
+        fail(new Error(`The embedded database failed to start: ${m.message}`));
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      fail(new Error(`The embedded database exited during start-up (code ${code})`));
+    });
+    child.send({ type: 'start', dataDir: resolve(dataDir), maxConnections: EMBEDDED_MAX_CONNECTIONS });
+  });
+  let stopped: Promise<void> | undefined;
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    stop() {
+      stopped ??= new Promise<void>((done) => {
+        if (child.exitCode !== null) return done();
+        const kill = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        child.once('exit', () => {
+          clearTimeout(kill);
+          done();
+        });
+        child.send({ type: 'stop' });
+      });
+      return stopped;
+    },
+  };
+}

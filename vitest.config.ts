@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['packages/**/*.test.ts', 'functions/**/*.test.ts', 'containers/**/*.test.ts', 'tests/**/*.test.ts', 'web/src/**/*.test.ts'],
+    exclude: ['**/node_modules/**', '**/dist/**', '.sst/**'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    benchmark: { include: ['bench/**/*.bench.ts'] },
+  },
+});
