@@ -1,0 +1,33 @@
+import { installErrorHandling } from '@yumina/http';
+import worldValidate from '@yumina/fn-world-validate';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import type { AppContext } from './context.ts';
+import { serveWeb, webNotFound } from './web.ts';
+
+export interface BuildOptions {
+  /** Serve the built web app (local mode). Off in tests that only need the API. */
+  web?: boolean;
+}
+
+/**
+ * The container's Fastify app. In local mode it also mounts every function's plugin, so one
+ * process serves the whole platform; in container mode the functions run as Lambdas.
+ */
+export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: ctx.log,
+    logController: new LogController({ disableRequestLogging: true }),
+    trustProxy: true,
+    bodyLimit: 1024 * 1024,
+    return503OnClosing: true,
+  }) as unknown as FastifyInstance;
+  installErrorHandling(app, { notFound: options.web ?? ctx.config.mode === 'local' ? webNotFound(ctx.config.webDist) : undefined });
+
+  app.get('/api/version', async () => ({ version: ctx.config.version, mode: ctx.config.mode }));
+
+  if (ctx.config.mode === 'local') {
+    await app.register(worldValidate, {});
+  }
+  if (options.web ?? ctx.config.mode === 'local') await serveWeb(app, ctx.config.webDist);
+  return app;
+}

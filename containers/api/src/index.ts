@@ -1,0 +1,3 @@
+export * from './app.ts';
+export * from './server.ts';
+export * from './context.ts';

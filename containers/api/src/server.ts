@@ -1,0 +1,61 @@
+import { join } from 'node:path';
+import type { Config } from '@yumina/config';
+import { openDatabase, runMigrations } from '@yumina/db';
+import { openStore } from '@yumina/store';
+import type { FastifyInstance } from 'fastify';
+import { buildApp, type BuildOptions } from './app.ts';
+import type { AppContext } from './context.ts';
+import { createLogger, replicaIdentity } from './logger.ts';
+import { repoRoot } from './web.ts';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  ctx: AppContext;
+  url: string;
+  /** Stop accepting, drain in-flight requests, close the pools and the store. Idempotent. */
+  close(): Promise<void>;
+}
+
+export async function startServer(config: Config, options: BuildOptions = {}): Promise<RunningServer> {
+  const identity = replicaIdentity(config);
+  const log = createLogger(config, identity);
+  const db = await openDatabase(config);
+  log.info(
+    { type: 'startup', database: db.kind, store: config.store.redisUrl ? 'redis' : 'memory' },
+    db.kind === 'embedded'
+      ? `Database: embedded PGlite under ${join(config.dataDir, 'pglite')} (set DATABASE_URL for PostgreSQL)`
+      : 'Database: PostgreSQL from DATABASE_URL',
+  );
+  let store: AppContext['store'] | undefined;
+  try {
+    const migrated = await runMigrations(db.primary, join(repoRoot, 'migrations'));
+    if (migrated.applied.length) log.info({ type: 'migrations', applied: migrated.applied }, 'migrations applied');
+    store = await openStore(config.store.redisUrl, log);
+    log.info(
+      { type: 'startup', store: store.kind },
+      store.kind === 'redis' ? 'Shared store: Redis from REDIS_URL' : 'Shared store: in-memory (set REDIS_URL for Redis)',
+    );
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  const ctx: AppContext = { config, db, store, log, identity, startedAt: Date.now() };
+  const app = await buildApp(ctx, options);
+  const address = await app.listen({ port: config.port, host: config.host });
+  log.info({ type: 'startup', address }, `Listening on ${address}`);
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    ctx,
+    url: address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1'),
+    close() {
+      closing ??= (async () => {
+        await app.close(); // stops accepting, waits for in-flight requests
+        await ctx.store.close();
+        await db.close();
+        log.info({ type: 'shutdown' }, 'stopped');
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,100 @@
+/** An error a route throws to answer with a specific status and the shared error shape. */
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+export interface ErrorBody {
+  error: { code: string; message: string };
+}
+
+/** Message of seed 000 §7 for a query that outlived its deadline: the outcome is unknown. */
+export const QUERY_TIMEOUT_MESSAGE =
+  'The database took too long to answer, so we do not know whether your change was saved. Refresh the page and check before trying again.';
+
+/**
+ * The one table from stable error codes of the packages to HTTP answers. Errors not named here
+ * answer with their own 4xx statusCode when they carry one, else 500 with no detail.
+ */
+const BY_CODE: Record<string, { status: number; message?: string }> = {
+  DB_QUERY_TIMEOUT: { status: 503, message: QUERY_TIMEOUT_MESSAGE },
+  DB_POOL_TIMEOUT: { status: 503, message: 'The service is busy right now. Please try again in a moment.' },
+  STORE_UNAVAILABLE: { status: 503, message: 'A shared service is unavailable right now. Please try again in a moment.' },
+  DB_UNSUPPORTED_QUERY: { status: 500 },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, message: 'Unsupported content type.' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, message: 'The request body is empty but should be JSON.' },
+};
+
+const FASTIFY_CODES_TO_OURS: Record<string, string> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'INVALID_JSON',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'INVALID_JSON',
+};
+
+export interface Answer {
+  status: number;
+  body: ErrorBody;
+  headers: Record<string, string>;
+}
+
+export function toAnswer(err: unknown): Answer {
+  const e = (err ?? {}) as { code?: unknown; statusCode?: unknown; message?: unknown; headers?: unknown };
+  const code = typeof e.code === 'string' ? e.code : undefined;
+  const headers = err instanceof HttpError ? err.headers : {};
+  const mapped = code ? BY_CODE[code] : undefined;
+  if (mapped) {
+    const status = mapped.status;
+    if (status >= 500 && !mapped.message) return internal();
+    return {
+      status,
+      body: { error: { code: FASTIFY_CODES_TO_OURS[code!] ?? code!, message: mapped.message ?? String(e.message) } },
+      headers,
+    };
+  }
+  const status = typeof e.statusCode === 'number' ? e.statusCode : 500;
+  if (status >= 400 && status < 500) {
+    const fallbackCode = status === 400 && err instanceof SyntaxError ? 'INVALID_JSON' : httpCodeName(status);
+    const ours = code ? (FASTIFY_CODES_TO_OURS[code] ?? (code.startsWith('FST_') ? httpCodeName(status) : code)) : fallbackCode;
+    return { status, body: { error: { code: ours, message: String(e.message ?? 'Bad request') } }, headers };
+  }
+  if (err instanceof HttpError) return { status, body: { error: { code: err.code, message: err.message } }, headers };
+  return internal();
+}
+
+function internal(): Answer {
+  return { status: 500, body: { error: { code: 'INTERNAL', message: 'Something went wrong on our side.' } }, headers: {} };
+}
+
+function httpCodeName(status: number): string {
+  switch (status) {
+    case 400:
+      return 'BAD_REQUEST';
+    case 401:
+      return 'UNAUTHENTICATED';
+    case 403:
+      return 'FORBIDDEN';
+    case 404:
+      return 'NOT_FOUND';
+    case 405:
+      return 'METHOD_NOT_ALLOWED';
+    case 409:
+      return 'CONFLICT';
+    case 413:
+      return 'PAYLOAD_TOO_LARGE';
+    case 415:
+      return 'UNSUPPORTED_MEDIA_TYPE';
+    case 429:
+      return 'RATE_LIMITED';
+    default:
+      return 'BAD_REQUEST';
+  }
+}
