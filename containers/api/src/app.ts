@@ -1,6 +1,9 @@
-import { installErrorHandling } from '@yumina/http';
+import fastifyCookie from '@fastify/cookie';
 import worldValidate from '@yumina/fn-world-validate';
+import { crossSiteGuard, installErrorHandling } from '@yumina/http';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import { accountRoutes } from './accounts/routes.ts';
+import { SESSION_COOKIE } from './accounts/sessions.ts';
 import type { AppContext } from './context.ts';
 import { serveWeb, webNotFound } from './web.ts';
 
@@ -14,6 +17,7 @@ export interface BuildOptions {
  * process serves the whole platform; in container mode the functions run as Lambdas.
  */
 export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const web = options.web ?? ctx.config.mode === 'local';
   const app = Fastify({
     loggerInstance: ctx.log,
     logController: new LogController({ disableRequestLogging: true }),
@@ -21,13 +25,16 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
   }) as unknown as FastifyInstance;
-  installErrorHandling(app, { notFound: options.web ?? ctx.config.mode === 'local' ? webNotFound(ctx.config.webDist) : undefined });
+  installErrorHandling(app, { notFound: web ? webNotFound(ctx.config.webDist) : undefined });
+  await app.register(fastifyCookie);
+  app.addHook('preHandler', crossSiteGuard({ cookieName: SESSION_COOKIE, allowedOrigins: [ctx.config.publicOrigin] }));
 
   app.get('/api/version', async () => ({ version: ctx.config.version, mode: ctx.config.mode }));
+  await accountRoutes(app, ctx);
 
   if (ctx.config.mode === 'local') {
     await app.register(worldValidate, {});
   }
-  if (options.web ?? ctx.config.mode === 'local') await serveWeb(app, ctx.config.webDist);
+  if (web) await serveWeb(app, ctx.config.webDist);
   return app;
 }

@@ -56,6 +56,13 @@ export const envSchema = z.object({
   REPLICA_ID: z.string().trim().optional(),
   DEPLOYMENT_ID: text('dev'),
   SHUTDOWN_GRACE_MS: int(0, 600_000, 10_000),
+  SECRETS_KEY: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9+/=_-]{43,}$/, 'must be a base64 or base64url encoding of 32 random bytes')
+    .optional(),
+  SESSION_TTL_DAYS: int(1, 365, 30),
+  LOGIN_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 10),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -83,6 +90,14 @@ export interface Config {
   };
   store: { redisUrl: string | undefined };
   identity: { region: string; replicaId: string | undefined; deploymentId: string };
+  auth: {
+    /** Unset: generated once into dataDir/secrets.key (mode 0600). */
+    secretsKey: string | undefined;
+    sessionTtlDays: number;
+    loginRateLimitPerMinute: number;
+    /** Cookies are Secure when the platform is served over https. */
+    secureCookies: boolean;
+  };
 }
 
 export class ConfigError extends Error {
@@ -133,5 +148,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     store: { redisUrl: e.REDIS_URL },
     identity: { region: e.REGION, replicaId: e.REPLICA_ID, deploymentId: e.DEPLOYMENT_ID },
+    auth: {
+      secretsKey: e.SECRETS_KEY,
+      sessionTtlDays: e.SESSION_TTL_DAYS,
+      loginRateLimitPerMinute: e.LOGIN_RATE_LIMIT_PER_MINUTE,
+      secureCookies: (e.PUBLIC_ORIGIN ?? '').startsWith('https:'),
+    },
   };
 }

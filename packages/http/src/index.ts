@@ -1,2 +1,3 @@
 export * from './errors.ts';
 export * from './app.ts';
+export * from './cross-site.ts';

@@ -1,0 +1,34 @@
+import { HttpError } from '@yumina/http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.ts';
+import { type Authenticated, resolveSession, SESSION_COOKIE } from './sessions.ts';
+
+const resolved = new WeakMap<FastifyRequest, Promise<Authenticated | null>>();
+
+export function sessionCookieOptions(ctx: AppContext, expires: Date) {
+  return { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: ctx.config.auth.secureCookies, expires };
+}
+
+/** The current login (account + session) of a request, or null; resolved once per request. */
+export function authenticate(ctx: AppContext, request: FastifyRequest, reply?: FastifyReply): Promise<Authenticated | null> {
+  let pending = resolved.get(request);
+  if (!pending) {
+    const token = request.cookies[SESSION_COOKIE];
+    pending = token ? resolveSession(ctx.db.primary, token, ctx.config.auth.sessionTtlDays) : Promise.resolve(null);
+    resolved.set(request, pending);
+    if (token && reply) {
+      pending.then((auth) => {
+        // Sliding expiry: the same token (and so the same sid) with a later expiry.
+        if (auth?.renewed) reply.setCookie(SESSION_COOKIE, token, sessionCookieOptions(ctx, auth.session.expiresAt));
+      }, () => {});
+    }
+  }
+  return pending;
+}
+
+/** The auth guard: the current login, or a 401. */
+export async function requireAuth(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<Authenticated> {
+  const auth = await authenticate(ctx, request, reply);
+  if (!auth) throw new HttpError(401, 'UNAUTHENTICATED', 'Sign in to continue.');
+  return auth;
+}

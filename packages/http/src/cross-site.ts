@@ -1,0 +1,38 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HttpError } from './errors.ts';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** The request's own origin as the browser sees it (scheme + Host). */
+export function requestOrigin(request: FastifyRequest): string {
+  return `${request.protocol}://${request.host}`;
+}
+
+/**
+ * True when a browser tells us the request comes from another site: Sec-Fetch-Site
+ * "cross-site", or an Origin (including the opaque "null") that is neither ours nor allowed.
+ * Requests without either header (non-browser clients) are not cross-site.
+ */
+export function isCrossSite(request: FastifyRequest, allowedOrigins: readonly string[] = []): boolean {
+  const site = request.headers['sec-fetch-site'];
+  if (site === 'cross-site') return true;
+  const origin = request.headers.origin;
+  if (origin === undefined) return false;
+  if (origin === 'null') return true;
+  return origin !== requestOrigin(request) && !allowedOrigins.includes(origin);
+}
+
+/**
+ * The one guard for state-changing, cookie-authenticated routes: a cross-site browser request
+ * carrying the session cookie is refused with 403 before any route runs.
+ */
+export function crossSiteGuard(options: { cookieName: string; allowedOrigins: readonly string[] }) {
+  return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+    if (SAFE_METHODS.has(request.method)) return;
+    const cookie = request.headers.cookie ?? '';
+    if (!cookie.includes(`${options.cookieName}=`)) return;
+    if (isCrossSite(request, options.allowedOrigins)) {
+      throw new HttpError(403, 'CROSS_SITE_REQUEST', 'Cross-site requests may not change anything here.');
+    }
+  };
+}

@@ -1,0 +1,68 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '@yumina/config';
+import { type RunningServer, startServer } from '../../containers/api/src/server.ts';
+import { createTestDatabase, type TestDatabase } from './postgres.ts';
+import { sharedRedisUrl } from './redis.ts';
+
+export interface TestServer extends RunningServer {
+  database: TestDatabase;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+/** The container on a fresh database of the real PostgreSQL and the real Redis, on a free loopback port. */
+export async function startTestServer(env: Record<string, string> = {}, options: { web?: boolean; redis?: boolean } = {}): Promise<TestServer> {
+  const database = await createTestDatabase();
+  const dataDir = mkdtempSync(join(tmpdir(), 'yumina-test-'));
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    DATA_DIR: dataDir,
+    DATABASE_URL: database.url,
+    ...(options.redis === false ? {} : { REDIS_URL: sharedRedisUrl }),
+    ...env,
+  });
+  const server = await startServer(config, { web: options.web ?? false });
+  return {
+    ...server,
+    database,
+    dataDir,
+    async stop() {
+      await server.close();
+      await database.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A tiny cookie-keeping client for route tests. */
+export class Browser {
+  cookies = new Map<string, string>();
+  constructor(readonly base: string) {}
+
+  get cookieHeader(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
+  async fetch(path: string, init: RequestInit & { json?: unknown } = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    if (this.cookies.size) headers.set('cookie', this.cookieHeader);
+    let body = init.body;
+    if (init.json !== undefined) {
+      headers.set('content-type', 'application/json');
+      body = JSON.stringify(init.json);
+    }
+    const res = await fetch(this.base + path, { ...init, headers, body, redirect: 'manual' });
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const [name, ...rest] = pair!.split('=');
+      const value = rest.join('=');
+      if (/expires=Thu, 01 Jan 1970/i.test(line) || value === '') this.cookies.delete(name!.trim());
+      else this.cookies.set(name!.trim(), value);
+    }
+    return res;
+  }
+}
