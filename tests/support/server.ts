@@ -19,7 +19,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: 'fatal',
     DATA_DIR: dataDir,
     DATABASE_URL: database.url,
     ...(options.redis === false ? {} : { REDIS_URL: sharedRedisUrl }),

@@ -25,6 +25,15 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
   }) as unknown as FastifyInstance;
+  // Graceful shutdown: once closing, answers in flight end their keep-alive connection, so the
+  // drain does not wait for idle keep-alive sockets (Fastify keeps them for 72 s).
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
   installErrorHandling(app, { notFound: web ? webNotFound(ctx.config.webDist) : undefined });
   await app.register(fastifyCookie);
   app.addHook('preHandler', crossSiteGuard({ cookieName: SESSION_COOKIE, allowedOrigins: [ctx.config.publicOrigin] }));

@@ -1,6 +1,6 @@
 import { connect as netConnect } from 'node:net';
 import pg from 'pg';
-import { currentDeadlineMs, withDeadline } from './deadline.ts';
+import { currentDeadlineMs } from './deadline.ts';
 import { DbClientReleasedError, DbPoolTimeoutError, DbQueryTimeoutError, DbUnsupportedQueryError } from './errors.ts';
 
 export type Row = Record<string, unknown>;
@@ -94,14 +94,19 @@ export class DbClient implements Queryable {
     } catch (err) {
       return Promise.reject(err);
     }
+    return this.submit<R>(text, values, deadline);
+  }
+
+  /** @internal Runs a checked query under a deadline captured by the caller at its submission. */
+  submit<R extends Row>(text: QueryText, values: unknown[] | undefined, deadlineMs: number): Promise<QueryResult<R>> {
     if (this.#released) return Promise.reject(new DbClientReleasedError());
     if (this.#broken !== undefined) return Promise.reject(this.#broken);
-    return this.#run<R>(text, values, deadline);
+    return this.#run<R>(text, values, deadlineMs);
   }
 
   #run<R extends Row>(text: QueryText, values: unknown[] | undefined, deadlineMs: number): Promise<QueryResult<R>> {
     const raw = this.#raw;
-    const started = performance.now();
+    const started = this.owner.observed ? performance.now() : 0;
     const sql = typeof text === 'string' ? text : text.text;
     return new Promise<QueryResult<R>>((resolve, reject) => {
       let settled = false;
@@ -207,7 +212,7 @@ export class DbPool implements Queryable {
     const deadline = currentDeadlineMs(this.queryTimeoutMs);
     const client = await this.connect();
     try {
-      return await withDeadline(deadline, () => client.query<R>(text, values));
+      return await client.submit<R>(text, values, deadline);
     } finally {
       client.release();
     }
@@ -273,7 +278,13 @@ export class DbPool implements Queryable {
   }
 
   /** @internal */
+  get observed(): boolean {
+    return this.#observer?.query !== undefined;
+  }
+
+  /** @internal */
   observe(durationMs: number, ok: boolean, text: string): void {
+    if (!this.#observer?.query) return;
     try {
       this.#observer?.query?.(this.name, durationMs, ok, text);
     } catch {

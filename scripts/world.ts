@@ -1,0 +1,192 @@
+/**
+ * The author command line: test a world offline, or script it.
+ *
+ *   npm run world -- validate <world.json>
+ *   npm run world -- turn <world.json> [--state <state.json>] --user <text> --reply <text>
+ *                         [--history <messages.json>] [--seed N] [--now <ISO time>] [--session <id>]
+ *   npm run world -- prompt <world.json> [--state <state.json>] [--history <messages.json>]
+ *                         [--user <text>] [--seed N] [--now <ISO time>] [--session <id>]
+ *
+ * Exit codes: 0 success; 1 the world is invalid; 2 usage error, missing file or bad JSON
+ * (one clear line on stderr).
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import * as world from '../packages/world/src/index.ts';
+import type { EngineWorld, HistoryMessage, WorldState } from '../packages/world/src/index.ts';
+
+class CliError extends Error {
+  readonly code = 'WORLD_CLI_USAGE';
+}
+
+class InvalidWorldError extends Error {
+  readonly code = 'WORLD_INVALID';
+  constructor(readonly issues: readonly Issue[]) {
+    super('the world is invalid');
+  }
+}
+
+const USAGE = `usage:
+  npm run world -- validate <world.json>
+  npm run world -- turn <world.json> [--state <state.json>] --user <text> --reply <text> [--history <messages.json>] [--seed N] [--now <ISO time>] [--session <id>]
+  npm run world -- prompt <world.json> [--state <state.json>] [--history <messages.json>] [--user <text>] [--seed N] [--now <ISO time>] [--session <id>]`;
+
+function readJson(path: string, what: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new CliError(code === 'ENOENT' ? `${what} file not found: ${path}` : `cannot read ${what} file ${path}: ${code ?? (error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new CliError(`${what} file ${path} is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+interface Issue {
+  path: string;
+  message: string;
+}
+
+type Validation = { valid: true; world: EngineWorld; warnings: unknown[] } | { valid: false; issues: Issue[] };
+
+/** The schema package's validateWorld, read through its result shape. */
+function validate(input: unknown): Validation {
+  const validateWorld = (world as unknown as { validateWorld?: (value: unknown) => unknown }).validateWorld;
+  if (typeof validateWorld !== 'function') throw new Error('validateWorld is not exported by @yumina/world');
+  const result = validateWorld(input) as Record<string, unknown>;
+  const ok = result.valid ?? result.ok ?? result.success;
+  if (ok === true) {
+    return { valid: true, world: (result.world ?? result.value ?? result.data) as EngineWorld, warnings: (result.warnings as unknown[]) ?? [] };
+  }
+  const issues = (result.issues ?? result.errors ?? []) as { path: unknown; message: string }[];
+  return {
+    valid: false,
+    issues: issues.map((issue) => ({ path: Array.isArray(issue.path) ? issue.path.join('.') : String(issue.path), message: issue.message })),
+  };
+}
+
+function loadWorld(path: string): EngineWorld {
+  const result = validate(readJson(path, 'world'));
+  if (!result.valid) throw new InvalidWorldError(result.issues);
+  return result.world;
+}
+
+function printIssues(issues: readonly Issue[]): void {
+  process.stdout.write(`invalid: ${issues.length} issue${issues.length === 1 ? '' : 's'}\n`);
+  for (const issue of issues) process.stdout.write(`${issue.path || '$'}: ${issue.message}\n`);
+}
+
+function loadState(path: string | undefined): Partial<WorldState> | null {
+  if (!path) return null;
+  const state = readJson(path, 'state');
+  if (typeof state !== 'object' || state === null || Array.isArray(state)) throw new CliError(`state file ${path} must hold a JSON object`);
+  const record = state as Record<string, unknown>;
+  // A bare map of variable values is accepted as well as a full state.
+  return ('variables' in record ? record : { variables: record }) as Partial<WorldState>;
+}
+
+function loadHistory(path: string | undefined): HistoryMessage[] {
+  if (!path) return [];
+  const history = readJson(path, 'history');
+  const valid =
+    Array.isArray(history) &&
+    history.every(
+      (message) =>
+        typeof message === 'object' &&
+        message !== null &&
+        ['user', 'assistant', 'system'].includes((message as Record<string, unknown>).role as string) &&
+        typeof (message as Record<string, unknown>).content === 'string',
+    );
+  if (!valid) throw new CliError(`history file ${path} must be a JSON array of {role: user|assistant|system, content: string}`);
+  return history as HistoryMessage[];
+}
+
+function session(values: Record<string, unknown>) {
+  const now = typeof values.now === 'string' ? values.now : new Date().toISOString();
+  if (Number.isNaN(Date.parse(now))) throw new CliError(`--now is not an ISO time: ${now}`);
+  const seed = typeof values.seed === 'string' ? values.seed : '0';
+  if (!/^-?\d+$/.test(seed)) throw new CliError(`--seed must be an integer: ${seed}`);
+  return { now, seed: Number(seed), sessionId: typeof values.session === 'string' ? values.session : 'cli' };
+}
+
+function run(argv: string[]): void {
+  const [command, ...rest] = argv;
+  if (!command || command === '--help' || command === 'help') throw new CliError(USAGE);
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        state: { type: 'string' },
+        history: { type: 'string' },
+        user: { type: 'string' },
+        reply: { type: 'string' },
+        seed: { type: 'string' },
+        now: { type: 'string' },
+        session: { type: 'string' },
+      },
+    });
+  } catch (error) {
+    throw new CliError(`${(error as Error).message}\n${USAGE}`);
+  }
+  const { values, positionals } = parsed;
+  const worldPath = positionals[0];
+  if (!worldPath || positionals.length > 1) throw new CliError(`${command} needs exactly one world file\n${USAGE}`);
+
+  if (command === 'validate') {
+    loadWorld(worldPath);
+    process.stdout.write('valid\n');
+    return;
+  }
+  if (command !== 'turn' && command !== 'prompt') throw new CliError(`unknown command "${command}"\n${USAGE}`);
+  if (command === 'turn' && (typeof values.user !== 'string' || typeof values.reply !== 'string')) throw new CliError(`turn needs --user and --reply\n${USAGE}`);
+  const state = loadState(values.state as string | undefined);
+  const history = loadHistory(values.history as string | undefined);
+  const options = session(values);
+  const definition = loadWorld(worldPath);
+
+  if (command === 'prompt') {
+    const messages = typeof values.user === 'string' ? [...history, { role: 'user' as const, content: values.user }] : history;
+    const prompt = world.assemblePrompt(definition, state, { ...options, history: messages });
+    process.stdout.write(
+      `${JSON.stringify(
+        {
+          messages: prompt.messages,
+          cacheBreakpointIndex: prompt.cacheBreakpointIndex,
+          droppedEntries: prompt.droppedEntries,
+          skippedEntries: prompt.skippedEntries,
+          droppedHistory: prompt.droppedHistory,
+          tokenCount: prompt.tokenCount,
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    return;
+  }
+  const userMessage = values.user as string;
+  const prompt = world.assemblePrompt(definition, state, { ...options, history: [...history, { role: 'user', content: userMessage }] });
+  const result = world.runTurn(definition, state, { ...options, userMessage, aiReply: values.reply as string, skippedEntries: prompt.skippedEntries });
+  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+}
+
+try {
+  run(process.argv.slice(2));
+} catch (error) {
+  if (error instanceof InvalidWorldError) {
+    printIssues(error.issues);
+    process.exitCode = 1;
+  } else if (error instanceof CliError) {
+    process.stderr.write(`${error.message}\n`);
+    process.exitCode = 2;
+  } else {
+    process.stderr.write(`error: ${(error as Error).message}\n`);
+    process.exitCode = 2;
+  }
+}

@@ -1,0 +1,37 @@
+/// <reference path="./.sst/platform/config.d.ts" />
+
+/**
+ * AWS for the platform: one file per concern under infra/, imported here.
+ * Deploy with `npx sst deploy --stage production` (docs/OPERATIONS.md).
+ */
+export default $config({
+  app(input) {
+    return {
+      name: 'yumina',
+      removal: input?.stage === 'production' ? 'retain' : 'remove',
+      protect: input?.stage === 'production',
+      home: 'aws',
+    };
+  },
+  async run() {
+    const { vpc } = await import('./infra/network');
+    const { database } = await import('./infra/database');
+    const { store } = await import('./infra/store');
+    const { assets, games } = await import('./infra/assets');
+    const { secrets } = await import('./infra/secrets');
+    const { api } = await import('./infra/api');
+    const { functions } = await import('./infra/functions');
+    const { web } = await import('./infra/web');
+    return {
+      vpc: vpc.id,
+      database: database.host,
+      store: store.host,
+      assets: assets.name,
+      games: games.name,
+      secrets: Object.keys(secrets).join(','),
+      api: api.url,
+      functions: Object.keys(functions).join(','),
+      web: web.url,
+    };
+  },
+});
