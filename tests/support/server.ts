@@ -13,7 +13,7 @@ export interface TestServer extends RunningServer {
 }
 
 /** The container on a fresh database of the real PostgreSQL and the real Redis, on a free loopback port. */
-export async function startTestServer(env: Record<string, string> = {}, options: { web?: boolean; redis?: boolean } = {}): Promise<TestServer> {
+export async function startTestServer(env: Record<string, string> = {}, options: { web?: boolean; redis?: boolean; logDestination?: import('pino').DestinationStream } = {}): Promise<TestServer> {
   const database = await createTestDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), 'yumina-test-'));
   const config = loadConfig({
@@ -25,7 +25,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     ...(options.redis === false ? {} : { REDIS_URL: sharedRedisUrl }),
     ...env,
   });
-  const server = await startServer(config, { web: options.web ?? false });
+  const server = await startServer(config, { web: options.web ?? false, logDestination: options.logDestination });
   return {
     ...server,
     database,

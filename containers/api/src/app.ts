@@ -2,6 +2,8 @@ import fastifyCookie from '@fastify/cookie';
 import worldValidate from '@yumina/fn-world-validate';
 import { crossSiteGuard, installErrorHandling } from '@yumina/http';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import { aiConnectionRoutes } from './accounts/ai-connection.ts';
+import { personaRoutes } from './accounts/personas.ts';
 import { accountRoutes } from './accounts/routes.ts';
 import { SESSION_COOKIE } from './accounts/sessions.ts';
 import type { AppContext } from './context.ts';
@@ -40,6 +42,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
 
   app.get('/api/version', async () => ({ version: ctx.config.version, mode: ctx.config.mode }));
   await accountRoutes(app, ctx);
+  await aiConnectionRoutes(app, ctx);
+  await personaRoutes(app, ctx);
 
   if (ctx.config.mode === 'local') {
     await app.register(worldValidate, {});

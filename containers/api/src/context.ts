@@ -2,6 +2,7 @@ import type { Config } from '@yumina/config';
 import type { Database } from '@yumina/db';
 import type { Store } from '@yumina/store';
 import type pino from 'pino';
+import type { SecretBox } from './accounts/secret-box.ts';
 import type { ReplicaIdentity } from './logger.ts';
 
 /** What every container route receives: one config, one database, one store, one logger. */
@@ -11,5 +12,7 @@ export interface AppContext {
   store: Store;
   log: pino.Logger;
   identity: ReplicaIdentity;
+  /** Encrypts private AI keys at rest. */
+  secrets: SecretBox;
   startedAt: number;
 }

@@ -21,6 +21,7 @@ export function replicaIdentity(config: Config): ReplicaIdentity {
 }
 
 /** pino JSON lines tagged with the replica identity. */
-export function createLogger(config: Config, identity: ReplicaIdentity): pino.Logger {
-  return pino({ level: config.logLevel, base: { ...identity } });
+export function createLogger(config: Config, identity: ReplicaIdentity, destination?: pino.DestinationStream): pino.Logger {
+  const options = { level: config.logLevel, base: { ...identity } };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -3,6 +3,8 @@ import type { Config } from '@yumina/config';
 import { openDatabase, runMigrations } from '@yumina/db';
 import { openStore } from '@yumina/store';
 import type { FastifyInstance } from 'fastify';
+import type pino from 'pino';
+import { loadSecretBox } from './accounts/secret-box.ts';
 import { buildApp, type BuildOptions } from './app.ts';
 import type { AppContext } from './context.ts';
 import { createLogger, replicaIdentity } from './logger.ts';
@@ -16,9 +18,14 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(config: Config, options: BuildOptions = {}): Promise<RunningServer> {
+export interface StartOptions extends BuildOptions {
+  /** Where log lines go (default: stdout). */
+  logDestination?: pino.DestinationStream;
+}
+
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const identity = replicaIdentity(config);
-  const log = createLogger(config, identity);
+  const log = createLogger(config, identity, options.logDestination);
   const db = await openDatabase(config);
   log.info(
     { type: 'startup', database: db.kind, store: config.store.redisUrl ? 'redis' : 'memory' },
@@ -39,7 +46,8 @@ export async function startServer(config: Config, options: BuildOptions = {}): P
     await db.close();
     throw err;
   }
-  const ctx: AppContext = { config, db, store, log, identity, startedAt: Date.now() };
+  const secrets = loadSecretBox(config.auth.secretsKey, config.dataDir);
+  const ctx: AppContext = { config, db, store, log, identity, secrets, startedAt: Date.now() };
   const app = await buildApp(ctx, options);
   const address = await app.listen({ port: config.port, host: config.host });
   log.info({ type: 'startup', address }, `Listening on ${address}`);

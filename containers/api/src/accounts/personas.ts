@@ -1,0 +1,97 @@
+import { HttpError, parseWith } from '@yumina/http';
+import type { Queryable } from '@yumina/db';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { AppContext } from '../context.ts';
+import { requireAuth } from './auth.ts';
+import { newId } from './ids.ts';
+
+export interface Persona {
+  id: string;
+  name: string;
+  description: string;
+  avatar: string | null;
+  active: boolean;
+}
+
+const fields = {
+  name: z.string().trim().min(1, 'must not be empty').max(100),
+  description: z.string().max(5000).default(''),
+  avatar: z
+    .string()
+    .trim()
+    .regex(/^(https:\/\/|asset:\/\/)\S+$/, 'must be an https:// or asset:// reference')
+    .nullable()
+    .default(null),
+};
+const createBody = z.strictObject(fields);
+const patchBody = z.strictObject({ name: fields.name.optional(), description: z.string().max(5000).optional(), avatar: fields.avatar.optional() });
+
+const toPersona = (r: Record<string, unknown>): Persona => ({
+  id: r.id as string,
+  name: r.name as string,
+  description: r.description as string,
+  avatar: (r.avatar as string | null) ?? null,
+  active: r.is_active as boolean,
+});
+
+/** The persona the world engine's `user` and persona macros read (seed 002 §2.8). */
+export async function activePersona(db: Queryable, accountId: string): Promise<Persona | null> {
+  const { rows } = await db.query('select * from personas where account_id = $1 and is_active', [accountId]);
+  return rows[0] ? toPersona(rows[0]) : null;
+}
+
+export async function personaRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  const db = ctx.db.primary;
+  app.get('/api/personas', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    const { rows } = await db.query('select * from personas where account_id = $1 order by created_at, id', [auth.account.id]);
+    return { personas: rows.map(toPersona) };
+  });
+
+  app.post('/api/personas', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    const body = parseWith(createBody, request.body);
+    const count = await db.query<{ n: number }>('select count(*)::int as n from personas where account_id = $1', [auth.account.id]);
+    if ((count.rows[0]?.n ?? 0) >= 50) throw new HttpError(409, 'TOO_MANY_PERSONAS', 'An account can have at most 50 personas.');
+    const { rows } = await db.query(
+      `insert into personas (id, account_id, name, description, avatar, is_active)
+       values ($1, $2, $3, $4, $5, not exists (select 1 from personas where account_id = $2 and is_active)) returning *`,
+      [newId('per'), auth.account.id, body.name, body.description, body.avatar],
+    );
+    reply.code(201);
+    return toPersona(rows[0]!);
+  });
+
+  app.patch<{ Params: { id: string } }>('/api/personas/:id', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    const body = parseWith(patchBody, request.body);
+    const { rows } = await db.query(
+      `update personas set name = coalesce($3, name), description = coalesce($4, description),
+              avatar = case when $5::boolean then $6 else avatar end
+        where id = $1 and account_id = $2 returning *`,
+      [request.params.id, auth.account.id, body.name ?? null, body.description ?? null, body.avatar !== undefined, body.avatar ?? null],
+    );
+    if (!rows[0]) throw new HttpError(404, 'NOT_FOUND', 'No such persona.');
+    return toPersona(rows[0]);
+  });
+
+  app.post<{ Params: { id: string } }>('/api/personas/:id/activate', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    const persona = await db.transaction(async (tx) => {
+      const found = await tx.query('select 1 from personas where id = $1 and account_id = $2 for update', [request.params.id, auth.account.id]);
+      if (!found.rowCount) throw new HttpError(404, 'NOT_FOUND', 'No such persona.');
+      await tx.query('update personas set is_active = false where account_id = $1 and is_active', [auth.account.id]);
+      const { rows } = await tx.query('update personas set is_active = true where id = $1 returning *', [request.params.id]);
+      return toPersona(rows[0]!);
+    });
+    return persona;
+  });
+
+  app.delete<{ Params: { id: string } }>('/api/personas/:id', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    const { rowCount } = await db.query('delete from personas where id = $1 and account_id = $2', [request.params.id, auth.account.id]);
+    if (!rowCount) throw new HttpError(404, 'NOT_FOUND', 'No such persona.');
+    return { ok: true };
+  });
+}
