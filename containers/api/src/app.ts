@@ -3,6 +3,7 @@ import worldValidate from '@yumina/fn-world-validate';
 import { crossSiteGuard, installErrorHandling } from '@yumina/http';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { aiConnectionRoutes } from './accounts/ai-connection.ts';
+import { oauthRoutes } from './accounts/oauth.ts';
 import { personaRoutes } from './accounts/personas.ts';
 import { accountRoutes } from './accounts/routes.ts';
 import { SESSION_COOKIE } from './accounts/sessions.ts';
@@ -44,6 +45,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   await accountRoutes(app, ctx);
   await aiConnectionRoutes(app, ctx);
   await personaRoutes(app, ctx);
+  await oauthRoutes(app, ctx);
 
   if (ctx.config.mode === 'local') {
     await app.register(worldValidate, {});

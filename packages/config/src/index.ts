@@ -35,7 +35,61 @@ const text = (fallback: string) =>
     .optional()
     .transform((v) => (v ? v : fallback));
 
+export const OAUTH_PROVIDERS = ['google', 'discord', 'twitter'] as const;
+export type OAuthProvider = (typeof OAUTH_PROVIDERS)[number];
+const OAUTH_FIELDS = ['CLIENT_ID', 'CLIENT_SECRET', 'AUTHORIZE_URL', 'TOKEN_URL', 'USERINFO_URL', 'ISSUER', 'JWKS_URL'] as const;
+
+/** Endpoints of the real providers; every one is overridable (tests point them at a loopback OIDC server). */
+const OAUTH_DEFAULTS: Record<OAuthProvider, Omit<OAuthProviderConfig, 'clientId' | 'clientSecret'>> = {
+  google: {
+    authorizeUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
+    tokenUrl: 'https://oauth2.googleapis.com/token',
+    userinfoUrl: 'https://openidconnect.googleapis.com/v1/userinfo',
+    issuer: 'https://accounts.google.com',
+    jwksUrl: 'https://www.googleapis.com/oauth2/v3/certs',
+    scope: 'openid email profile',
+  },
+  discord: {
+    authorizeUrl: 'https://discord.com/oauth2/authorize',
+    tokenUrl: 'https://discord.com/api/oauth2/token',
+    userinfoUrl: 'https://discord.com/api/users/@me',
+    issuer: undefined,
+    jwksUrl: undefined,
+    scope: 'identify email',
+  },
+  twitter: {
+    authorizeUrl: 'https://x.com/i/oauth2/authorize',
+    tokenUrl: 'https://api.x.com/2/oauth2/token',
+    userinfoUrl: 'https://api.x.com/2/users/me',
+    issuer: undefined,
+    jwksUrl: undefined,
+    scope: 'users.read tweet.read',
+  },
+};
+
+export interface OAuthProviderConfig {
+  clientId: string;
+  clientSecret: string;
+  authorizeUrl: string;
+  tokenUrl: string;
+  userinfoUrl: string;
+  /** OpenID Connect providers (google): the id_token's issuer and key set. */
+  issuer: string | undefined;
+  jwksUrl: string | undefined;
+  scope: string;
+}
+
+const oauthShape = Object.fromEntries(
+  OAUTH_PROVIDERS.flatMap((p) =>
+    OAUTH_FIELDS.map((f) => [
+      `OAUTH_${p.toUpperCase()}_${f}`,
+      f.endsWith('_URL') || f === 'ISSUER' ? url(['http:', 'https:']) : z.string().trim().min(1).optional(),
+    ]),
+  ),
+) as Record<`OAUTH_${Uppercase<OAuthProvider>}_${(typeof OAUTH_FIELDS)[number]}`, z.ZodOptional<z.ZodString>>;
+
 export const envSchema = z.object({
+  ...oauthShape,
   NODE_ENV: z.enum(['development', 'production', 'test']).optional().default('development'),
   PORT: int(0, 65535, 3000),
   HOST: text('0.0.0.0'),
@@ -97,6 +151,8 @@ export interface Config {
     loginRateLimitPerMinute: number;
     /** Cookies are Secure when the platform is served over https. */
     secureCookies: boolean;
+    /** Configured OAuth providers (a provider is on when its client id and secret are set). */
+    oauth: Partial<Record<OAuthProvider, OAuthProviderConfig>>;
   };
 }
 
@@ -153,6 +209,30 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       sessionTtlDays: e.SESSION_TTL_DAYS,
       loginRateLimitPerMinute: e.LOGIN_RATE_LIMIT_PER_MINUTE,
       secureCookies: (e.PUBLIC_ORIGIN ?? '').startsWith('https:'),
+      oauth: Object.fromEntries(
+        OAUTH_PROVIDERS.flatMap((p) => {
+          const v = (f: (typeof OAUTH_FIELDS)[number]) => (e as unknown as Record<string, string | undefined>)[`OAUTH_${p.toUpperCase()}_${f}`];
+          const clientId = v('CLIENT_ID');
+          const clientSecret = v('CLIENT_SECRET');
+          if (!clientId || !clientSecret) return [];
+          const d = OAUTH_DEFAULTS[p];
+          return [
+            [
+              p,
+              {
+                clientId,
+                clientSecret,
+                authorizeUrl: v('AUTHORIZE_URL') ?? d.authorizeUrl,
+                tokenUrl: v('TOKEN_URL') ?? d.tokenUrl,
+                userinfoUrl: v('USERINFO_URL') ?? d.userinfoUrl,
+                issuer: v('ISSUER') ?? d.issuer,
+                jwksUrl: v('JWKS_URL') ?? d.jwksUrl,
+                scope: d.scope,
+              },
+            ],
+          ];
+        }),
+      ),
     },
   };
 }
