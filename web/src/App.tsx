@@ -1,32 +1,75 @@
 import { useEffect, useState } from 'react';
+import { api } from './lib/api.ts';
+import { Link, navigate, usePath } from './lib/router.tsx';
+import { SessionProvider, useSession } from './lib/session.tsx';
+import { AuthPage } from './pages/AuthPage.tsx';
+import { SettingsPage } from './pages/SettingsPage.tsx';
 
 interface Version {
   version: string;
   mode: string;
 }
 
-/** The application shell. Later issues mount the library, player, studio and settings here. */
 export function App() {
+  return (
+    <SessionProvider>
+      <Shell />
+    </SessionProvider>
+  );
+}
+
+function Shell() {
+  const path = usePath();
+  const { info, refresh } = useSession();
   const [version, setVersion] = useState<Version | null>(null);
   useEffect(() => {
-    fetch('/api/version')
-      .then((r) => (r.ok ? (r.json() as Promise<Version>) : null))
-      .then(setVersion)
-      .catch(() => setVersion(null));
+    api<Version>('/api/version').then(setVersion, () => setVersion(null));
   }, []);
+  let page = <Home />;
+  if (path === '/login') page = <AuthPage mode="login" key="login" />;
+  else if (path === '/signup') page = <AuthPage mode="signup" key="signup" />;
+  else if (path.startsWith('/app/settings')) page = <SettingsPage />;
   return (
     <div className="shell">
-      <header>
-        <h1>Yumina</h1>
-        <p>Interactive fiction worlds, driven by AI, turn by turn.</p>
+      <header className="top">
+        <Link to="/" className="brand">
+          Yumina
+        </Link>
+        <nav>
+          {info?.account ? (
+            <>
+              <Link to="/app/settings">{info.account.displayName}</Link>
+              <button
+                type="button"
+                className="link"
+                onClick={async () => {
+                  await api('/api/auth/logout', { method: 'POST' });
+                  await refresh();
+                  navigate('/');
+                }}
+              >
+                Sign out
+              </button>
+            </>
+          ) : (
+            <>
+              <Link to="/login">Sign in</Link>
+              <Link to="/signup">Sign up</Link>
+            </>
+          )}
+        </nav>
       </header>
-      <main>
-        <section>
-          <h2>Worlds</h2>
-          <p>Play a world: a lorebook, variables, rules and its own interface, narrated by an AI model.</p>
-        </section>
-      </main>
+      <main>{page}</main>
       <footer data-testid="version">{version ? `v${version.version} · ${version.mode}` : 'connecting…'}</footer>
     </div>
+  );
+}
+
+function Home() {
+  return (
+    <section>
+      <h1>Interactive fiction worlds, driven by AI, turn by turn.</h1>
+      <p>Play a world: a lorebook, variables, rules and its own interface, narrated by an AI model.</p>
+    </section>
   );
 }

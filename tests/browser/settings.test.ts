@@ -1,0 +1,46 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, launchBrowser } from '../support/browser.ts';
+import { hasPostgres } from '../support/postgres.ts';
+import { hasRedis } from '../support/redis.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+describe.runIf(hasPostgres && hasRedis && hasChromium)('settings in a real browser', () => {
+  let server: TestServer;
+  let browser: Browser;
+  beforeAll(async () => {
+    server = await startTestServer({}, { web: true });
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  it('signs up, saves an AI connection on /app/settings#ai-config, reloads and sees it masked', async () => {
+    const page = await browser.newPage();
+    const email = `browser-${Date.now()}@example.com`;
+    await page.goto(`${server.url}/signup?returnTo=${encodeURIComponent('/app/settings#ai-config')}`);
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Display name').fill('Browser Player');
+    await page.getByLabel('Password').fill('a strong password');
+    await page.getByRole('button', { name: 'Sign up' }).click();
+    await page.waitForURL(/\/app\/settings#ai-config$/);
+    await expect.poll(() => page.getByTestId('display-name').textContent()).toBe('Browser Player');
+
+    const form = page.getByRole('form', { name: 'AI connection' });
+    await form.getByLabel('Base URL').fill('https://llm.example/v1');
+    await form.getByLabel('Default model').fill('story-model-1');
+    await form.getByLabel('API key').fill('sk-secret-abcd1234WXYZ');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toBe('Saved.');
+
+    await page.reload();
+    await expect.poll(() => page.getByTestId('masked-key').textContent()).toMatch(/••••WXYZ/);
+    expect(await form.getByLabel('Default model').inputValue()).toBe('story-model-1');
+    expect(await form.getByLabel('API key').inputValue()).toBe('');
+    const html = await page.content();
+    expect(html).not.toContain('sk-secret-abcd1234WXYZ');
+    await page.close();
+  });
+});

@@ -1,0 +1,222 @@
+import { type FormEvent, useEffect, useState } from 'react';
+import { api } from '../lib/api.ts';
+import { navigate } from '../lib/router.tsx';
+import { useSession } from '../lib/session.tsx';
+
+interface AiView {
+  configured: boolean;
+  baseUrl?: string;
+  defaultModel?: string;
+  apiKey?: string | null;
+  keyStatus?: 'ok' | 'none' | 'undecryptable';
+  privateEnabled?: boolean;
+}
+
+interface Persona {
+  id: string;
+  name: string;
+  description: string;
+  avatar: string | null;
+  active: boolean;
+}
+
+export function SettingsPage() {
+  const { loading, info } = useSession();
+  useEffect(() => {
+    if (!loading && !info?.account) navigate(`/login?returnTo=${encodeURIComponent('/app/settings')}`);
+  }, [loading, info]);
+  useEffect(() => {
+    // Deep links such as /app/settings#ai-config scroll to their section once it exists.
+    if (!loading && window.location.hash) document.getElementById(window.location.hash.slice(1))?.scrollIntoView();
+  }, [loading]);
+  if (loading || !info?.account) return <p>Loading…</p>;
+  return (
+    <div className="settings">
+      <h2>Settings</h2>
+      <section className="card">
+        <h3>Account</h3>
+        <p>
+          <strong data-testid="display-name">{info.account.displayName}</strong> · {info.account.email}
+        </p>
+      </section>
+      <AiConnection />
+      <Personas />
+      <LinkedProviders identities={info.identities ?? {}} />
+    </div>
+  );
+}
+
+function AiConnection() {
+  const [view, setView] = useState<AiView | null>(null);
+  const [baseUrl, setBaseUrl] = useState('');
+  const [model, setModel] = useState('');
+  const [key, setKey] = useState('');
+  const [privateEnabled, setPrivateEnabled] = useState(true);
+  const [message, setMessage] = useState<string | null>(null);
+
+  const load = (v: AiView) => {
+    setView(v);
+    setBaseUrl(v.baseUrl ?? '');
+    setModel(v.defaultModel ?? '');
+    setPrivateEnabled(v.privateEnabled ?? true);
+    setKey('');
+  };
+  useEffect(() => {
+    api<AiView>('/api/settings/ai').then(load, (e: Error) => setMessage(e.message));
+  }, []);
+
+  async function save(e: FormEvent) {
+    e.preventDefault();
+    setMessage(null);
+    try {
+      load(await api<AiView>('/api/settings/ai', { method: 'PUT', json: { baseUrl, defaultModel: model, privateEnabled, ...(key ? { apiKey: key } : {}) } }));
+      setMessage('Saved.');
+    } catch (err) {
+      setMessage((err as Error).message);
+    }
+  }
+  async function test() {
+    type TestResult = { ok: boolean; models?: number; message?: string };
+    const r = await api<TestResult>('/api/settings/ai/test', { method: 'POST' }).catch((e: Error): TestResult => ({ ok: false, message: e.message }));
+    setMessage(r.ok ? `Connection works: ${r.models} models available.` : (r.message ?? 'The connection failed.'));
+  }
+  async function clear() {
+    load(await api<AiView>('/api/settings/ai', { method: 'DELETE' }));
+    setMessage('Cleared.');
+  }
+
+  return (
+    <section className="card" id="ai-config">
+      <h3>AI connection</h3>
+      <p className="hint">Your own OpenAI-compatible API (OpenAI, OpenRouter, Ollama…). The key is encrypted on our servers and never shown again.</p>
+      <form onSubmit={save} aria-label="AI connection">
+        <label>
+          Base URL
+          <input name="baseUrl" required placeholder="https://api.openai.com/v1" value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} />
+        </label>
+        <label>
+          Default model
+          <input name="defaultModel" required value={model} onChange={(e) => setModel(e.target.value)} />
+        </label>
+        <label>
+          API key
+          <input
+            name="apiKey"
+            type="password"
+            autoComplete="off"
+            placeholder={view?.apiKey ? `Saved: ${view.apiKey} (leave empty to keep)` : 'sk-…'}
+            value={key}
+            onChange={(e) => setKey(e.target.value)}
+          />
+        </label>
+        {view?.apiKey && (
+          <p data-testid="masked-key" className="hint">
+            Stored key: {view.apiKey}
+            {view.keyStatus === 'undecryptable' && ' — can no longer be decrypted; enter it again.'}
+          </p>
+        )}
+        <label className="inline">
+          <input type="checkbox" checked={privateEnabled} onChange={(e) => setPrivateEnabled(e.target.checked)} /> Use for my own play (private use)
+        </label>
+        <div className="row">
+          <button type="submit">Save</button>
+          <button type="button" className="secondary" onClick={test} disabled={!view?.configured}>
+            Test connection
+          </button>
+          <button type="button" className="secondary" onClick={clear} disabled={!view?.configured}>
+            Clear
+          </button>
+        </div>
+        {message && <p role="status">{message}</p>}
+      </form>
+    </section>
+  );
+}
+
+function Personas() {
+  const [personas, setPersonas] = useState<Persona[]>([]);
+  const [name, setName] = useState('');
+  const [description, setDescription] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const reload = () => api<{ personas: Persona[] }>('/api/personas').then((r) => setPersonas(r.personas), (e: Error) => setError(e.message));
+  useEffect(() => {
+    void reload();
+  }, []);
+  const act = (p: Promise<unknown>) => p.then(reload, (e: Error) => setError(e.message));
+  return (
+    <section className="card" id="personas">
+      <h3>Personas</h3>
+      <p className="hint">Who you are in a world: the active persona's name fills {'{{user}}'} and its description goes into the prompt.</p>
+      <ul className="list">
+        {personas.map((p) => (
+          <li key={p.id}>
+            <strong>{p.name}</strong> {p.active && <span className="badge">active</span>} <span className="hint">{p.description}</span>
+            {!p.active && (
+              <button type="button" className="link" onClick={() => act(api(`/api/personas/${p.id}/activate`, { method: 'POST' }))}>
+                Use
+              </button>
+            )}
+            <button type="button" className="link" onClick={() => act(api(`/api/personas/${p.id}`, { method: 'DELETE' }))}>
+              Delete
+            </button>
+          </li>
+        ))}
+      </ul>
+      <form
+        aria-label="New persona"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setError(null);
+          void act(api('/api/personas', { json: { name, description } })).then(() => {
+            setName('');
+            setDescription('');
+          });
+        }}
+      >
+        <input aria-label="Persona name" placeholder="Name" required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
+        <input aria-label="Persona description" placeholder="Description" maxLength={5000} value={description} onChange={(e) => setDescription(e.target.value)} />
+        <button type="submit">Add persona</button>
+      </form>
+      {error && <p role="alert">{error}</p>}
+    </section>
+  );
+}
+
+function LinkedProviders({ identities }: { identities: Record<string, string> }) {
+  const [providers, setProviders] = useState<string[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const { refresh } = useSession();
+  useEffect(() => {
+    api<{ providers: string[] }>('/api/auth/providers').then((r) => setProviders(r.providers), () => {});
+  }, []);
+  const authError = new URLSearchParams(window.location.search).get('auth_error');
+  return (
+    <section className="card" id="providers">
+      <h3>Linked sign-in providers</h3>
+      {authError && <p role="alert">Linking failed: {authError.replace(/_/g, ' ')}</p>}
+      {providers.length === 0 && Object.keys(identities).length === 0 && <p className="hint">No sign-in providers are configured.</p>}
+      <ul className="list">
+        {[...new Set([...providers, ...Object.keys(identities)])].map((p) => (
+          <li key={p}>
+            {p}:{' '}
+            {identities[p] ? (
+              <>
+                linked{' '}
+                <button
+                  type="button"
+                  className="link"
+                  onClick={() => api(`/api/auth/identities/${p}`, { method: 'DELETE' }).then(refresh, (e: Error) => setError(e.message))}
+                >
+                  Unlink
+                </button>
+              </>
+            ) : (
+              <a href={`/api/auth/oauth/${p}/start?link=1&returnTo=${encodeURIComponent('/app/settings#providers')}`}>Link</a>
+            )}
+          </li>
+        ))}
+      </ul>
+      {error && <p role="alert">{error}</p>}
+    </section>
+  );
+}
