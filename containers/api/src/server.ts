@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type pino from 'pino';
 import { loadSecretBox } from './accounts/secret-box.ts';
 import { buildApp, type BuildOptions } from './app.ts';
+import { startMaintenance } from './maintenance.ts';
 import type { AppContext } from './context.ts';
 import { createLogger, replicaIdentity } from './logger.ts';
 import { repoRoot } from './web.ts';
@@ -37,7 +38,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   try {
     const migrated = await runMigrations(db.primary, join(repoRoot, 'migrations'));
     if (migrated.applied.length) log.info({ type: 'migrations', applied: migrated.applied }, 'migrations applied');
-    store = await openStore(config.store.redisUrl, log);
+    store = await openStore(config.store.redisUrl, log, config.store.prefix);
     log.info(
       { type: 'startup', store: store.kind },
       store.kind === 'redis' ? 'Shared store: Redis from REDIS_URL' : 'Shared store: in-memory (set REDIS_URL for Redis)',
@@ -51,6 +52,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const app = await buildApp(ctx, options);
   const address = await app.listen({ port: config.port, host: config.host });
   log.info({ type: 'startup', address }, `Listening on ${address}`);
+  const maintenance = startMaintenance(ctx);
   let closing: Promise<void> | undefined;
   return {
     app,
@@ -59,6 +61,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     close() {
       closing ??= (async () => {
         await app.close(); // stops accepting, waits for in-flight requests
+        await maintenance.stop();
         await ctx.store.close();
         await db.close();
         log.info({ type: 'shutdown' }, 'stopped');

@@ -106,6 +106,9 @@ export const envSchema = z.object({
   DATABASE_READ_POOL_MAX: int(1, 80, 80),
   DATABASE_SLOW_QUERY_MS: int(1, 3_600_000, 1_000),
   REDIS_URL: url(['redis:', 'rediss:']),
+  REDIS_KEY_PREFIX: z.string().trim().max(100).optional().default(''),
+  MAINTENANCE_PERIOD_MS: int(100, 86_400_000, 3_600_000),
+  LEADER_LEASE_TTL_MS: int(100, 600_000, 30_000),
   REGION: text('local'),
   REPLICA_ID: z.string().trim().optional(),
   DEPLOYMENT_ID: text('dev'),
@@ -142,7 +145,13 @@ export interface Config {
     readPoolMax: number;
     slowQueryMs: number;
   };
-  store: { redisUrl: string | undefined };
+  store: { redisUrl: string | undefined; prefix: string };
+  maintenance: {
+    /** How often each scheduled maintenance job runs (on exactly one replica). */
+    periodMs: number;
+    /** The leader lease: another replica takes over this long after the leader dies. */
+    leaseTtlMs: number;
+  };
   identity: { region: string; replicaId: string | undefined; deploymentId: string };
   auth: {
     /** Unset: generated once into dataDir/secrets.key (mode 0600). */
@@ -202,7 +211,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       readPoolMax: e.DATABASE_READ_POOL_MAX,
       slowQueryMs: e.DATABASE_SLOW_QUERY_MS,
     },
-    store: { redisUrl: e.REDIS_URL },
+    store: { redisUrl: e.REDIS_URL, prefix: e.REDIS_KEY_PREFIX },
+    maintenance: { periodMs: e.MAINTENANCE_PERIOD_MS, leaseTtlMs: e.LEADER_LEASE_TTL_MS },
     identity: { region: e.REGION, replicaId: e.REPLICA_ID, deploymentId: e.DEPLOYMENT_ID },
     auth: {
       secretsKey: e.SECRETS_KEY,
