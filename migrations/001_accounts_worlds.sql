@@ -24,17 +24,23 @@ begin
 end $$;
 create trigger accounts_retire_id after delete on accounts for each row execute function retire_account_id();
 
--- Worlds: the owner is the account that created it; the displayed author name lives in the definition.
+-- Worlds: the owner is the account that created it; the displayed author name lives in the
+-- definition. The definition is stored as the exact JSON text that was validated, so unknown
+-- fields (of folders, components, custom UI) round-trip byte for byte; jsonb would reorder keys.
 create table worlds (
   id text primary key,
   owner_id text not null references accounts (id) on delete cascade,
   name text not null,
-  definition jsonb not null,
+  description text not null default '',
+  tags text[] not null default '{}',
+  language text,
+  definition text not null,
   status text not null default 'saved' check (status in ('saved', 'unpublished', 'published', 'held')),
   revision integer not null default 1,
-  language text,
   created_at timestamptz not null default now(),
-  updated_at timestamptz not null default now()
+  updated_at timestamptz not null default now(),
+  published_at timestamptz
 );
-create index worlds_owner_idx on worlds (owner_id);
-create index worlds_published_idx on worlds (status, updated_at desc) where status = 'published';
+create index worlds_owner_idx on worlds (owner_id, updated_at desc);
+create index worlds_published_idx on worlds (published_at desc) where status = 'published';
+create index worlds_tags_idx on worlds using gin (tags);

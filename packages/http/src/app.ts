@@ -20,7 +20,7 @@ export function installErrorHandling(
   app.setErrorHandler((err, request, reply) => {
     const answer = toAnswer(err);
     if (answer.status >= 500) request.log.error({ err, type: 'error' }, 'request failed');
-    else request.log.info({ code: answer.body.error.code, status: answer.status }, 'request refused');
+    else request.log.info({ code: (err as { code?: string }).code, status: answer.status }, 'request refused');
     reply.code(answer.status).headers(answer.headers).send(answer.body);
   });
   if (options.notFound) {

@@ -5,6 +5,8 @@ export class HttpError extends Error {
     readonly code: string,
     message: string,
     readonly headers: Record<string, string> = {},
+    /** A body to send instead of the error shape (e.g. a 422 validation result). */
+    readonly body?: unknown,
   ) {
     super(message);
     this.name = 'HttpError';
@@ -42,11 +44,12 @@ const FASTIFY_CODES_TO_OURS: Record<string, string> = {
 
 export interface Answer {
   status: number;
-  body: ErrorBody;
+  body: ErrorBody | unknown;
   headers: Record<string, string>;
 }
 
 export function toAnswer(err: unknown): Answer {
+  if (err instanceof HttpError && err.body !== undefined) return { status: err.statusCode, body: err.body, headers: err.headers };
   const e = (err ?? {}) as { code?: unknown; statusCode?: unknown; message?: unknown; headers?: unknown };
   const code = typeof e.code === 'string' ? e.code : undefined;
   const headers = err instanceof HttpError ? err.headers : {};
