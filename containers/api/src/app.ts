@@ -6,6 +6,8 @@ import { aiConnectionRoutes } from './accounts/ai-connection.ts';
 import { oauthRoutes } from './accounts/oauth.ts';
 import { personaRoutes } from './accounts/personas.ts';
 import { accountRoutes } from './accounts/routes.ts';
+import { gameDeliveryRoutes } from './games/delivery.ts';
+import { gameSaveRoutes } from './games/saves.ts';
 import { SESSION_COOKIE } from './accounts/sessions.ts';
 import type { AppContext } from './context.ts';
 import { serveWeb, webNotFound } from './web.ts';
@@ -46,6 +48,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   await aiConnectionRoutes(app, ctx);
   await personaRoutes(app, ctx);
   await oauthRoutes(app, ctx);
+  await gameSaveRoutes(app, ctx);
+  await gameDeliveryRoutes(app, ctx.objects);
 
   if (ctx.config.mode === 'local') {
     await app.register(worldValidate, {});

@@ -1,3 +1,4 @@
+import type { ObjectStore } from '@yumina/assets';
 import type { Config } from '@yumina/config';
 import type { Database } from '@yumina/db';
 import type { Store } from '@yumina/store';
@@ -14,5 +15,7 @@ export interface AppContext {
   identity: ReplicaIdentity;
   /** Encrypts private AI keys at rest. */
   secrets: SecretBox;
+  /** Game builds (and later world assets): S3 in production, a folder locally. */
+  objects: ObjectStore;
   startedAt: number;
 }

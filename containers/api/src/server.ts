@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type pino from 'pino';
 import { loadSecretBox } from './accounts/secret-box.ts';
 import { buildApp, type BuildOptions } from './app.ts';
+import { openObjectStore, publishDemoGame } from './games/demo.ts';
 import { startMaintenance } from './maintenance.ts';
 import type { AppContext } from './context.ts';
 import { createLogger, replicaIdentity } from './logger.ts';
@@ -48,7 +49,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     throw err;
   }
   const secrets = loadSecretBox(config.auth.secretsKey, config.dataDir);
-  const ctx: AppContext = { config, db, store, log, identity, secrets, startedAt: Date.now() };
+  const objects = openObjectStore(config);
+  const ctx: AppContext = { config, db, store, log, identity, secrets, objects, startedAt: Date.now() };
+  if (config.mode === 'local') await publishDemoGame(objects, log);
   const app = await buildApp(ctx, options);
   const address = await app.listen({ port: config.port, host: config.host });
   log.info({ type: 'startup', address }, `Listening on ${address}`);

@@ -106,6 +106,7 @@ export const envSchema = z.object({
   DATABASE_READ_POOL_MAX: int(1, 80, 80),
   DATABASE_SLOW_QUERY_MS: int(1, 3_600_000, 1_000),
   REDIS_URL: url(['redis:', 'rediss:']),
+  GAMES_BUCKET: z.string().trim().min(3).max(63).optional(),
   REDIS_KEY_PREFIX: z.string().trim().max(100).optional().default(''),
   MAINTENANCE_PERIOD_MS: int(100, 86_400_000, 3_600_000),
   LEADER_LEASE_TTL_MS: int(100, 600_000, 30_000),
@@ -146,6 +147,8 @@ export interface Config {
     slowQueryMs: number;
   };
   store: { redisUrl: string | undefined; prefix: string };
+  /** S3 bucket of game builds; unset: a folder under dataDir (objects/). */
+  gamesBucket: string | undefined;
   maintenance: {
     /** How often each scheduled maintenance job runs (on exactly one replica). */
     periodMs: number;
@@ -212,6 +215,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       slowQueryMs: e.DATABASE_SLOW_QUERY_MS,
     },
     store: { redisUrl: e.REDIS_URL, prefix: e.REDIS_KEY_PREFIX },
+    gamesBucket: e.GAMES_BUCKET,
     maintenance: { periodMs: e.MAINTENANCE_PERIOD_MS, leaseTtlMs: e.LEADER_LEASE_TTL_MS },
     identity: { region: e.REGION, replicaId: e.REPLICA_ID, deploymentId: e.DEPLOYMENT_ID },
     auth: {

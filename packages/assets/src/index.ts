@@ -1,0 +1,4 @@
+export * from './object-store.ts';
+export * from './s3-object-store.ts';
+export * from './content-type.ts';
+export * from './game-publish.ts';
