@@ -10,6 +10,7 @@ import { gameDeliveryRoutes } from './games/delivery.ts';
 import { gameSaveRoutes } from './games/saves.ts';
 import { SESSION_COOKIE } from './accounts/sessions.ts';
 import type { AppContext } from './context.ts';
+import { healthRoutes } from './health.ts';
 import { serveWeb, webNotFound } from './web.ts';
 
 export interface BuildOptions {
@@ -43,6 +44,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   await app.register(fastifyCookie);
   app.addHook('preHandler', crossSiteGuard({ cookieName: SESSION_COOKIE, allowedOrigins: [ctx.config.publicOrigin] }));
 
+  await healthRoutes(app, ctx);
   app.get('/api/version', async () => ({ version: ctx.config.version, mode: ctx.config.mode }));
   await accountRoutes(app, ctx);
   await aiConnectionRoutes(app, ctx);

@@ -1,0 +1,119 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import { RedisStore } from '@yumina/store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../containers/api/src/app.ts';
+import { contextFor } from './support/context.ts';
+import { createTestDatabase, hasPostgres, type TestDatabase } from './support/postgres.ts';
+import { freePort, hasRedis, OwnRedis, sharedRedisUrl, testPrefix } from './support/redis.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe.runIf(hasPostgres && hasRedis)('GET /health and /health/live', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(() => database?.drop());
+
+  it('1000 concurrent calls share one SQL probe and one PING; a call 1.1 s later probes again', async () => {
+    let sqlProbes = 0;
+    const redis = new RedisStore({ url: sharedRedisUrl, prefix: testPrefix() });
+    await redis.connect();
+    let pings = 0;
+    const ping = redis.ping.bind(redis);
+    redis.ping = () => {
+      pings += 1;
+      return ping();
+    };
+    const ctx = await contextFor(
+      { DATABASE_URL: database.url },
+      { store: redis, observer: { query: (_pool, _ms, _ok, text) => void (text === 'select 1' && (sqlProbes += 1)) } },
+    );
+    const app = await buildApp(ctx, { web: false });
+    const answers = await Promise.all(Array.from({ length: 1000 }, () => app.inject({ method: 'GET', url: '/health' })));
+    expect(new Set(answers.map((a) => a.statusCode))).toEqual(new Set([200]));
+    expect(sqlProbes).toBe(1);
+    expect(pings).toBe(1);
+    const body = answers[0]!.json() as { status: string; dependencies: Record<string, { status: string; latencyMs: number; checkedAt: string }>; replica: { replicaId: string }; uptimeSeconds: number; version: string };
+    expect(body.status).toBe('ok');
+    expect(body.dependencies.primary).toMatchObject({ status: 'up' });
+    expect(body.dependencies.store).toMatchObject({ status: 'up' });
+    expect(body.replica.replicaId).toBe(ctx.identity.replicaId);
+    expect(body.version).toBe(ctx.config.version);
+    expect(answers[0]!.headers['cache-control']).toBe('no-store');
+
+    await sleep(1100);
+    await app.inject({ method: 'GET', url: '/health' });
+    expect(sqlProbes).toBe(2);
+    expect(pings).toBe(2);
+    await app.close();
+    await ctx.db.close();
+    await redis.close();
+  });
+
+  it('a database that accepts connections and never answers: 503 within 5.2 s, no new SQL during the hang, a new probe after it settles', async () => {
+    const sockets: Socket[] = [];
+    const silent: Server = createServer((s) => sockets.push(s));
+    const port = await freePort();
+    await new Promise<void>((r) => silent.listen(port, '127.0.0.1', r));
+    const ctx = await contextFor({ DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/x`, DATABASE_CONNECT_TIMEOUT_MS: '6500' });
+    const app = await buildApp(ctx, { web: false });
+    try {
+      const t0 = performance.now();
+      const first = await app.inject({ method: 'GET', url: '/health' });
+      const elapsed = performance.now() - t0;
+      expect(first.statusCode).toBe(503);
+      expect(elapsed).toBeLessThan(5_200);
+      expect(elapsed).toBeGreaterThan(4_500);
+      expect((first.json() as { dependencies: { primary: { status: string } } }).dependencies.primary.status).toBe('timeout');
+      expect(sockets).toHaveLength(1);
+      // During the hang: the call joins the running probe; no new connection, no new SQL.
+      const second = await app.inject({ method: 'GET', url: '/health' });
+      expect(second.statusCode).toBe(503);
+      expect(sockets).toHaveLength(1);
+      // The operation settled (acquire timeout at 6.5 s); after the 1 s cache, the next call probes again.
+      await sleep(1_200);
+      await app.inject({ method: 'GET', url: '/health' });
+      expect(sockets.length).toBe(2);
+      // Liveness never touched any of it.
+      const live = await app.inject({ method: 'GET', url: '/health/live' });
+      expect(live.statusCode).toBe(200);
+    } finally {
+      await app.close();
+      for (const s of sockets) s.destroy();
+      silent.close();
+      await ctx.db.close();
+    }
+  }, 20_000);
+
+  it('with the database stopped (nothing listening) /health is 503 and /health/live is 200; with Redis stopped /health is 200 degraded', async () => {
+    const port = await freePort();
+    const noDb = await contextFor({ DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/x` });
+    const app = await buildApp(noDb, { web: false });
+    const t0 = performance.now();
+    const health = await app.inject({ method: 'GET', url: '/health' });
+    expect(health.statusCode).toBe(503);
+    expect(health.json()).toMatchObject({ status: 'down', dependencies: { primary: { status: 'down', error: expect.any(String) } } });
+    const live = await app.inject({ method: 'GET', url: '/health/live' });
+    expect(live.statusCode).toBe(200);
+    expect(live.headers['cache-control']).toBe('no-store');
+    expect(performance.now() - t0).toBeLessThan(5_200);
+    await app.close();
+    await noDb.db.close();
+
+    const own = await OwnRedis.start();
+    const redis = new RedisStore({ url: own.url });
+    await redis.connect();
+    await own.stop();
+    await expect.poll(() => redis.client.status, { timeout: 3000 }).not.toBe('ready');
+    const noRedis = await contextFor({ DATABASE_URL: database.url }, { store: redis });
+    const app2 = await buildApp(noRedis, { web: false });
+    const degraded = await app2.inject({ method: 'GET', url: '/health' });
+    expect(degraded.statusCode).toBe(200);
+    expect(degraded.json()).toMatchObject({ status: 'degraded', dependencies: { primary: { status: 'up' }, store: { status: 'down' } } });
+    expect((await app2.inject({ method: 'GET', url: '/health/live' })).statusCode).toBe(200);
+    await app2.close();
+    await noRedis.db.close();
+    await redis.close();
+  }, 20_000);
+});

@@ -1,0 +1,31 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FolderObjectStore } from '@yumina/assets';
+import { loadConfig } from '@yumina/config';
+import { openDatabase, type QueryObserver } from '@yumina/db';
+import { MemoryStore, type Store } from '@yumina/store';
+import pino from 'pino';
+import { SecretBox } from '../../containers/api/src/accounts/secret-box.ts';
+import type { AppContext } from '../../containers/api/src/context.ts';
+import { replicaIdentity } from '../../containers/api/src/logger.ts';
+
+/**
+ * An app context on any database URL (even one that never answers) without running migrations
+ * or listening: for tests of behaviour under broken dependencies.
+ */
+export async function contextFor(env: Record<string, string>, options: { store?: Store; observer?: QueryObserver } = {}): Promise<AppContext> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'yumina-ctx-'));
+  const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: dataDir, APP_MODE: 'container', ...env });
+  const identity = replicaIdentity(config);
+  return {
+    config,
+    db: await openDatabase(config, options.observer),
+    store: options.store ?? new MemoryStore(),
+    log: pino({ level: 'silent' }),
+    identity,
+    secrets: new SecretBox(Buffer.alloc(32, 7)),
+    objects: new FolderObjectStore(join(dataDir, 'objects')),
+    startedAt: Date.now(),
+  };
+}
