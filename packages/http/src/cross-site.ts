@@ -27,12 +27,12 @@ export function isCrossSite(request: FastifyRequest, allowedOrigins: readonly st
  * carrying the session cookie is refused with 403 before any route runs.
  */
 export function crossSiteGuard(options: { cookieName: string; allowedOrigins: readonly string[] }) {
-  return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
-    if (SAFE_METHODS.has(request.method)) return;
+  return (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
+    if (SAFE_METHODS.has(request.method)) return done();
     const cookie = request.headers.cookie ?? '';
-    if (!cookie.includes(`${options.cookieName}=`)) return;
-    if (isCrossSite(request, options.allowedOrigins)) {
-      throw new HttpError(403, 'CROSS_SITE_REQUEST', 'Cross-site requests may not change anything here.');
+    if (cookie.includes(`${options.cookieName}=`) && isCrossSite(request, options.allowedOrigins)) {
+      return done(new HttpError(403, 'CROSS_SITE_REQUEST', 'Cross-site requests may not change anything here.'));
     }
+    done();
   };
 }
