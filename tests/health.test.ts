@@ -27,7 +27,14 @@ describe.runIf(hasPostgres && hasRedis)('GET /health and /health/live', () => {
     };
     const ctx = await contextFor(
       { DATABASE_URL: database.url },
-      { store: redis, observer: { query: (_pool, _ms, _ok, text) => void (text === 'select 1' && (sqlProbes += 1)) } },
+      {
+        store: redis,
+        observer: {
+          query: (_pool, _ms, _ok, text) => {
+            if (text === 'select 1') sqlProbes += 1;
+          },
+        },
+      },
     );
     const app = await buildApp(ctx, { web: false });
     const answers = await Promise.all(Array.from({ length: 1000 }, () => app.inject({ method: 'GET', url: '/health' })));

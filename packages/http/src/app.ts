@@ -6,7 +6,7 @@ import Fastify, {
   type FastifyRequest,
   type FastifyServerOptions,
 } from 'fastify';
-import { type ZodType, z } from 'zod';
+import type { ZodType, z } from 'zod';
 import { HttpError, toAnswer } from './errors.ts';
 
 /**

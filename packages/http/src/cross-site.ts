@@ -28,11 +28,10 @@ export function isCrossSite(request: FastifyRequest, allowedOrigins: readonly st
  */
 export function crossSiteGuard(options: { cookieName: string; allowedOrigins: readonly string[] }) {
   return (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
-    if (SAFE_METHODS.has(request.method)) return done();
-    const cookie = request.headers.cookie ?? '';
-    if (cookie.includes(`${options.cookieName}=`) && isCrossSite(request, options.allowedOrigins)) {
-      return done(new HttpError(403, 'CROSS_SITE_REQUEST', 'Cross-site requests may not change anything here.'));
-    }
-    done();
+    const refused =
+      !SAFE_METHODS.has(request.method) &&
+      (request.headers.cookie ?? '').includes(`${options.cookieName}=`) &&
+      isCrossSite(request, options.allowedOrigins);
+    done(refused ? new HttpError(403, 'CROSS_SITE_REQUEST', 'Cross-site requests may not change anything here.') : undefined);
   };
 }

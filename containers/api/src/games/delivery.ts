@@ -47,7 +47,7 @@ export async function gameDeliveryRoutes(app: FastifyInstance, objects: ObjectSt
     );
     reply.type(contentTypeFor(path));
     const inm = request.headers['if-none-match'];
-    if (inm && inm.split(',').some((t) => t.trim() === object.etag || t.trim() === '*')) return reply.code(304).send();
+    if (inm?.split(',').some((t) => t.trim() === object.etag || t.trim() === '*')) return reply.code(304).send();
     const range = parseRange(request.headers.range, object.size);
     if (range === null) {
       reply.header('content-range', `bytes */${object.size}`);
