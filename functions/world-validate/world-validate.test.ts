@@ -3,7 +3,8 @@ import { functionApp } from '@yumina/http';
 import { handler } from './handler.ts';
 import plugin from './plugin.ts';
 
-const good = { name: 'Test world', version: '20.0.0' };
+import { readFileSync } from 'node:fs';
+const good = JSON.parse(readFileSync(new URL('../../packages/world/samples/ashen-depths.json', import.meta.url), 'utf8'));
 
 function apiGatewayEvent(body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) {
   return {
@@ -45,7 +46,10 @@ describe('function world-validate', () => {
     const app = await functionApp(plugin, {}, { logger: false });
     const bad = await app.inject({ method: 'POST', url: '/api/worlds/validate', payload: { version: '20.0.0' } });
     expect(bad.statusCode).toBe(422);
-    expect(bad.json()).toMatchObject({ valid: false, issues: [{ path: 'name' }] });
+    expect(bad.json()).toMatchObject({ valid: false, issues: [{ path: 'name', message: expect.any(String) }] });
+    const ok = await app.inject({ method: 'POST', url: '/api/worlds/validate', payload: good });
+    expect(ok.statusCode).toBe(200);
+    expect(ok.json()).toEqual({ valid: true, world: good, warnings: [] });
     const notJson = await app.inject({
       method: 'POST',
       url: '/api/worlds/validate',

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { EMPTY_COMPANION_SAVE, encodeCompanionSave } from '@yumina/companion';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasChromium, launchBrowser } from '../../../../tests/support/browser.ts';
 import { hasPostgres } from '../../../../tests/support/postgres.ts';
@@ -105,6 +106,8 @@ describe.runIf(hasPostgres && hasRedis)('game delivery and saves', () => {
     const read = (await (await guest.fetch('/api/games/demo/saves/versus')).json()) as { revision: number; save: typeof save };
     expect(read.save).toEqual(save);
     expect(read.save.chunks[1]).toEqual({ id: 99, data: b64('\u0000future\u00ff'), note: 'x' });
+    // An old save without chunks 21–23 loads with the companion defaults (empty / zero), no migration.
+    expect((read as unknown as { companion: unknown }).companion).toEqual(EMPTY_COMPANION_SAVE);
 
     // Another tab still holding revision 0 (or 1 after a newer write) cannot overwrite.
     const newer = { ...save, chunks: [{ id: 1, data: b64('newer') }] };
@@ -122,6 +125,22 @@ describe.runIf(hasPostgres && hasRedis)('game delivery and saves', () => {
     const d = await player.fetch('/api/games/demo/saves/adventure', { method: 'PUT', json: { revision: 0, save: defeated, defeated: true } });
     expect(await d.json()).toEqual({ revision: 1, slot: 'defeated' });
     expect(((await (await player.fetch('/api/games/demo/saves/adventure')).json()) as { save: unknown }).save).toEqual(save);
+  });
+
+  it('a save with chunks 21–23 round-trips through the companion codecs; a damaged chunk 23 is refused', async () => {
+    const g = new Browser(server.url);
+    const state = { ...EMPTY_COMPANION_SAVE, companion: { ...EMPTY_COMPANION_SAVE.companion, proactive: { count: 2, lastAtSimMs: 90_000 } } };
+    const encoded = encodeCompanionSave(state);
+    const chunks = [21, 22, 23].map((id) => ({ id, data: Buffer.from(encoded[id as 21 | 22 | 23]).toString('base64') }));
+    const ok = await g.fetch('/api/games/demo/saves/versus', { method: 'PUT', json: { revision: 0, save: { format: 'yumina-save', version: 4, chunks } } });
+    expect(ok.status).toBe(200);
+    const read = (await (await g.fetch('/api/games/demo/saves/versus')).json()) as { companion: unknown };
+    expect(read.companion).toEqual(state);
+    const damaged = await g.fetch('/api/games/demo/saves/versus', {
+      method: 'PUT',
+      json: { revision: 1, save: { format: 'yumina-save', version: 4, chunks: [{ id: 23, data: Buffer.from([250, 1]).toString('base64') }] } },
+    });
+    expect(damaged.status).toBe(400);
   });
 
   it('bad saves are 400 and change nothing; oversize is 413', async () => {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { CHUNK_COMPANION, CHUNK_ENCOUNTER, CHUNK_INTERACTIONS, decodeCompanionSave } from '@yumina/companion';
 import { HttpError, parseWith } from '@yumina/http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -28,6 +29,15 @@ const putBody = z.strictObject({
 });
 
 const params = z.object({ game: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/), mode: z.enum(['versus', 'adventure']) });
+
+/** Chunks 21–23 (companion) decoded with the shared codecs; absent chunks read as empty/zero (no migration). */
+function companionView(save: { chunks: { id: number; data: string }[] }) {
+  const chunks: Partial<Record<number, Uint8Array>> = {};
+  for (const c of save.chunks) {
+    if (c.id === CHUNK_COMPANION || c.id === CHUNK_INTERACTIONS || c.id === CHUNK_ENCOUNTER) chunks[c.id] = Buffer.from(c.data, 'base64');
+  }
+  return decodeCompanionSave(chunks);
+}
 
 interface SaveRow {
   document: string;
@@ -65,13 +75,19 @@ export async function gameSaveRoutes(app: FastifyInstance, ctx: AppContext): Pro
     if (!row) throw new HttpError(404, 'NO_SAVE', 'No save yet.');
     // The stored text is sent as is: chunks unknown to this platform come back byte for byte.
     reply.type('application/json');
-    return `{"revision":${row.revision},"slot":${JSON.stringify(slot)},"updatedAt":${JSON.stringify(row.updated_at.toISOString())},"save":${row.document}}`;
+    const companion = JSON.stringify(companionView(JSON.parse(row.document) as { chunks: { id: number; data: string }[] }));
+    return `{"revision":${row.revision},"slot":${JSON.stringify(slot)},"updatedAt":${JSON.stringify(row.updated_at.toISOString())},"companion":${companion},"save":${row.document}}`;
   });
 
   app.put<{ Params: { game: string; mode: string } }>('/api/games/:game/saves/:mode', { bodyLimit: SAVE_BODY_LIMIT }, async (request, reply) => {
     const p = parseWith(params, request.params, 'path');
     const body = parseWith(putBody, request.body);
-    parseWith(saveDocument, body.save, 'save');
+    const doc = parseWith(saveDocument, body.save, 'save');
+    try {
+      companionView(doc);
+    } catch (err) {
+      throw new HttpError(400, 'INVALID_REQUEST', `Invalid save: ${(err as Error).message}`);
+    }
     const who = (await player(ctx, request, reply, p.mode, true))!;
     // Saves happen at checkpoints, never every simulation frame.
     const limit = await ctx.store.rateLimit(`saves:${who.player}:${p.game}`, WRITES_PER_MINUTE, 60);

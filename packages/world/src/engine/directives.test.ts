@@ -1,0 +1,173 @@
+import { describe, expect, it } from 'vitest';
+import { runTurn } from './turn.ts';
+import type { EngineWorld } from './world-types.ts';
+
+const world: EngineWorld = {
+  name: 'Directive World',
+  entries: [],
+  variables: [
+    { id: 'hp', type: 'number', defaultValue: 50, min: 0, max: 100 },
+    { id: 'gold', type: 'number', defaultValue: 10 },
+    { id: 'lit', type: 'boolean', defaultValue: false },
+    { id: 'mood', type: 'string', defaultValue: 'calm' },
+    { id: 'bag', type: 'json', defaultValue: { items: ['rope'], stats: { str: 3 }, meta: { a: { deep: 1 }, keep: true } } },
+    { id: 'log', type: 'json', defaultValue: ['start'] },
+  ],
+  audioTracks: [
+    { id: 'theme', type: 'bgm' },
+    { id: 'battle', type: 'bgm' },
+    { id: 'sword-hit', type: 'sfx' },
+  ],
+};
+
+function turn(reply: string) {
+  return runTurn(world, null, { userMessage: 'go', aiReply: reply, now: '2026-01-01T00:00:00Z', seed: 1 });
+}
+
+describe('directives: each operation (table)', () => {
+  it.each([
+    ['set number', '[hp: set 70]', 'hp', 70],
+    ['bare number means set', '[hp: 30]', 'hp', 30],
+    ['add short form', '[hp: +5]', 'hp', 55],
+    ['add long form', '[hp: add 5]', 'hp', 55],
+    ['subtract short form', '[hp: -5]', 'hp', 45],
+    ['subtract long form', '[hp: subtract 5]', 'hp', 45],
+    ['multiply short form', '[gold: *3]', 'gold', 30],
+    ['multiply long form', '[gold: multiply 1.5]', 'gold', 15],
+    ['set negative number explicitly', '[gold: set -4]', 'gold', -4],
+    ['clamp to max', '[hp: +500]', 'hp', 100],
+    ['clamp to min', '[hp: -500]', 'hp', 0],
+    ['clamp a set', '[hp: set 1000]', 'hp', 100],
+    ['quoted number is coerced (unambiguous)', '[hp: set "50"]', 'hp', 50],
+    ['toggle boolean', '[lit: toggle]', 'lit', true],
+    ['set boolean', '[lit: set true]', 'lit', true],
+    ['set boolean from quoted text', '[lit: "TRUE"]', 'lit', true],
+    ['set string bare', '[mood: angry]', 'mood', 'angry'],
+    ['set string long form', '[mood: set very tired]', 'mood', 'very tired'],
+    ['set string quoted', '[mood: set "a \\"quoted\\" word"]', 'mood', 'a "quoted" word'],
+    ['append string', '[mood: append  and wary]', 'mood', 'calmand wary'],
+    ['set string from a number keeps the text', '[mood: 42]', 'mood', '42'],
+    ['set json', '[log: set ["a", {"b": [1, 2]}]]', 'log', ['a', { b: [1, 2] }]],
+    ['push json object item', '[log: push {"event": "door", "tags": ["x"]}]', 'log', ['start', { event: 'door', tags: ['x'] }]],
+    ['push bare word becomes a string', '[log: push torch]', 'log', ['start', 'torch']],
+    ['delete by index', '[log: delete 0]', 'log', []],
+    ['delete array item by value', '[bag.items: delete rope]', 'bag', { items: [], stats: { str: 3 }, meta: { a: { deep: 1 }, keep: true } }],
+    [
+      'merge is shallow: a nested object replaces the key wholesale',
+      '[bag: merge {"meta": {"a": {"other": 2}}, "new": [1]}]',
+      'bag',
+      { items: ['rope'], stats: { str: 3 }, meta: { a: { other: 2 } }, new: [1] },
+    ],
+    ['delete key', '[bag: delete stats]', 'bag', { items: ['rope'], meta: { a: { deep: 1 }, keep: true } }],
+    ['dot path set', '[bag.stats.str: set 9]', 'bag', { items: ['rope'], stats: { str: 9 }, meta: { a: { deep: 1 }, keep: true } }],
+    ['dot path add to a number field', '[bag.stats.str: +2]', 'bag', { items: ['rope'], stats: { str: 5 }, meta: { a: { deep: 1 }, keep: true } }],
+    ['numeric index in a path', '[bag.items.0: set "lantern"]', 'bag', { items: ['lantern'], stats: { str: 3 }, meta: { a: { deep: 1 }, keep: true } }],
+    [
+      'missing intermediates are created',
+      '[bag.quests.main.stage: set 2]',
+      'bag',
+      { items: ['rope'], stats: { str: 3 }, meta: { a: { deep: 1 }, keep: true }, quests: { main: { stage: 2 } } },
+    ],
+    ['push at a path', '[bag.items: push "map"]', 'bag', { items: ['rope', 'map'], stats: { str: 3 }, meta: { a: { deep: 1 }, keep: true } }],
+    ['delete at a nested path', '[bag: delete meta.a]', 'bag', { items: ['rope'], stats: { str: 3 }, meta: { keep: true } }],
+  ])('%s: %s', (_name, reply, variableId, expected) => {
+    const result = turn(`Story. ${reply}`);
+    expect(result.malformedDirectives).toEqual([]);
+    expect(result.state.variables[variableId]).toEqual(expected);
+    expect(result.displayText).toBe('Story.');
+  });
+});
+
+describe('directives: edge cases (table)', () => {
+  it.each([
+    ['string into a number is malformed', '[hp: set "fifty"]', 'hp', 'is not a number'],
+    ['toggle on a number is a type mismatch', '[hp: toggle]', 'hp', 'toggle does not apply'],
+    ['append on a number is a type mismatch', '[hp: append 3]', 'hp', 'append does not apply'],
+    ['add on a string is a type mismatch', '[mood: add 3]', 'mood', 'add does not apply'],
+    ['merge of a non-object', '[bag: merge [1,2]]', 'bag', 'merge needs a JSON object'],
+    ['push onto an object', '[bag: push 3]', 'bag', 'push applies to an array'],
+    ['invalid JSON in set', '[log: set {"a": }]', 'log', 'not valid JSON'],
+    ['boolean from an ambiguous word', '[lit: set maybe]', 'lit', 'not true or false'],
+    ['toggle with a value', '[lit: toggle now]', 'lit', 'toggle takes no value'],
+    ['empty directive', '[hp: ]', 'hp', 'no operation or value'],
+    ['path into a number variable', '[hp.x: set 3]', 'hp', 'has no fields'],
+    ['delete a missing key', '[bag: delete nope]', 'bag', 'no key'],
+    ['operation without a value', '[gold: add]', 'gold', 'add needs a value'],
+  ])('%s: reported and changes nothing', (_name, reply, variableId, reason) => {
+    const result = turn(`Text ${reply} more.`);
+    expect(result.malformedDirectives).toHaveLength(1);
+    expect(result.malformedDirectives[0]?.variableId).toBe(variableId);
+    expect(result.malformedDirectives[0]?.reason).toContain(reason);
+    expect(result.stateChanges).toEqual([]);
+    expect(result.state.variables[variableId]).toEqual(runTurn(world, null, { userMessage: '', aiReply: '', now: 0 }).state.variables[variableId]);
+  });
+
+  it.each([
+    ['a note in brackets', 'She smiles. [Note: this is prose]', 'She smiles. [Note: this is prose]'],
+    ['an unknown id', 'He waits. [mana: +5] Then leaves.', 'He waits. [mana: +5] Then leaves.'],
+    ['a bracket without a colon', 'Footnote [1] here.', 'Footnote [1] here.'],
+    ['a markdown link', 'See [the map](http://x) now.', 'See [the map](http://x) now.'],
+    ['an id in another case', 'Pain. [HP: -5]', 'Pain. [HP: -5]'],
+  ])('brackets that are not directives stay: %s', (_name, reply, expected) => {
+    const result = turn(reply);
+    expect(result.displayText).toBe(expected);
+    expect(result.stateChanges).toEqual([]);
+    expect(result.malformedDirectives).toEqual([]);
+  });
+
+  it('removes known directives from display text but keeps other brackets, tidying lines', () => {
+    const result = turn('You find gold [gold: +5] and a note [Note: old].\n[hp: -10]\n[mood: set wary]\nThe end.');
+    expect(result.displayText).toBe('You find gold and a note [Note: old].\nThe end.');
+    expect(result.state.variables.gold).toBe(15);
+    expect(result.state.variables.hp).toBe(40);
+  });
+
+  it('a malformed directive naming a known variable is still removed from the display text', () => {
+    const result = turn('Ouch. [hp: set "lots"]');
+    expect(result.displayText).toBe('Ouch.');
+    expect(result.malformedDirectives[0]?.text).toBe('[hp: set "lots"]');
+  });
+
+  it('several directives apply in order and record each change', () => {
+    const result = turn('[hp: -10] [hp: *2] [hp: +1]');
+    expect(result.state.variables.hp).toBe(81);
+    expect(result.stateChanges.map((change) => change.newValue)).toEqual([40, 80, 81]);
+  });
+
+  it('brackets inside JSON strings do not end the directive', () => {
+    const result = turn('[log: push {"text": "a ] tricky [ value"}]');
+    expect(result.state.variables.log).toEqual(['start', { text: 'a ] tricky [ value' }]);
+  });
+
+  it('the input state is not mutated', () => {
+    const state = { variables: { bag: { items: ['rope'] } } };
+    runTurn(world, state, { userMessage: '', aiReply: '[bag.items: push "x"]', now: 0 });
+    expect(state.variables.bag.items).toEqual(['rope']);
+  });
+});
+
+describe('audio directives (table)', () => {
+  it.each([
+    ['play', '[audio: theme play]', { action: 'play', trackId: 'theme', trackType: 'bgm' }],
+    ['play without a verb', '[audio: sword-hit]', { action: 'play', trackId: 'sword-hit', trackType: 'sfx' }],
+    ['stop', '[audio: theme stop]', { action: 'stop', trackId: 'theme' }],
+    ['crossfade', '[audio: battle crossfade 3]', { action: 'crossfade', trackId: 'battle', seconds: 3 }],
+    ['volume', '[audio: theme volume 0.4]', { action: 'volume', trackId: 'theme', volume: 0.4 }],
+    ['play chain', '[audio: theme play chain:battle]', { action: 'play', trackId: 'theme', chainTo: 'battle' }],
+  ])('%s', (_name, reply, expected) => {
+    const result = turn(`Music. ${reply}`);
+    expect(result.audioCommands[0]).toMatchObject({ ...expected, source: 'directive' });
+    expect(result.displayText).toBe('Music.');
+  });
+
+  it.each([
+    ['unknown track', '[audio: nope play]', 'unknown audio track'],
+    ['volume out of range', '[audio: theme volume 2]', 'volume needs a number from 0 to 1'],
+    ['unknown action', '[audio: theme explode]', 'unknown audio action'],
+    ['chain to an unknown track', '[audio: theme play chain:ghost]', 'unknown audio track "ghost"'],
+  ])('malformed audio: %s', (_name, reply, reason) => {
+    const result = turn(reply);
+    expect(result.audioCommands).toEqual([]);
+    expect(result.malformedDirectives[0]?.reason).toContain(reason);
+  });
+});

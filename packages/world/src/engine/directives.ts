@@ -1,0 +1,177 @@
+import type { AudioCommand } from './audio-command.ts';
+import { isOperation, type Operation } from './operations.ts';
+import type { EngineAudioTrack, EngineVariable } from './world-types.ts';
+
+/** A well-formed `[id: operation value]` naming a known variable. */
+export interface ParsedDirective {
+  text: string;
+  variableId: string;
+  path: string[];
+  operation: Operation;
+  raw: string;
+}
+
+export interface MalformedDirective {
+  text: string;
+  variableId: string;
+  reason: string;
+}
+
+export interface DirectiveScan {
+  directives: ParsedDirective[];
+  audio: AudioCommand[];
+  malformed: MalformedDirective[];
+  /** The reply with every directive naming a known variable (or `audio`) removed. */
+  displayText: string;
+}
+
+const HEAD = /\[\s*([A-Za-z0-9][A-Za-z0-9_-]*)((?:\.[^\s:[\]]+)*)\s*:/y;
+const NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/** Index of the `]` closing the directive opened before `from`, honouring nested brackets and JSON strings. */
+function findClose(text: string, from: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let index = from; index < text.length; index++) {
+    const char = text[index];
+    if (inString) {
+      if (char === '\\') index++;
+      else if (char === '"') inString = false;
+      continue;
+    }
+    if (char === '"') inString = true;
+    else if (char === '[' || char === '{') depth++;
+    else if (char === '}') depth = Math.max(0, depth - 1);
+    else if (char === ']') {
+      if (depth === 0) return index;
+      depth--;
+    } else if (char === '\n' && depth === 0) return -1;
+  }
+  return -1;
+}
+
+function parseBody(body: string): { operation: Operation; raw: string } | { reason: string } {
+  const text = body.trim();
+  if (text === '') return { reason: 'the directive has no operation or value' };
+  const firstWord = (text.split(/\s+/, 1)[0] ?? '').toLowerCase();
+  if (isOperation(firstWord)) {
+    const raw = text.slice(firstWord.length).trim();
+    if (firstWord === 'toggle') return raw === '' ? { operation: 'toggle', raw } : { reason: 'toggle takes no value' };
+    if (raw === '') return { reason: `${firstWord} needs a value` };
+    return { operation: firstWord, raw };
+  }
+  const sign = text[0];
+  const rest = text.slice(1).trim();
+  if ((sign === '+' || sign === '-' || sign === '*') && NUMBER_TEXT.test(rest)) {
+    return { operation: sign === '+' ? 'add' : sign === '-' ? 'subtract' : 'multiply', raw: rest };
+  }
+  return { operation: 'set', raw: text };
+}
+
+function parseAudio(body: string, tracks: ReadonlyMap<string, EngineAudioTrack>): AudioCommand | { reason: string } {
+  const words = body.trim().split(/\s+/);
+  const [trackId = '', action = 'play', ...rest] = words;
+  const track = tracks.get(trackId);
+  if (!track) return { reason: `unknown audio track "${trackId}"` };
+  const source = 'directive';
+  switch (action.toLowerCase()) {
+    case 'play': {
+      if (rest.length === 0) return { action: 'play', trackId, trackType: track.type, source };
+      const chain = /^chain:([a-z0-9][a-z0-9-]*)$/.exec(rest.join(' '));
+      if (!chain?.[1]) return { reason: `unexpected "${rest.join(' ')}" after play` };
+      if (!tracks.has(chain[1])) return { reason: `unknown audio track "${chain[1]}"` };
+      return { action: 'play', trackId, trackType: track.type, chainTo: chain[1], source };
+    }
+    case 'stop':
+      return rest.length === 0 ? { action: 'stop', trackId, source } : { reason: 'stop takes no value' };
+    case 'crossfade': {
+      const seconds = Number(rest[0]);
+      if (rest.length !== 1 || !Number.isFinite(seconds) || seconds < 0) return { reason: 'crossfade needs seconds' };
+      return { action: 'crossfade', trackId, trackType: track.type, seconds, source };
+    }
+    case 'volume': {
+      const volume = Number(rest[0]);
+      if (rest.length !== 1 || !Number.isFinite(volume) || volume < 0 || volume > 1) return { reason: 'volume needs a number from 0 to 1' };
+      return { action: 'volume', trackId, volume, source };
+    }
+    default:
+      return { reason: `unknown audio action "${action}"` };
+  }
+}
+
+const REMOVED = '\uE001';
+const PUNCTUATION = /^[.,!?;:)\]}…。，！？、」』]/;
+
+function tidyRemovals(text: string): string {
+  if (!text.includes(REMOVED)) return text;
+  let dropped = false;
+  const lines = text.split('\n').flatMap((line) => {
+    if (!line.includes(REMOVED)) return [line];
+    const stripped = line.replaceAll(REMOVED, '');
+    if (stripped.trim() === '') {
+      dropped = true;
+      return [];
+    }
+    return [
+      line.replace(/[ \t]*\uE001(?:[ \t]*\uE001)*[ \t]*/g, (match, offset: number) => {
+        const before = line.slice(0, offset).replaceAll(REMOVED, '');
+        const after = line.slice(offset + match.length);
+        if (before.trim() === '' || after.replaceAll(REMOVED, '').trim() === '') return '';
+        if (PUNCTUATION.test(after)) return '';
+        return /[ \t]/.test(match) ? ' ' : '';
+      }),
+    ];
+  });
+  const joined = lines.join('\n');
+  return dropped ? joined.replace(/\n{3,}/g, '\n\n').trim() : joined;
+}
+
+/**
+ * Finds the directives in an AI reply. Only `[id: ...]` where `id` (before any `.path`) is a
+ * known variable id, or `audio`, is a directive; any other bracketed text stays prose.
+ */
+export function parseDirectives(
+  reply: string,
+  variables: ReadonlyMap<string, EngineVariable>,
+  tracks: ReadonlyMap<string, EngineAudioTrack>,
+): DirectiveScan {
+  const directives: ParsedDirective[] = [];
+  const audio: AudioCommand[] = [];
+  const malformed: MalformedDirective[] = [];
+  let output = '';
+  let copiedUpTo = 0;
+  let index = reply.indexOf('[');
+  while (index >= 0) {
+    HEAD.lastIndex = index;
+    const head = HEAD.exec(reply);
+    const id = head?.[1];
+    if (!head || id === undefined || (id !== 'audio' && !variables.has(id))) {
+      index = reply.indexOf('[', index + 1);
+      continue;
+    }
+    const bodyStart = index + head[0].length;
+    const close = findClose(reply, bodyStart);
+    if (close < 0) {
+      malformed.push({ text: reply.slice(index, Math.min(reply.length, index + 80)), variableId: id, reason: 'the directive has no closing ]' });
+      index = reply.indexOf('[', index + 1);
+      continue;
+    }
+    const text = reply.slice(index, close + 1);
+    const body = reply.slice(bodyStart, close);
+    const pathText = head[2] ?? '';
+    if (id === 'audio') {
+      const command = pathText ? { reason: 'audio directives take no path' } : parseAudio(body, tracks);
+      if ('reason' in command) malformed.push({ text, variableId: id, reason: command.reason });
+      else audio.push(command);
+    } else {
+      const parsed = parseBody(body);
+      if ('reason' in parsed) malformed.push({ text, variableId: id, reason: parsed.reason });
+      else directives.push({ text, variableId: id, path: pathText ? pathText.slice(1).split('.') : [], operation: parsed.operation, raw: parsed.raw });
+    }
+    output += reply.slice(copiedUpTo, index) + REMOVED;
+    copiedUpTo = close + 1;
+    index = reply.indexOf('[', close + 1);
+  }
+  output += reply.slice(copiedUpTo);
+  return { directives, audio, malformed, displayText: tidyRemovals(output) };
+}

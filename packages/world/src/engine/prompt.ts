@@ -1,0 +1,245 @@
+import { type SkippedEntry, selectEntries } from './entries.ts';
+import { parseExampleChat } from './example-chat.ts';
+import { dynamicFormatBlock, staticFormatBlock } from './format-blocks.ts';
+import { describePersona, expandMacros, type MacroContext } from './macros.ts';
+import { buildMacroContext, type SessionOptions } from './session-context.ts';
+import { type ActiveDirective, normalizeState, type WorldState } from './state.ts';
+import type { ApiRole, EngineEntry, EngineWorld } from './world-types.ts';
+
+export type MessageRole = 'system' | 'user' | 'assistant';
+
+export interface HistoryMessage {
+  role: MessageRole;
+  content: string;
+}
+
+/** One provider message, labelled with the §2.3 step (1–13) it belongs to. */
+export interface PromptMessage {
+  role: MessageRole;
+  content: string;
+  step: number;
+  /** `entry:<id>`, `directive:<id>`, `history`, `persona`, `format:static`, ... */
+  source: string;
+  /** The last message before step 5: providers that cache prefixes cache up to here. */
+  cacheBreakpoint?: true;
+  marker?: 'example-chat' | 'new-chat';
+}
+
+export const EXAMPLE_CHAT_MARKER = '[Example Chat]';
+export const NEW_CHAT_MARKER = '[Start a new Chat]';
+
+export interface PromptOptions extends SessionOptions {
+  /** The conversation so far, oldest first, ending with the player's latest message. */
+  history: readonly HistoryMessage[];
+  /** Step 8. */
+  summary?: string | null;
+  /** Step 9. */
+  memory?: string | readonly string[] | null;
+  /** Token counter for the budget; default ceil(characters / 4). */
+  countTokens?: (text: string) => number;
+  /** Tokens the prompt may use; default settings.maxContext − settings.maxTokens. */
+  budgetTokens?: number;
+}
+
+export interface AssembledPrompt {
+  messages: PromptMessage[];
+  /** Index in `messages` of the cache breakpoint, or -1 when steps 1–4 are empty. */
+  cacheBreakpointIndex: number;
+  /** Keyword-triggered entries left out because the budget ran out. */
+  droppedEntries: SkippedEntry[];
+  /** Every entry that would have applied but did not (budget, conditions, secondary keywords). */
+  skippedEntries: SkippedEntry[];
+  /** Oldest history messages left out for the budget. */
+  droppedHistory: number;
+  tokenCount: number;
+}
+
+export function defaultCountTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+function roleOf(entry: EngineEntry): MessageRole {
+  const role: ApiRole | undefined = entry.apiRole;
+  return role === 'user' || role === 'assistant' ? role : 'system';
+}
+
+function entryMessage(entry: EngineEntry, step: number, macros: MacroContext): PromptMessage | null {
+  const content = expandMacros(entry.content, macros).trim();
+  return content === '' ? null : { role: roleOf(entry), content, step, source: `entry:${entry.id}` };
+}
+
+function directiveMessage(directive: ActiveDirective, step: number, macros: MacroContext): PromptMessage | null {
+  const content = expandMacros(directive.content, macros).trim();
+  return content === '' ? null : { role: 'system', content, step, source: `directive:${directive.id}` };
+}
+
+function compact<T>(items: readonly (T | null)[]): T[] {
+  return items.filter((item): item is T => item !== null);
+}
+
+/**
+ * Builds the provider messages in the 13-step order of §2.3:
+ *  1 system-presets by position (with `top`, `before_char`, `after_char` directives),
+ *  2 persona, 3 static format block, 4 examples under the example-chat marker,
+ *  5 cache breakpoint (flag on the last message of 1–4), 6 keyword-triggered entries without a depth,
+ *  7 new-chat marker, 8 summary, 9 session memory, 10 history with depth-injected entries and
+ *  `depth` directives, 11 pending context, 12 dynamic format block with `auto` directives,
+ *  13 post-history by position, then `bottom` directives.
+ */
+export function assemblePrompt(world: EngineWorld, state: WorldState | Partial<WorldState> | null | undefined, options: PromptOptions): AssembledPrompt {
+  const current = normalizeState(world, state);
+  const history = options.history;
+  const lastOf = (role: MessageRole) => {
+    for (let index = history.length - 1; index >= 0; index--) if (history[index]?.role === role) return history[index]?.content ?? '';
+    return '';
+  };
+  const macros = buildMacroContext(world, current, options, current.turnCount + 1, {
+    lastMessage: history.at(-1)?.content ?? '',
+    lastUserMessage: lastOf('user'),
+    lastCharMessage: lastOf('assistant'),
+  });
+  const countTokens = options.countTokens ?? defaultCountTokens;
+  const settings = world.settings ?? {};
+  const budget = options.budgetTokens ?? (settings.maxContext ?? 200_000) - (settings.maxTokens ?? 12_000);
+
+  const scanDepth = Math.max(1, settings.lorebookScanDepth ?? 2);
+  const selection = selectEntries(
+    world,
+    current,
+    history.slice(-scanDepth).map((message) => message.content),
+  );
+  const directivesAt = (position: ActiveDirective['position']) => current.directives.filter((directive) => directive.position === position);
+
+  // Step 1, with top / before_char / after_char directives.
+  const presets = selection.systemPresets;
+  const firstChar = presets.findIndex((entry) => entry.role === 'character');
+  let lastChar = -1;
+  presets.forEach((entry, index) => {
+    if (entry.role === 'character') lastChar = index;
+  });
+  const step1: (PromptMessage | null)[] = directivesAt('top').map((directive) => directiveMessage(directive, 1, macros));
+  const beforeChar = directivesAt('before_char').map((directive) => directiveMessage(directive, 1, macros));
+  const afterChar = directivesAt('after_char').map((directive) => directiveMessage(directive, 1, macros));
+  presets.forEach((entry, index) => {
+    if (index === firstChar) step1.push(...beforeChar);
+    step1.push(entryMessage(entry, 1, macros));
+    if (index === lastChar) step1.push(...afterChar);
+  });
+  if (firstChar < 0) step1.push(...beforeChar, ...afterChar);
+
+  const personaText = describePersona(options.persona ?? null);
+  const step2: PromptMessage[] = personaText ? [{ role: 'system', content: `## ${macros.userName}\n${personaText}`, step: 2, source: 'persona' }] : [];
+  const staticBlock = staticFormatBlock(world);
+  const step3: PromptMessage[] = staticBlock ? [{ role: 'system', content: staticBlock, step: 3, source: 'format:static' }] : [];
+
+  const step4: PromptMessage[] = [];
+  for (const entry of selection.examples) {
+    for (const block of parseExampleChat(entry.content, macros.charName, macros.userName)) {
+      step4.push({ role: 'system', content: EXAMPLE_CHAT_MARKER, step: 4, source: `entry:${entry.id}`, marker: 'example-chat' });
+      for (const message of block) {
+        const content = expandMacros(message.content, macros);
+        if (content.trim() !== '') step4.push({ role: message.role, content, step: 4, source: `entry:${entry.id}` });
+      }
+    }
+  }
+
+  const step7: PromptMessage[] = [{ role: 'system', content: NEW_CHAT_MARKER, step: 7, source: 'new-chat', marker: 'new-chat' }];
+  const step8: PromptMessage[] = options.summary?.trim() ? [{ role: 'system', content: options.summary.trim(), step: 8, source: 'summary' }] : [];
+  const memoryList = typeof options.memory === 'string' ? [options.memory] : [...(options.memory ?? [])];
+  const memoryText = memoryList.map((item) => item.trim()).filter((item) => item !== '').join('\n');
+  const step9: PromptMessage[] = memoryText ? [{ role: 'system', content: memoryText, step: 9, source: 'memory' }] : [];
+  const step11: PromptMessage[] = current.pendingContext
+    .filter((context) => context.content.trim() !== '')
+    .map((context) => ({ role: context.role, content: context.content, step: 11, source: context.source }));
+  const dynamicBlock = dynamicFormatBlock(world, current.variables);
+  const step12: PromptMessage[] = compact([
+    dynamicBlock ? { role: 'system' as const, content: dynamicBlock, step: 12, source: 'format:dynamic' } : null,
+    ...directivesAt('auto').map((directive) => directiveMessage(directive, 12, macros)),
+  ]);
+  const step13 = compact([
+    ...selection.postHistory.map((entry) => entryMessage(entry, 13, macros)),
+    ...directivesAt('bottom').map((directive) => directiveMessage(directive, 13, macros)),
+  ]);
+  const depthDirectives = compact(
+    directivesAt('depth').map((directive) => {
+      const message = directiveMessage(directive, 10, macros);
+      return message ? { message, depth: directive.depth } : null;
+    }),
+  );
+
+  // Budget: fixed parts and the latest message always; then triggered entries by position; then older history, newest first.
+  const fixed = [...compact(step1), ...step2, ...step3, ...step4, ...step7, ...step8, ...step9, ...step11, ...step12, ...step13];
+  let used = 0;
+  for (const message of fixed) used += countTokens(message.content);
+  for (const { message } of depthDirectives) used += countTokens(message.content);
+  const latest = history.at(-1);
+  if (latest) used += countTokens(latest.content);
+
+  const droppedEntries: SkippedEntry[] = [];
+  const step6: PromptMessage[] = [];
+  const depthEntries: { message: PromptMessage; depth: number }[] = [];
+  for (const { entry } of selection.activated) {
+    const atDepth = typeof entry.depth === 'number';
+    const message = entryMessage(entry, atDepth ? 10 : 6, macros);
+    if (!message) continue;
+    const tokens = countTokens(message.content);
+    if (used + tokens > budget) {
+      droppedEntries.push({
+        entryId: entry.id,
+        name: entry.name || entry.id,
+        reason: 'budget',
+        message: `${entry.name || entry.id}: left out, the context budget (${budget} tokens) was full`,
+      });
+      continue;
+    }
+    used += tokens;
+    if (atDepth) depthEntries.push({ message, depth: Math.max(0, Math.floor(entry.depth as number)) });
+    else step6.push(message);
+  }
+
+  let keptFrom = history.length === 0 ? 0 : history.length - 1;
+  for (let index = history.length - 2; index >= 0; index--) {
+    const tokens = countTokens(history[index]?.content ?? '');
+    if (used + tokens > budget) break;
+    used += tokens;
+    keptFrom = index;
+  }
+  const keptHistory = history.slice(keptFrom);
+
+  // Step 10: history with depth insertions (depth 0 sits right before the latest message).
+  const insertions = [...depthEntries, ...depthDirectives];
+  const step10: PromptMessage[] = [];
+  const count = keptHistory.length;
+  const byIndex = new Map<number, PromptMessage[]>();
+  for (const { message, depth } of insertions) {
+    const at = Math.max(0, count - 1 - depth);
+    const list = byIndex.get(at) ?? [];
+    list.push(message);
+    byIndex.set(at, list);
+  }
+  for (let index = 0; index < count; index++) {
+    const inserted = byIndex.get(index);
+    if (inserted) step10.push(...inserted);
+    const message = keptHistory[index] as HistoryMessage;
+    step10.push({ role: message.role, content: message.content, step: 10, source: 'history' });
+  }
+  if (count === 0) step10.push(...(byIndex.get(0) ?? []));
+
+  const head = [...compact(step1), ...step2, ...step3, ...step4];
+  const cacheBreakpointIndex = head.length - 1;
+  if (cacheBreakpointIndex >= 0) head[cacheBreakpointIndex] = { ...(head[cacheBreakpointIndex] as PromptMessage), cacheBreakpoint: true };
+  const messages = [...head, ...step6, ...step7, ...step8, ...step9, ...step10, ...step11, ...step12, ...step13];
+  return {
+    messages,
+    cacheBreakpointIndex,
+    droppedEntries,
+    skippedEntries: [...selection.skipped, ...droppedEntries],
+    droppedHistory: keptFrom,
+    tokenCount: used,
+  };
+}
+
+/** Strips the engine's labels: what an OpenAI-compatible provider receives. */
+export function toProviderMessages(messages: readonly PromptMessage[]): { role: MessageRole; content: string }[] {
+  return messages.map(({ role, content }) => ({ role, content }));
+}

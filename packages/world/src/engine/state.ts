@@ -1,0 +1,117 @@
+import type { EngineVariable, EngineWorld } from './world-types.ts';
+
+/** Where an injected directive lands in the 13-step prompt (see docs/WORLDS.md). */
+export type InjectPosition = 'top' | 'before_char' | 'after_char' | 'auto' | 'depth' | 'bottom';
+
+export interface ActiveDirective {
+  id: string;
+  content: string;
+  position: InjectPosition;
+  /** Messages from the end for position `depth`; 0 is right before the latest message. */
+  depth: number;
+  /** Prompts this directive still appears in; null keeps it until remove-directive. */
+  remainingTurns: number | null;
+  source: string;
+}
+
+export interface PendingContext {
+  role: 'system' | 'user';
+  content: string;
+  source: string;
+}
+
+export interface RuleBookkeeping {
+  fireCount: number;
+  lastFiredTurn: number | null;
+}
+
+export interface AudioState {
+  /** The BGM track the engine last told the player to play (null: none or the playlist). */
+  currentBgm: string | null;
+  playlistPlaying: boolean;
+  /** The conditional BGM currently in control. */
+  activeConditionalId: string | null;
+  /** For edge-triggered conditional BGM: the one that latched. */
+  latchedConditionalId: string | null;
+  /** The BGM before the conditional one took over (fallback `previous`). */
+  bgmBeforeConditional: string | null;
+}
+
+/** Everything the engine keeps between turns of one session. Plain JSON. */
+export interface WorldState {
+  variables: Record<string, unknown>;
+  /** Completed turns. */
+  turnCount: number;
+  rules: Record<string, RuleBookkeeping>;
+  /** Overrides of `enabled` set by toggle-rule and `@rules.disabled.<id>`. */
+  ruleEnabled: Record<string, boolean>;
+  /** Overrides of `enabled` set by toggle-entry and `@prompt.entry.<id>`. */
+  entryEnabled: Record<string, boolean>;
+  directives: ActiveDirective[];
+  /** One-shot context for the next prompt (send-context, `@prompt.context`, `@ai.context`). */
+  pendingContext: PendingContext[];
+  audio: AudioState;
+  /** ISO time of the latest player message, for the `idle` macro. */
+  lastUserMessageAt: string | null;
+  /** Whether startSession ran its session-start rules, reactions and music (else the first turn does). */
+  sessionStarted: boolean;
+}
+
+export function defaultValueOf(variable: EngineVariable): unknown {
+  if (variable.defaultValue !== undefined) return structuredClone(variable.defaultValue);
+  switch (variable.type) {
+    case 'number':
+      return 0;
+    case 'string':
+      return '';
+    case 'boolean':
+      return false;
+    default:
+      return null;
+  }
+}
+
+/** A fresh session state: every variable at its default. */
+export function createInitialState(world: EngineWorld): WorldState {
+  const variables: Record<string, unknown> = {};
+  for (const variable of world.variables) variables[variable.id] = defaultValueOf(variable);
+  return {
+    variables,
+    turnCount: 0,
+    rules: {},
+    ruleEnabled: {},
+    entryEnabled: {},
+    directives: [],
+    pendingContext: [],
+    audio: {
+      currentBgm: null,
+      playlistPlaying: false,
+      activeConditionalId: null,
+      latchedConditionalId: null,
+      bgmBeforeConditional: null,
+    },
+    lastUserMessageAt: null,
+    sessionStarted: false,
+  };
+}
+
+/**
+ * Accepts a partial state (as a player page or the CLI may store it: often only
+ * `variables`) and fills in everything missing; unknown variable ids are kept.
+ */
+export function normalizeState(world: EngineWorld, partial?: Partial<WorldState> | null): WorldState {
+  const base = createInitialState(world);
+  if (!partial) return base;
+  return {
+    variables: { ...base.variables, ...(partial.variables ?? {}) },
+    turnCount: partial.turnCount ?? 0,
+    rules: { ...(partial.rules ?? {}) },
+    ruleEnabled: { ...(partial.ruleEnabled ?? {}) },
+    entryEnabled: { ...(partial.entryEnabled ?? {}) },
+    directives: (partial.directives ?? []).map((directive) => ({ ...directive })),
+    pendingContext: (partial.pendingContext ?? []).map((context) => ({ ...context })),
+    audio: { ...base.audio, ...(partial.audio ?? {}) },
+    lastUserMessageAt: partial.lastUserMessageAt ?? null,
+    sessionStarted: partial.sessionStarted ?? false,
+  };
+}
