@@ -13,7 +13,8 @@ export interface TestServer extends RunningServer {
 }
 
 /** The container on a fresh database of the real PostgreSQL and the real Redis, on a free loopback port. */
-export async function startTestServer(env: Record<string, string> = {}, options: { web?: boolean; redis?: boolean; logDestination?: import('pino').DestinationStream } = {}): Promise<TestServer> {
+export async function startTestServer(
+  env: Record<string, string> | ((databaseUrl: string) => Record<string, string>) = {}, options: { web?: boolean; redis?: boolean; logDestination?: import('pino').DestinationStream } = {}): Promise<TestServer> {
   const database = await createTestDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), 'yumina-test-'));
   const config = loadConfig({
@@ -23,7 +24,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     DATA_DIR: dataDir,
     DATABASE_URL: database.url,
     ...(options.redis === false ? {} : { REDIS_URL: sharedRedisUrl }),
-    ...env,
+    ...(typeof env === 'function' ? env(database.url) : env),
   });
   const server = await startServer(config, { web: options.web ?? false, logDestination: options.logDestination });
   return {

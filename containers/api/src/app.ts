@@ -12,6 +12,7 @@ import { SESSION_COOKIE } from './accounts/sessions.ts';
 import type { AppContext } from './context.ts';
 import { healthRoutes } from './health.ts';
 import { serveWeb, webNotFound } from './web.ts';
+import { worldRoutes } from './worlds/routes.ts';
 
 export interface BuildOptions {
   /** Serve the built web app (local mode). Off in tests that only need the API. */
@@ -49,6 +50,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   await personaRoutes(app, ctx);
   await oauthRoutes(app, ctx);
   await gameSaveRoutes(app, ctx);
+  await worldRoutes(app, ctx);
   await gameDeliveryRoutes(app, ctx.objects);
 
   if (ctx.config.mode === 'local') {
