@@ -12,8 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import * as world from '../packages/world/src/index.ts';
-import type { EngineWorld, HistoryMessage, WorldState } from '../packages/world/src/index.ts';
+import { assemblePrompt, type HistoryMessage, runTurn, validateWorld, type WorldDefinition, type WorldState } from '../packages/world/src/index.ts';
 
 class CliError extends Error {
   readonly code = 'WORLD_CLI_USAGE';
@@ -51,27 +50,10 @@ interface Issue {
   message: string;
 }
 
-type Validation = { valid: true; world: EngineWorld; warnings: unknown[] } | { valid: false; issues: Issue[] };
-
-/** The schema package's validateWorld, read through its result shape. */
-function validate(input: unknown): Validation {
-  const validateWorld = (world as unknown as { validateWorld?: (value: unknown) => unknown }).validateWorld;
-  if (typeof validateWorld !== 'function') throw new Error('validateWorld is not exported by @yumina/world');
-  const result = validateWorld(input) as Record<string, unknown>;
-  const ok = result.valid ?? result.ok ?? result.success;
-  if (ok === true) {
-    return { valid: true, world: (result.world ?? result.value ?? result.data) as EngineWorld, warnings: (result.warnings as unknown[]) ?? [] };
-  }
-  const issues = (result.issues ?? result.errors ?? []) as { path: unknown; message: string }[];
-  return {
-    valid: false,
-    issues: issues.map((issue) => ({ path: Array.isArray(issue.path) ? issue.path.join('.') : String(issue.path), message: issue.message })),
-  };
-}
-
-function loadWorld(path: string): EngineWorld {
-  const result = validate(readJson(path, 'world'));
-  if (!result.valid) throw new InvalidWorldError(result.issues);
+/** Reads and validates a world: the normalized world (defaults filled in), or InvalidWorldError. */
+function loadWorld(path: string): WorldDefinition {
+  const result = validateWorld(readJson(path, 'world'));
+  if (!result.ok) throw new InvalidWorldError(result.issues);
   return result.world;
 }
 
@@ -153,7 +135,7 @@ function run(argv: string[]): void {
 
   if (command === 'prompt') {
     const messages = typeof values.user === 'string' ? [...history, { role: 'user' as const, content: values.user }] : history;
-    const prompt = world.assemblePrompt(definition, state, { ...options, history: messages });
+    const prompt = assemblePrompt(definition, state, { ...options, history: messages });
     process.stdout.write(
       `${JSON.stringify(
         {
@@ -171,8 +153,8 @@ function run(argv: string[]): void {
     return;
   }
   const userMessage = values.user as string;
-  const prompt = world.assemblePrompt(definition, state, { ...options, history: [...history, { role: 'user', content: userMessage }] });
-  const result = world.runTurn(definition, state, { ...options, userMessage, aiReply: values.reply as string, skippedEntries: prompt.skippedEntries });
+  const prompt = assemblePrompt(definition, state, { ...options, history: [...history, { role: 'user', content: userMessage }] });
+  const result = runTurn(definition, state, { ...options, userMessage, aiReply: values.reply as string, skippedEntries: prompt.skippedEntries });
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 }
 

@@ -122,6 +122,15 @@ describe('directives: edge cases (table)', () => {
     expect(result.state.variables.hp).toBe(40);
   });
 
+  it.each([
+    ['a run of directives mid-sentence', 'Hit! [hp: -1] [gold: +1] [mood: sore] Then quiet.', 'Hit! Then quiet.'],
+    ['a run before other brackets', 'Hit! [hp: -1]  [gold: +1] [Note: x]', 'Hit! [Note: x]'],
+    ['a run at the start of a line', '[hp: -1][gold: +1] You wince.', 'You wince.'],
+    ['before punctuation', 'You lose [gold: -5].', 'You lose.'],
+  ])('removal tidies spaces: %s', (_name, reply, expected) => {
+    expect(turn(reply).displayText).toBe(expected);
+  });
+
   it('a malformed directive naming a known variable is still removed from the display text', () => {
     const result = turn('Ouch. [hp: set "lots"]');
     expect(result.displayText).toBe('Ouch.');

@@ -29,8 +29,9 @@ function worldWith(reactions: EngineReaction[], extra: Partial<EngineWorld> = {}
   };
 }
 
+/** A turn of a session begun with startSession. */
 function turn(world: EngineWorld, user = 'hello', reply = 'hi'): TurnResult {
-  return runTurn(world, null, { userMessage: user, aiReply: reply, now: NOW, seed: 3, sessionId: 's' });
+  return runTurn(world, { sessionStarted: true }, { userMessage: user, aiReply: reply, now: NOW, seed: 3, sessionId: 's' });
 }
 
 function logEvent(eventType: string, extra: Record<string, unknown> = {}): EngineReaction {
@@ -64,6 +65,13 @@ describe('event order after an AI reply', () => {
     expect(result.events[3]).toEqual({ type: 'state:changed', variableId: 'affection', oldValue: 10, newValue: 15 });
     expect(result.events[4]).toEqual({ type: 'state:changed', variableId: 'zone', oldValue: 'town', newValue: 'garden' });
     expect(result.events[2]).toEqual({ type: 'turn:complete', turnCount: 1 });
+  });
+
+  it('without startSession, the first turn starts with session:start', () => {
+    const world = worldWith([reaction('opening', { eventType: 'session:start' }, [{ type: 'set', path: 'zone', value: 'door' }])]);
+    const result = runTurn(world, null, { userMessage: 'a', aiReply: 'b', now: NOW });
+    expect(result.events.map((event) => event.type)).toEqual(['session:start', 'message:user', 'message:ai', 'turn:complete', 'state:changed']);
+    expect(result.state.variables.zone).toBe('door');
   });
 
   it('within one event, rules fire before reactions', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_RULE_CHAIN_DEPTH } from './rules.ts';
 import type { WorldState } from './state.ts';
-import { dispatchEvents, runTurn, type TurnResult } from './turn.ts';
+import { dispatchEvents, runTurn, startSession, type TurnResult } from './turn.ts';
 import type { EngineRule, EngineRuleAction, EngineRuleTrigger, EngineWorld } from './world-types.ts';
 
 const NOW = '2026-05-01T12:00:00Z';
@@ -38,8 +38,8 @@ describe('every trigger type (table)', () => {
     ['ai-keyword: AI reply contains one', { type: 'ai-keyword', keywords: ['treasure'] }, null, 'look', 'You see treasure.', true],
     ['ai-keyword: not from the player', { type: 'ai-keyword', keywords: ['treasure'] }, null, 'treasure?', 'No.', false],
     ['every-turn', { type: 'every-turn' }, null, 'a', 'b', true],
-    ['session-start on the first message', { type: 'session-start' }, null, 'hi', 'hello', true],
-    ['session-start not later', { type: 'session-start' }, { turnCount: 3 }, 'hi', 'hello', false],
+    ['session-start on the first turn when startSession did not run', { type: 'session-start' }, null, 'hi', 'hello', true],
+    ['session-start not again once the session started', { type: 'session-start' }, { turnCount: 3, sessionStarted: true }, 'hi', 'hello', false],
     ['turn-count atTurn', { type: 'turn-count', atTurn: 4 }, { turnCount: 3 }, 'a', 'b', true],
     ['turn-count atTurn, other turn', { type: 'turn-count', atTurn: 4 }, { turnCount: 4 }, 'a', 'b', false],
     ['turn-count everyNTurns', { type: 'turn-count', everyNTurns: 3 }, { turnCount: 5 }, 'a', 'b', true],
@@ -64,6 +64,18 @@ describe('every trigger type (table)', () => {
     const result = play(worldWith([rule('r', trigger as EngineRuleTrigger)]), state as Partial<WorldState> | null, user, reply);
     expect(result.firedRules.map((fired) => fired.ruleId)).toEqual(fires ? ['r'] : []);
     expect(result.state.variables.score).toBe(fires ? 1 : 0);
+  });
+
+  it('startSession fires session-start rules so their effects reach the first prompt, and turn 1 does not repeat them', () => {
+    const world = worldWith([rule('opening', { type: 'session-start' }, [{ type: 'send-context', message: 'First scene.' }, { type: 'play-audio', trackId: 'fanfare' }])]);
+    const session = startSession(world, { now: NOW });
+    expect(session.firedRules.map((fired) => fired.ruleId)).toEqual(['opening']);
+    expect(session.pendingContext).toMatchObject([{ content: 'First scene.' }]);
+    expect(session.audioCommands).toMatchObject([{ action: 'play', trackId: 'fanfare' }]);
+    expect(session.state.sessionStarted).toBe(true);
+    const first = play(world, session.state, 'hi', 'hello');
+    expect(first.firedRules).toEqual([]);
+    expect(first.events.map((event) => event.type)).toEqual(['message:user', 'message:ai', 'turn:complete']);
   });
 
   it('action trigger fires when the interface executes that action', () => {
