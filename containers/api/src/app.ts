@@ -6,6 +6,7 @@ import { aiConnectionRoutes } from './accounts/ai-connection.ts';
 import { oauthRoutes } from './accounts/oauth.ts';
 import { personaRoutes } from './accounts/personas.ts';
 import { accountRoutes } from './accounts/routes.ts';
+import { billingRoutes } from './billing/routes.ts';
 import { gameDeliveryRoutes } from './games/delivery.ts';
 import { gameSaveRoutes } from './games/saves.ts';
 import { SESSION_COOKIE } from './accounts/sessions.ts';
@@ -51,6 +52,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   await oauthRoutes(app, ctx);
   await gameSaveRoutes(app, ctx);
   await worldRoutes(app, ctx);
+  await billingRoutes(app, ctx);
   await gameDeliveryRoutes(app, ctx.objects);
 
   if (ctx.config.mode === 'local') {

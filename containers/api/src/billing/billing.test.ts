@@ -1,0 +1,36 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasPostgres } from '../../../../tests/support/postgres.ts';
+import { hasRedis } from '../../../../tests/support/redis.ts';
+import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
+
+describe.runIf(hasPostgres && hasRedis)('billing routes', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(() => server?.stop());
+
+  const signUp = async (name: string) => {
+    const b = new Browser(server.url);
+    const r = await b.fetch('/api/auth/signup', { method: 'POST', json: { email: `${name}-${Date.now()}@example.com`, password: 'long enough pw' } });
+    return { b, id: ((await r.json()) as { account: { id: string } }).account.id };
+  };
+
+  it('free plan with no credits by default; preference saved; only administrators grant credits, each grant in the ledger', async () => {
+    const player = await signUp('payer');
+    expect(await (await player.b.fetch('/api/billing')).json()).toMatchObject({ plan: 'free', credits: 0, preference: 'private', ledger: [] });
+    expect(await (await player.b.fetch('/api/billing/preference', { method: 'PUT', json: { preference: 'mix' } })).json()).toMatchObject({ preference: 'mix' });
+    expect((await player.b.fetch('/api/billing/preference', { method: 'PUT', json: { preference: 'free-money' } })).status).toBe(400);
+
+    const denied = await player.b.fetch('/api/admin/credits', { method: 'POST', json: { accountId: player.id, amount: 100, reason: 'self' } });
+    expect(denied.status).toBe(403);
+    const admin = await signUp('admin');
+    await server.ctx.db.primary.query('update accounts set is_admin = true where id = $1', [admin.id]);
+    const granted = await admin.b.fetch('/api/admin/credits', { method: 'POST', json: { accountId: player.id, amount: 100, reason: 'welcome' } });
+    expect(await granted.json()).toEqual({ credits: 100 });
+    const after = (await (await player.b.fetch('/api/billing')).json()) as { credits: number; ledger: { kind: string; amount: number; detail: string }[] };
+    expect(after.credits).toBe(100);
+    expect(after.ledger).toEqual([expect.objectContaining({ kind: 'grant', amount: 100, balanceAfter: 100, detail: 'welcome' })]);
+    expect((await admin.b.fetch('/api/admin/credits', { method: 'POST', json: { accountId: player.id, amount: -5, reason: 'x' } })).status).toBe(400);
+  });
+});

@@ -1,0 +1,143 @@
+import { randomBytes } from 'node:crypto';
+import type { DbPool, Queryable } from '@yumina/db';
+
+/** One credit buys this many tokens (prompt + completion) on the official key. */
+export const TOKENS_PER_CREDIT = 1000;
+
+export const creditsFor = (tokens: number) => Math.max(1, Math.ceil(tokens / TOKENS_PER_CREDIT));
+
+export class InsufficientCreditsError extends Error {
+  readonly code = 'INSUFFICIENT_CREDITS';
+  readonly statusCode = 402;
+  constructor(
+    readonly needed: number,
+    readonly balance: number,
+  ) {
+    super(`This needs ${needed} credits and the balance is ${balance}. Add credits or use your own AI connection.`);
+  }
+}
+
+export interface ReserveRequest {
+  accountId: string;
+  model: string;
+  purpose: string;
+  estimatedTokensIn: number;
+  maxTokensOut: number;
+}
+
+export interface Usage {
+  tokensIn: number;
+  tokensOut: number;
+}
+
+async function ensureBillingAccount(db: Queryable, accountId: string): Promise<void> {
+  await db.query('insert into billing_accounts (account_id) values ($1) on conflict do nothing', [accountId]);
+}
+
+export async function balance(db: Queryable, accountId: string): Promise<{ plan: string; credits: number; preference: string }> {
+  const { rows } = await db.query<{ plan: string; credits: string; preference: string }>(
+    'select plan, credits, preference from billing_accounts where account_id = $1',
+    [accountId],
+  );
+  const r = rows[0];
+  return r ? { plan: r.plan, credits: Number(r.credits), preference: r.preference } : { plan: 'free', credits: 0, preference: 'private' };
+}
+
+/**
+ * Step 1, before any provider request: holds the most the call can cost, in one transaction.
+ * An insufficient balance throws (402) and nothing is held.
+ */
+export async function reserveCredits(db: DbPool, request: ReserveRequest): Promise<{ id: string; amount: number }> {
+  const amount = creditsFor(request.estimatedTokensIn + request.maxTokensOut);
+  const id = `res_${randomBytes(12).toString('base64url')}`;
+  return db.transaction(async (tx) => {
+    await ensureBillingAccount(tx, request.accountId);
+    const held = await tx.query<{ credits: string }>(
+      'update billing_accounts set credits = credits - $2, updated_at = now() where account_id = $1 and credits >= $2 returning credits',
+      [request.accountId, amount],
+    );
+    if (!held.rows[0]) {
+      const current = await balance(tx, request.accountId);
+      throw new InsufficientCreditsError(amount, current.credits);
+    }
+    await tx.query('insert into credit_reservations (id, account_id, amount, model, purpose) values ($1, $2, $3, $4, $5)', [
+      id,
+      request.accountId,
+      amount,
+      request.model,
+      request.purpose,
+    ]);
+    return { id, amount };
+  });
+}
+
+/**
+ * Step 2, after the call: charges the actual cost (never more than was held) and returns the
+ * rest, or returns everything when `usage` is null. Idempotent: a reservation is settled once,
+ * so a retried or duplicated settle (for example after a restart) never charges twice.
+ */
+export async function settleCredits(db: DbPool, reservationId: string, usage: Usage | null, detail = ''): Promise<{ charged: number } | null> {
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query<{ account_id: string; amount: string; status: string }>(
+      'select account_id, amount, status from credit_reservations where id = $1 for update',
+      [reservationId],
+    );
+    const r = rows[0];
+    if (!r || r.status !== 'reserved') return null;
+    const held = Number(r.amount);
+    const charged = usage ? Math.min(held, creditsFor(usage.tokensIn + usage.tokensOut)) : 0;
+    const after = await tx.query<{ credits: string }>(
+      'update billing_accounts set credits = credits + $2, updated_at = now() where account_id = $1 returning credits',
+      [r.account_id, held - charged],
+    );
+    await tx.query('update credit_reservations set status = $2, charged = $3, settled_at = now() where id = $1', [
+      reservationId,
+      usage ? 'settled' : 'released',
+      charged,
+    ]);
+    if (charged > 0) {
+      await tx.query(
+        'insert into credit_ledger (account_id, kind, amount, balance_after, reservation_id, detail) values ($1, $2, $3, $4, $5, $6)',
+        [r.account_id, 'charge', -charged, after.rows[0]!.credits, reservationId, detail],
+      );
+    }
+    return { charged };
+  });
+}
+
+/**
+ * Maintenance: a reservation left open past `olderThanMinutes` (its process died between the
+ * steps, so the usage is unknown) is settled at the amount held — charged once, never twice.
+ */
+export async function settleAbandonedReservations(db: DbPool, olderThanMinutes: number): Promise<number> {
+  const { rows } = await db.query<{ id: string; amount: string }>(
+    `select id, amount from credit_reservations where status = 'reserved' and created_at < now() - make_interval(mins => $1)`,
+    [olderThanMinutes],
+  );
+  let settled = 0;
+  for (const r of rows) {
+    const tokens = Number(r.amount) * TOKENS_PER_CREDIT;
+    if (await settleCredits(db, r.id, { tokensIn: tokens, tokensOut: 0 }, 'settled by maintenance: the call did not report back')) settled++;
+  }
+  return settled;
+}
+
+export async function grantCredits(db: DbPool, accountId: string, amount: number, grantedBy: string, detail: string): Promise<number> {
+  return db.transaction(async (tx) => {
+    await ensureBillingAccount(tx, accountId);
+    const { rows } = await tx.query<{ credits: string }>(
+      'update billing_accounts set credits = credits + $2, updated_at = now() where account_id = $1 returning credits',
+      [accountId, amount],
+    );
+    const after = Number(rows[0]!.credits);
+    await tx.query('insert into credit_ledger (account_id, kind, amount, balance_after, granted_by, detail) values ($1, $2, $3, $4, $5, $6)', [
+      accountId,
+      'grant',
+      amount,
+      after,
+      grantedBy,
+      detail,
+    ]);
+    return after;
+  });
+}
