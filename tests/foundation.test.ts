@@ -53,6 +53,13 @@ describe('configuration is validated at start', () => {
     expect(lines[0]).toMatch(/"abc"/);
   });
 
+  it('refuses a CPU profile above 180 seconds at start', () => {
+    const run = spawnSync(tsx, [main], { cwd: root, env: cleanEnv({ RUNTIME_CPU_PROFILE_SECONDS: '181' }), encoding: 'utf8', timeout: 30_000 });
+    expect(run.status).toBe(1);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr).toMatch(/RUNTIME_CPU_PROFILE_SECONDS.*at most 180/);
+  });
+
   it('refuses an out-of-range pool cap', () => {
     const run = spawnSync(tsx, [main], { cwd: root, env: cleanEnv({ DATABASE_POOL_MAX: '101' }), encoding: 'utf8', timeout: 30_000 });
     expect(run.status).toBe(1);

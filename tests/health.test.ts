@@ -1,6 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { RedisStore } from '@yumina/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parsePrometheus } from '../packages/telemetry/src/prometheus-parse.ts';
 import { buildApp } from '../containers/api/src/app.ts';
 import { contextFor } from './support/context.ts';
 import { createTestDatabase, hasPostgres, type TestDatabase } from './support/postgres.ts';
@@ -123,4 +124,28 @@ describe.runIf(hasPostgres && hasRedis)('GET /health and /health/live', () => {
     await noRedis.db.close();
     await redis.close();
   }, 20_000);
+
+  it('/metrics: 404 when METRICS_TOKEN is unset, 401 without the token, Prometheus text with it', async () => {
+    const off = await contextFor({ DATABASE_URL: database.url });
+    const offApp = await buildApp(off, { web: false });
+    expect((await offApp.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(404);
+    await offApp.close();
+    await off.db.close();
+
+    const token = 'metrics-token-0123456789';
+    const on = await contextFor({ DATABASE_URL: database.url, METRICS_TOKEN: token });
+    const app = await buildApp(on, { web: false });
+    await app.inject({ method: 'GET', url: '/health' }); // some query and request timing to report
+    expect((await app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(401);
+    expect((await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer wrong-token-0123456789' } })).statusCode).toBe(401);
+    const res = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${token}` } });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = res.body;
+    expect(() => parsePrometheus(text)).not.toThrow();
+    expect(text).toMatch(/# TYPE \S+ histogram/);
+    expect(text).toContain(on.identity.replicaId);
+    await app.close();
+    await on.db.close();
+  });
 });

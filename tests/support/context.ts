@@ -5,6 +5,7 @@ import { FolderObjectStore } from '@yumina/assets';
 import { loadConfig } from '@yumina/config';
 import { openDatabase, type QueryObserver } from '@yumina/db';
 import { MemoryStore, type Store } from '@yumina/store';
+import { createPinoSink, createTelemetry } from '@yumina/telemetry';
 import pino from 'pino';
 import { SecretBox } from '../../containers/api/src/accounts/secret-box.ts';
 import type { AppContext } from '../../containers/api/src/context.ts';
@@ -18,11 +19,13 @@ export async function contextFor(env: Record<string, string>, options: { store?:
   const dataDir = mkdtempSync(join(tmpdir(), 'yumina-ctx-'));
   const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: dataDir, APP_MODE: 'container', ...env });
   const identity = replicaIdentity(config);
+  const log = pino({ level: 'silent' });
   return {
+    telemetry: createTelemetry({ identity, sink: createPinoSink(log) }),
     config,
     db: await openDatabase(config, options.observer),
     store: options.store ?? new MemoryStore(),
-    log: pino({ level: 'silent' }),
+    log,
     identity,
     secrets: new SecretBox(Buffer.alloc(32, 7)),
     objects: new FolderObjectStore(join(dataDir, 'objects')),

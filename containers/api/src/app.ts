@@ -40,7 +40,11 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     app.server.once('close', () => clearInterval(sweep));
     done();
   });
-  installErrorHandling(app, { notFound: web ? webNotFound(ctx.config.webDist) : undefined });
+  installErrorHandling(app, {
+    notFound: web ? webNotFound(ctx.config.webDist) : undefined,
+    onServerError: (err, request) => ctx.telemetry.captureError(err, `${request.method} ${request.routeOptions.url ?? 'unmatched'}`),
+  });
+  app.addHook('onResponse', ctx.telemetry.onResponse);
   await app.register(fastifyCookie);
   app.addHook('preHandler', crossSiteGuard({ cookieName: SESSION_COOKIE, allowedOrigins: [ctx.config.publicOrigin] }));
 

@@ -2,6 +2,7 @@ import type { ObjectStore } from '@yumina/assets';
 import type { Config } from '@yumina/config';
 import type { Database } from '@yumina/db';
 import type { Store } from '@yumina/store';
+import type { Telemetry } from '@yumina/telemetry';
 import type pino from 'pino';
 import type { SecretBox } from './accounts/secret-box.ts';
 import type { ReplicaIdentity } from './logger.ts';
@@ -13,6 +14,8 @@ export interface AppContext {
   store: Store;
   log: pino.Logger;
   identity: ReplicaIdentity;
+  /** Runtime samples, query and request timing, captured errors; Prometheus text for /metrics. */
+  telemetry: Telemetry;
   /** Encrypts private AI keys at rest. */
   secrets: SecretBox;
   /** Game builds (and later world assets): S3 in production, a folder locally. */

@@ -1,5 +1,7 @@
 import { withHealthProbeDeadline } from '@yumina/db';
 import { createProbe, liveness, type Probe, readiness } from '@yumina/health';
+import { timingSafeEqual } from 'node:crypto';
+import { PROMETHEUS_CONTENT_TYPE } from '@yumina/telemetry';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from './context.ts';
 
@@ -29,6 +31,18 @@ export async function healthRoutes(app: FastifyInstance, ctx: AppContext): Promi
   app.get('/health', async (_request, reply) => {
     const answer = await readiness(probes, { required: ['primary'], replica, version: ctx.config.version, uptimeSeconds });
     return reply.code(answer.statusCode).headers(answer.headers).send(answer.body);
+  });
+
+  /** Prometheus text of this replica's figures: 404 unless METRICS_TOKEN is set, then only with that bearer token. */
+  app.get('/metrics', async (request, reply) => {
+    const token = ctx.config.telemetry.metricsToken;
+    if (!token) return reply.code(404).send({ error: { code: 'NOT_FOUND', message: 'No route for GET /metrics' } });
+    const given = Buffer.from(/^Bearer (.+)$/i.exec(request.headers.authorization ?? '')?.[1] ?? '');
+    const expected = Buffer.from(token);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      return reply.code(401).header('www-authenticate', 'Bearer').send({ error: { code: 'UNAUTHENTICATED', message: 'A valid metrics token is required.' } });
+    }
+    return reply.header('cache-control', 'no-store').type(PROMETHEUS_CONTENT_TYPE).send(ctx.telemetry.renderPrometheus());
   });
 
   // Touches nothing but this process: no database, store, auth or AI provider.

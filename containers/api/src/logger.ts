@@ -1,23 +1,12 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { Config } from '@yumina/config';
+import { createIdentity, type ReplicaIdentity } from '@yumina/telemetry';
 import pino from 'pino';
 
-export interface ReplicaIdentity {
-  region: string;
-  replicaId: string;
-  deploymentId: string;
-  /** Fresh for every process start. */
-  bootId: string;
-}
+export type { ReplicaIdentity };
 
+/** Region, replica id, deployment id and this process's boot id: on every log line and telemetry record. */
 export function replicaIdentity(config: Config): ReplicaIdentity {
-  return {
-    region: config.identity.region,
-    replicaId: config.identity.replicaId ?? `${hostname()}-${process.pid}`,
-    deploymentId: config.identity.deploymentId,
-    bootId: randomUUID(),
-  };
+  return createIdentity(config.identity);
 }
 
 /** pino JSON lines tagged with the replica identity. */

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Config } from '@yumina/config';
-import { openDatabase, runMigrations } from '@yumina/db';
+import { openDatabase, type PoolPressure, runMigrations } from '@yumina/db';
+import { createPinoSink, createTelemetry, startCpuProfile } from '@yumina/telemetry';
 import { openStore } from '@yumina/store';
 import type { FastifyInstance } from 'fastify';
 import type pino from 'pino';
@@ -28,7 +29,16 @@ export interface StartOptions extends BuildOptions {
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const identity = replicaIdentity(config);
   const log = createLogger(config, identity, options.logDestination);
-  const db = await openDatabase(config);
+  let pools: () => PoolPressure[] = () => [];
+  const telemetry = createTelemetry({
+    identity,
+    sink: createPinoSink(log),
+    slowQueryMs: config.database.slowQueryMs,
+    poolStats: () => pools(),
+    logRequests: config.logLevel === 'debug' || config.logLevel === 'trace',
+  });
+  const db = await openDatabase(config, { query: (pool, ms, ok) => telemetry.recordQuery(pool, ms, ok) });
+  pools = () => db.pressure();
   log.info(
     { type: 'startup', database: db.kind, store: config.store.redisUrl ? 'redis' : 'memory' },
     db.kind === 'embedded'
@@ -50,12 +60,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   }
   const secrets = loadSecretBox(config.auth.secretsKey, config.dataDir);
   const objects = openObjectStore(config);
-  const ctx: AppContext = { config, db, store, log, identity, secrets, objects, startedAt: Date.now() };
+  const ctx: AppContext = { config, db, store, log, identity, telemetry, secrets, objects, startedAt: Date.now() };
   if (config.mode === 'local') await publishDemoGame(objects, log);
   const app = await buildApp(ctx, options);
   const address = await app.listen({ port: config.port, host: config.host });
   log.info({ type: 'startup', address }, `Listening on ${address}`);
   const maintenance = startMaintenance(ctx);
+  telemetry.start();
+  const profiling = new AbortController();
+  if (config.telemetry.cpuProfileSeconds > 0) {
+    void startCpuProfile(config.telemetry.cpuProfileSeconds, createPinoSink(log), { identity, signal: profiling.signal });
+  }
   let closing: Promise<void> | undefined;
   return {
     app,
@@ -64,6 +79,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     close() {
       closing ??= (async () => {
         await app.close(); // stops accepting, waits for in-flight requests
+        profiling.abort();
+        telemetry.stop();
         await maintenance.stop();
         await ctx.store.close();
         await db.close();

@@ -114,6 +114,15 @@ export const envSchema = z.object({
   REPLICA_ID: z.string().trim().optional(),
   DEPLOYMENT_ID: text('dev'),
   SHUTDOWN_GRACE_MS: int(0, 600_000, 10_000),
+  RUNTIME_CPU_PROFILE_SECONDS: z
+    .string()
+    .trim()
+    .regex(/^\d+$/, 'must be a whole number of seconds')
+    .transform(Number)
+    .pipe(z.number().int().max(180, 'must be at most 180 seconds (0 turns the CPU profile off)'))
+    .optional()
+    .transform((v) => v ?? 0),
+  METRICS_TOKEN: z.string().trim().min(16, 'must be at least 16 characters').optional(),
   SECRETS_KEY: z
     .string()
     .trim()
@@ -147,6 +156,12 @@ export interface Config {
     slowQueryMs: number;
   };
   store: { redisUrl: string | undefined; prefix: string };
+  telemetry: {
+    /** One-shot CPU profile of this process at start, in seconds (0 = off, at most 180). */
+    cpuProfileSeconds: number;
+    /** GET /metrics is served only when set, and only with this bearer token. */
+    metricsToken: string | undefined;
+  };
   /** S3 bucket of game builds; unset: a folder under dataDir (objects/). */
   gamesBucket: string | undefined;
   maintenance: {
@@ -216,6 +231,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     store: { redisUrl: e.REDIS_URL, prefix: e.REDIS_KEY_PREFIX },
     gamesBucket: e.GAMES_BUCKET,
+    telemetry: { cpuProfileSeconds: e.RUNTIME_CPU_PROFILE_SECONDS, metricsToken: e.METRICS_TOKEN },
     maintenance: { periodMs: e.MAINTENANCE_PERIOD_MS, leaseTtlMs: e.LEADER_LEASE_TTL_MS },
     identity: { region: e.REGION, replicaId: e.REPLICA_ID, deploymentId: e.DEPLOYMENT_ID },
     auth: {

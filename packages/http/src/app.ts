@@ -15,11 +15,18 @@ import { HttpError, toAnswer } from './errors.ts';
  */
 export function installErrorHandling(
   app: FastifyInstance,
-  options: { notFound?: (request: FastifyRequest, reply: FastifyReply) => unknown } = {},
+  options: {
+    notFound?: (request: FastifyRequest, reply: FastifyReply) => unknown;
+    /** Called with every 5xx error (telemetry's captured errors). Must not throw. */
+    onServerError?: (err: unknown, request: FastifyRequest) => void;
+  } = {},
 ): void {
   app.setErrorHandler((err, request, reply) => {
     const answer = toAnswer(err);
-    if (answer.status >= 500) request.log.error({ err, type: 'error' }, 'request failed');
+    if (answer.status >= 500) {
+      request.log.error({ err, type: 'error' }, 'request failed');
+      options.onServerError?.(err, request);
+    }
     else request.log.info({ code: (err as { code?: string }).code, status: answer.status }, 'request refused');
     reply.code(answer.status).headers(answer.headers).send(answer.body);
   });

@@ -1,0 +1,264 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A scriptable OpenAI-compatible provider on loopback (port 0) for tests. It speaks the real wire
+ * protocol: `POST /v1/chat/completions` (JSON, or SSE when the request says `stream: true`) and
+ * `GET /v1/models`. Tests queue replies (or set a handler) and read back every request received.
+ */
+
+export interface FakeUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+export type FakeReply =
+  /** A normal completion; streamed when the request asked for a stream (content split into `chunks`). */
+  | { kind: 'completion'; content: string; usage?: FakeUsage | null; finishReason?: string; model?: string; chunks?: number; chunkDelayMs?: number; refusal?: string }
+  /** Any HTTP error with a JSON (or raw text) body. */
+  | { kind: 'error'; status: number; body: unknown }
+  /** An SSE stream that sends an error event after some content (as OpenRouter does mid-stream). */
+  | { kind: 'stream-error'; content: string; error: { message: string; code?: number | string } }
+  /** Hangs without answering until the client goes away. */
+  | { kind: 'hang' };
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingMessage['headers'];
+  body: Record<string, unknown> | null;
+  /** True when the client closed the connection before the reply finished. */
+  aborted: boolean;
+}
+
+export interface FakeModel {
+  id: string;
+  name?: string;
+  context_length?: number;
+  owned_by?: string;
+}
+
+export interface FakeOpenAiOptions {
+  /** Bearer key to require (401 otherwise); null accepts any request. */
+  apiKey?: string | null;
+  models?: FakeModel[];
+}
+
+export interface FakeOpenAi {
+  /** Base URL including `/v1`, as stored for a private connection. */
+  url: string;
+  requests: RecordedRequest[];
+  /** Chat-completion requests only. */
+  readonly completions: RecordedRequest[];
+  /** Queues replies used in order by the next chat-completion requests. */
+  enqueue(...replies: FakeReply[]): void;
+  /** Decides replies for requests when the queue is empty (default: a short completion echoing the model). */
+  setHandler(handler: (body: Record<string, unknown>) => FakeReply): void;
+  models: FakeModel[];
+  /** Forgets queued replies and recorded requests (between tests). */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+const UNAUTHORIZED_BODY = { error: { message: 'Incorrect API key provided: sk-***.', type: 'invalid_request_error', code: 'invalid_api_key' } };
+const MALFORMED_BODY = { error: { message: "Invalid value for 'messages': expected an array.", type: 'invalid_request_error', param: 'messages', code: null } };
+
+/** Canned replies for the cases the summary fallback distinguishes. */
+export const fakeReplies = {
+  completion: (content: string, usage: FakeUsage = { prompt_tokens: 42, completion_tokens: 7 }, extra: Partial<Extract<FakeReply, { kind: 'completion' }>> = {}): FakeReply => ({
+    kind: 'completion',
+    content,
+    usage,
+    ...extra,
+  }),
+  /** OpenRouter's answer when a model that must reason is asked not to. */
+  reasoningRequired: (): FakeReply => ({
+    kind: 'error',
+    status: 400,
+    body: { error: { message: 'Reasoning is mandatory for this endpoint and cannot be disabled.', code: 400, metadata: { provider_name: 'Chutes' } } },
+  }),
+  /** A structured refusal on a 200 (OpenAI's `message.refusal`). */
+  refusal: (text = "I'm sorry, but I can't help with that request."): FakeReply => ({
+    kind: 'completion',
+    content: '',
+    refusal: text,
+    finishReason: 'stop',
+    usage: { prompt_tokens: 40, completion_tokens: 11 },
+  }),
+  /** A moderation refusal as an error body (OpenRouter answers 403 with a moderation error). */
+  moderationRefusal: (): FakeReply => ({
+    kind: 'error',
+    status: 403,
+    body: { error: { message: 'Input was flagged by content moderation', code: 403, metadata: { reasons: ['violence'], flagged_input: '...' } } },
+  }),
+  unauthorized: (): FakeReply => ({ kind: 'error', status: 401, body: UNAUTHORIZED_BODY }),
+  malformed: (): FakeReply => ({ kind: 'error', status: 400, body: MALFORMED_BODY }),
+  rateLimited: (): FakeReply => ({ kind: 'error', status: 429, body: { error: { message: 'Rate limit exceeded', code: 429 } } }),
+  serverError: (): FakeReply => ({ kind: 'error', status: 502, body: { error: { message: 'Upstream provider error', code: 502 } } }),
+  slowStream: (content: string, chunkDelayMs: number, chunks = content.length): FakeReply => ({
+    kind: 'completion',
+    content,
+    chunks,
+    chunkDelayMs,
+    usage: { prompt_tokens: 10, completion_tokens: chunks },
+  }),
+};
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json' });
+  res.end(text);
+}
+
+function split(text: string, parts: number): string[] {
+  if (parts <= 1 || text.length <= 1) return [text];
+  const chars = [...text];
+  const size = Math.ceil(chars.length / parts);
+  const out: string[] = [];
+  for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(''));
+  return out;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> {
+  const requests: RecordedRequest[] = [];
+  const queue: FakeReply[] = [];
+  let handler: (body: Record<string, unknown>) => FakeReply = (body) => fakeReplies.completion(`echo from ${String(body.model)}`);
+  let counter = 0;
+  const open = new Set<ServerResponse>();
+
+  async function completion(res: ServerResponse, record: RecordedRequest): Promise<void> {
+    const body = record.body;
+    if (!body || !Array.isArray(body.messages) || typeof body.model !== 'string') {
+      sendJson(res, 400, MALFORMED_BODY);
+      return;
+    }
+    const reply = queue.shift() ?? handler(body);
+    const id = `chatcmpl-fake-${++counter}`;
+    const created = Math.floor(Date.now() / 1000);
+    if (reply.kind === 'hang') return; // the client's deadline or abort ends it
+    if (reply.kind === 'error') {
+      sendJson(res, reply.status, reply.body);
+      return;
+    }
+    const stream = body.stream === true;
+    if (reply.kind === 'stream-error') {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta: { role: 'assistant', content: reply.content }, finish_reason: null }] })}\n\n`);
+      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, error: reply.error, choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error' }] })}\n\n`);
+      res.end();
+      return;
+    }
+    const model = reply.model ?? (body.model as string);
+    const usage = reply.usage === null ? undefined : (reply.usage ?? { prompt_tokens: 42, completion_tokens: 7 });
+    const usageBody = usage ? { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } : undefined;
+    const finishReason = reply.finishReason ?? 'stop';
+    if (!stream) {
+      const message: Record<string, unknown> = { role: 'assistant', content: reply.refusal ? null : reply.content };
+      if (reply.refusal) message.refusal = reply.refusal;
+      sendJson(res, 200, {
+        id,
+        object: 'chat.completion',
+        created,
+        model,
+        choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason }],
+        ...(usageBody ? { usage: usageBody } : {}),
+      });
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    res.flushHeaders();
+    const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) =>
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...extra })}\n\n`;
+    res.write(': OPENROUTER PROCESSING\n\n');
+    res.write(chunk({ role: 'assistant', content: '' }, null));
+    if (reply.refusal) res.write(chunk({ refusal: reply.refusal }, null));
+    for (const piece of reply.refusal ? [] : split(reply.content, reply.chunks ?? 3)) {
+      if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
+      if (record.aborted || res.destroyed) return;
+      res.write(chunk({ content: piece }, null));
+    }
+    res.write(chunk({}, finishReason));
+    const options = body.stream_options as { include_usage?: boolean } | undefined;
+    if (usageBody && options?.include_usage) {
+      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageBody })}\n\n`);
+    }
+    res.end('data: [DONE]\n\n');
+  }
+
+  const models: FakeModel[] = options.models ?? [
+    { id: 'openai/gpt-4o-mini', name: 'GPT-4o mini', context_length: 128_000, owned_by: 'openai' },
+    { id: 'deepseek/deepseek-r1:free', name: 'DeepSeek R1 (free)', context_length: 163_840, owned_by: 'deepseek' },
+  ];
+
+  const server: Server = createServer(async (req, res) => {
+    open.add(res);
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const raw = await readBody(req);
+    let body: Record<string, unknown> | null = null;
+    try {
+      body = raw ? (JSON.parse(raw) as Record<string, unknown>) : null;
+    } catch {
+      body = null;
+    }
+    const record: RecordedRequest = { method: req.method ?? 'GET', path: url.pathname, headers: req.headers, body, aborted: false };
+    requests.push(record);
+    res.on('close', () => {
+      open.delete(res);
+      if (!res.writableFinished) record.aborted = true;
+    });
+    if (options.apiKey !== undefined && options.apiKey !== null && req.headers.authorization !== `Bearer ${options.apiKey}`) {
+      sendJson(res, 401, UNAUTHORIZED_BODY);
+      return;
+    }
+    if (req.method === 'GET' && url.pathname === '/v1/models') {
+      sendJson(res, 200, { object: 'list', data: fake.models.map((m) => ({ object: 'model', created: 1_700_000_000, owned_by: 'fake', ...m })) });
+      return;
+    }
+    if (req.method === 'POST' && url.pathname === '/v1/chat/completions') {
+      if (raw && body === null) {
+        sendJson(res, 400, { error: { message: 'We could not parse the JSON body of your request.', type: 'invalid_request_error' } });
+        return;
+      }
+      await completion(res, record);
+      return;
+    }
+    sendJson(res, 404, { error: { message: `Unknown route ${req.method} ${url.pathname}` } });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  const fake: FakeOpenAi = {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    get completions() {
+      return requests.filter((r) => r.path === '/v1/chat/completions');
+    },
+    enqueue: (...replies) => queue.push(...replies),
+    setHandler: (h) => {
+      handler = h;
+    },
+    models,
+    reset: () => {
+      queue.length = 0;
+      requests.length = 0;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const res of open) res.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  return fake;
+}
