@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FolderObjectStore } from '@yumina/assets';
 import { loadConfig } from '@yumina/config';
+import { loadOrCreateSigningKeys } from '@yumina/identity';
 import { openDatabase, type QueryObserver } from '@yumina/db';
 import { MemoryStore, type Store } from '@yumina/store';
 import { createPinoSink, createTelemetry } from '@yumina/telemetry';
@@ -29,6 +30,7 @@ export async function contextFor(env: Record<string, string>, options: { store?:
     identity,
     secrets: new SecretBox(Buffer.alloc(32, 7)),
     objects: new FolderObjectStore(join(dataDir, 'objects')),
+    partners: { registry: new Map(), keys: await loadOrCreateSigningKeys(dataDir) },
     startedAt: Date.now(),
   };
 }

@@ -1,4 +1,7 @@
 import fastifyCookie from '@fastify/cookie';
+import { jwksPlugin } from '@yumina/fn-jwks';
+import { partnerConfigPlugin } from '@yumina/fn-partner-config';
+import { partnerTokenPlugin } from '@yumina/fn-partner-token';
 import worldValidate from '@yumina/fn-world-validate';
 import { crossSiteGuard, installErrorHandling } from '@yumina/http';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
@@ -6,7 +9,10 @@ import { aiConnectionRoutes } from './accounts/ai-connection.ts';
 import { oauthRoutes } from './accounts/oauth.ts';
 import { personaRoutes } from './accounts/personas.ts';
 import { accountRoutes } from './accounts/routes.ts';
+import { landingRoutes } from './partners/landing.ts';
+import { partnerTokenOptions } from './partners/token.ts';
 import { billingRoutes } from './billing/routes.ts';
+import { companionRoutes } from './companion/routes.ts';
 import { gameDeliveryRoutes } from './games/delivery.ts';
 import { gameSaveRoutes } from './games/saves.ts';
 import { SESSION_COOKIE } from './accounts/sessions.ts';
@@ -14,6 +20,8 @@ import type { AppContext } from './context.ts';
 import { healthRoutes } from './health.ts';
 import { serveWeb, webNotFound } from './web.ts';
 import { worldRoutes } from './worlds/routes.ts';
+import { studioRoutes } from './studio/routes.ts';
+import { updateRoutes } from './updates/routes.ts';
 
 export interface BuildOptions {
   /** Serve the built web app (local mode). Off in tests that only need the API. */
@@ -55,13 +63,23 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   await personaRoutes(app, ctx);
   await oauthRoutes(app, ctx);
   await gameSaveRoutes(app, ctx);
+  await companionRoutes(app, ctx);
   await worldRoutes(app, ctx);
+  await studioRoutes(app, ctx);
+  await updateRoutes(app, ctx);
   await billingRoutes(app, ctx);
   await gameDeliveryRoutes(app, ctx.objects);
 
   if (ctx.config.mode === 'local') {
+    // In local mode this process also serves every function; in production they are Lambdas.
     await app.register(worldValidate, {});
+    await app.register(partnerConfigPlugin, { partners: ctx.partners.registry });
+    await app.register(jwksPlugin, { keys: ctx.partners.keys });
+    await app.register(partnerTokenPlugin, partnerTokenOptions(ctx));
   }
-  if (web) await serveWeb(app, ctx.config.webDist);
+  if (web) {
+    await serveWeb(app, ctx.config.webDist);
+    await landingRoutes(app, ctx.partners.registry, ctx.config.webDist);
+  }
   return app;
 }

@@ -5,6 +5,7 @@ import type { Store } from '@yumina/store';
 import type { Telemetry } from '@yumina/telemetry';
 import type pino from 'pino';
 import type { SecretBox } from './accounts/secret-box.ts';
+import type { Partners } from './partners/setup.ts';
 import type { ReplicaIdentity } from './logger.ts';
 
 /** What every container route receives: one config, one database, one store, one logger. */
@@ -20,5 +21,7 @@ export interface AppContext {
   secrets: SecretBox;
   /** Game builds (and later world assets): S3 in production, a folder locally. */
   objects: ObjectStore;
+  /** Partner games and the identity-token signing keys. */
+  partners: Partners;
   startedAt: number;
 }

@@ -9,6 +9,8 @@ import { loadSecretBox } from './accounts/secret-box.ts';
 import { buildApp, type BuildOptions } from './app.ts';
 import { openObjectStore, publishDemoGame } from './games/demo.ts';
 import { startMaintenance } from './maintenance.ts';
+import { startDemoPartner } from './partners/demo-partner.ts';
+import { loadKeys, loadRegistry, type Partners } from './partners/setup.ts';
 import type { AppContext } from './context.ts';
 import { createLogger, replicaIdentity } from './logger.ts';
 import { repoRoot } from './web.ts';
@@ -60,7 +62,22 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   }
   const secrets = loadSecretBox(config.auth.secretsKey, config.dataDir);
   const objects = openObjectStore(config);
-  const ctx: AppContext = { config, db, store, log, identity, telemetry, secrets, objects, startedAt: Date.now() };
+  // The demo partner (local mode, no PARTNERS configured) listens first: its origin is part of the partner config.
+  let registry: Partners['registry'] = new Map();
+  const demo =
+    config.mode === 'local' && !config.partners.json
+      ? await startDemoPartner({
+          webDist: config.webDist,
+          host: '127.0.0.1',
+          port: config.partners.demoPort,
+          platformOrigin: config.publicOrigin,
+          partners: () => registry,
+        })
+      : undefined;
+  registry = loadRegistry(config, demo?.origin);
+  const partners: Partners = { registry, keys: await loadKeys(config) };
+  if (demo) log.info({ type: 'startup', demoPartner: demo.origin }, `Demo partner game at ${demo.origin}; open ${config.publicOrigin}/demo`);
+  const ctx: AppContext = { config, db, store, log, identity, telemetry, secrets, objects, partners, startedAt: Date.now() };
   if (config.mode === 'local') await publishDemoGame(objects, log);
   const app = await buildApp(ctx, options);
   const address = await app.listen({ port: config.port, host: config.host });
@@ -79,6 +96,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     close() {
       closing ??= (async () => {
         await app.close(); // stops accepting, waits for in-flight requests
+        await demo?.app.close();
         profiling.abort();
         telemetry.stop();
         await maintenance.stop();

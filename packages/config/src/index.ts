@@ -123,6 +123,12 @@ export const envSchema = z.object({
     .optional()
     .transform((v) => v ?? 0),
   METRICS_TOKEN: z.string().trim().min(16, 'must be at least 16 characters').optional(),
+  PARTNERS: z.string().trim().min(2).optional(),
+  IDENTITY_SIGNING_KEY: z.string().trim().min(1).optional(),
+  IDENTITY_SIGNING_KEY_NEXT: z.string().trim().min(1).optional(),
+  IDENTITY_SIGNING_KEY_PREVIOUS: z.string().trim().min(1).optional(),
+  PARTNER_TOKEN_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 30),
+  DEMO_PARTNER_PORT: int(0, 65535, -1),
   SECRETS_KEY: z
     .string()
     .trim()
@@ -161,6 +167,15 @@ export interface Config {
     cpuProfileSeconds: number;
     /** GET /metrics is served only when set, and only with this bearer token. */
     metricsToken: string | undefined;
+  };
+  partners: {
+    /** JSON partner list (packages/identity parsePartners); unset: the demo partner on a second loopback port. */
+    json: string | undefined;
+    /** PEM or JWK strings; unset: a key generated once under dataDir. */
+    signingKey: { current: string; next: string | undefined; previous: string | undefined } | undefined;
+    tokenRateLimitPerMinute: number;
+    /** Port of the demo partner client (local mode with no PARTNERS); default PORT + 1 (0 = any free port). */
+    demoPort: number;
   };
   /** S3 bucket of game builds; unset: a folder under dataDir (objects/). */
   gamesBucket: string | undefined;
@@ -231,6 +246,14 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     store: { redisUrl: e.REDIS_URL, prefix: e.REDIS_KEY_PREFIX },
     gamesBucket: e.GAMES_BUCKET,
+    partners: {
+      json: e.PARTNERS,
+      signingKey: e.IDENTITY_SIGNING_KEY
+        ? { current: e.IDENTITY_SIGNING_KEY, next: e.IDENTITY_SIGNING_KEY_NEXT, previous: e.IDENTITY_SIGNING_KEY_PREVIOUS }
+        : undefined,
+      tokenRateLimitPerMinute: e.PARTNER_TOKEN_RATE_LIMIT_PER_MINUTE,
+      demoPort: e.DEMO_PARTNER_PORT >= 0 ? e.DEMO_PARTNER_PORT : e.PORT === 0 ? 0 : e.PORT + 1,
+    },
     telemetry: { cpuProfileSeconds: e.RUNTIME_CPU_PROFILE_SECONDS, metricsToken: e.METRICS_TOKEN },
     maintenance: { periodMs: e.MAINTENANCE_PERIOD_MS, leaseTtlMs: e.LEADER_LEASE_TTL_MS },
     identity: { region: e.REGION, replicaId: e.REPLICA_ID, deploymentId: e.DEPLOYMENT_ID },

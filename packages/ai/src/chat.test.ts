@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { fakeReplies, type FakeOpenAi, startFakeOpenAi } from '../../../tests/support/fake-openai.ts';
+import { collectStream, completeChat, listModels, type ProviderEndpoint, streamChat } from './chat.ts';
+import {
+  AiAbortedError,
+  AiAuthError,
+  AiBadRequestError,
+  AiContentRefusalError,
+  AiNetworkError,
+  AiRateLimitError,
+  AiReasoningRequiredError,
+  AiTimeoutError,
+  AiUpstreamError,
+} from './errors.ts';
+
+let fake: FakeOpenAi;
+let endpoint: ProviderEndpoint;
+const request = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user' as const, content: 'Hello there' }], maxTokens: 50 };
+
+beforeAll(async () => {
+  fake = await startFakeOpenAi({ apiKey: 'sk-test' });
+  endpoint = { baseUrl: fake.url, apiKey: 'sk-test' };
+});
+afterAll(() => fake.close());
+beforeEach(() => fake.reset());
+
+describe('non-streaming completions', () => {
+  it('sends the request with the key and returns content, model and usage', async () => {
+    fake.enqueue(fakeReplies.completion('General Kenobi.', { prompt_tokens: 12, completion_tokens: 4 }, { model: 'openai/gpt-4o-mini-2024-07-18' }));
+    const result = await completeChat(endpoint, { ...request, temperature: 0.2, reasoning: false });
+    expect(result).toMatchObject({
+      content: 'General Kenobi.',
+      model: 'openai/gpt-4o-mini',
+      providerModel: 'openai/gpt-4o-mini-2024-07-18',
+      finishReason: 'stop',
+      refusal: null,
+      usage: { tokensIn: 12, tokensOut: 4 },
+    });
+    const [sent] = fake.completions;
+    expect(sent!.headers.authorization).toBe('Bearer sk-test');
+    expect(sent!.body).toEqual({ model: request.model, messages: request.messages, max_tokens: 50, temperature: 0.2, reasoning: { enabled: false } });
+  });
+
+  it('returns usage null when the provider reports none, and a structured refusal as such', async () => {
+    fake.enqueue(fakeReplies.completion('ok', undefined, { usage: null }), fakeReplies.refusal('No.'));
+    expect((await completeChat(endpoint, request)).usage).toBeNull();
+    expect(await completeChat(endpoint, request)).toMatchObject({ content: '', refusal: 'No.' });
+  });
+
+  it.each([
+    ['reasoning required 400', fakeReplies.reasoningRequired(), AiReasoningRequiredError, 400, 'AI_REASONING_REQUIRED'],
+    ['malformed 400', fakeReplies.malformed(), AiBadRequestError, 400, 'AI_PROVIDER_BAD_REQUEST'],
+    ['401', fakeReplies.unauthorized(), AiAuthError, 401, 'AI_PROVIDER_AUTH'],
+    ['moderation 403', fakeReplies.moderationRefusal(), AiContentRefusalError, 403, 'AI_CONTENT_REFUSAL'],
+    ['429', fakeReplies.rateLimited(), AiRateLimitError, 429, 'AI_PROVIDER_RATE_LIMITED'],
+    ['502', fakeReplies.serverError(), AiUpstreamError, 502, 'AI_PROVIDER_UPSTREAM'],
+  ] as const)('maps a %s to a typed error keeping status and body', async (_name, reply, type, status, code) => {
+    fake.enqueue(reply);
+    const err = await completeChat(endpoint, request).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(type);
+    expect(err).toMatchObject({ status, code, body: (reply as { body: unknown }).body, model: request.model });
+    expect((err as { bodyText: string }).bodyText).toBe(JSON.stringify((reply as { body: unknown }).body));
+  });
+
+  it('rejects a wrong key with the provider 401', async () => {
+    const err = await completeChat({ ...endpoint, apiKey: 'sk-wrong' }, request).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AiAuthError);
+  });
+
+  it('enforces its deadline with a typed timeout error', async () => {
+    fake.enqueue({ kind: 'hang' });
+    const started = Date.now();
+    const err = await completeChat(endpoint, request, { timeoutMs: 150 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AiTimeoutError);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('reports an unreachable provider as a network error', async () => {
+    const err = await completeChat({ baseUrl: 'http://127.0.0.1:1/v1', apiKey: null }, request).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AiNetworkError);
+  });
+});
+
+describe('streaming completions', () => {
+  it('streams deltas over SSE and ends with the whole result and usage', async () => {
+    fake.enqueue(fakeReplies.completion('The quick brown fox jumps.', { prompt_tokens: 20, completion_tokens: 6 }, { chunks: 4 }));
+    const deltas: string[] = [];
+    const result = await collectStream(streamChat(endpoint, request), (t) => deltas.push(t));
+    expect(deltas.length).toBe(4);
+    expect(deltas.join('')).toBe('The quick brown fox jumps.');
+    expect(result).toMatchObject({ content: 'The quick brown fox jumps.', finishReason: 'stop', usage: { tokensIn: 20, tokensOut: 6 } });
+    expect(fake.completions[0]!.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+  });
+
+  it('stops a slow stream when the caller aborts, and the provider sees the connection close', async () => {
+    fake.enqueue(fakeReplies.slowStream('abcdefghijklmnopqrstuvwxyz', 40));
+    const controller = new AbortController();
+    const deltas: string[] = [];
+    const err = await collectStream(streamChat(endpoint, request, { signal: controller.signal }), (t) => {
+      deltas.push(t);
+      if (deltas.length === 3) controller.abort();
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AiAbortedError);
+    expect(deltas.length).toBe(3);
+    await expect.poll(() => fake.completions[0]!.aborted, { timeout: 2000 }).toBe(true);
+  });
+
+  it('applies the deadline to the streamed body too', async () => {
+    fake.enqueue(fakeReplies.slowStream('abcdefghijklmnopqrstuvwxyz', 50));
+    const err = await collectStream(streamChat(endpoint, request, { timeoutMs: 200 })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AiTimeoutError);
+  });
+
+  it('closes the request when the consumer stops reading early', async () => {
+    fake.enqueue(fakeReplies.slowStream('abcdefghijklmnopqrstuvwxyz', 30));
+    for await (const event of streamChat(endpoint, request)) {
+      if (event.type === 'delta') break;
+    }
+    await expect.poll(() => fake.completions[0]!.aborted, { timeout: 2000 }).toBe(true);
+  });
+
+  it('surfaces an error event inside the stream as a typed upstream error', async () => {
+    fake.enqueue({ kind: 'stream-error', content: 'partial', error: { message: 'Provider disconnected', code: 502 } });
+    const err = await collectStream(streamChat(endpoint, request)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AiUpstreamError);
+    expect(err).toMatchObject({ status: 502, providerMessage: 'Provider disconnected' });
+  });
+
+  it('fails a streaming request with the same typed errors before the stream starts', async () => {
+    fake.enqueue(fakeReplies.reasoningRequired());
+    const err = await collectStream(streamChat(endpoint, request)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AiReasoningRequiredError);
+  });
+});
+
+describe('model list', () => {
+  it('lists models from /v1/models', async () => {
+    const models = await listModels(endpoint);
+    expect(models).toEqual([
+      { id: 'openai/gpt-4o-mini', name: 'GPT-4o mini', contextLength: 128_000, ownedBy: 'openai' },
+      { id: 'deepseek/deepseek-r1:free', name: 'DeepSeek R1 (free)', contextLength: 163_840, ownedBy: 'deepseek' },
+    ]);
+    expect(fake.requests[0]).toMatchObject({ method: 'GET', path: '/v1/models' });
+  });
+});

@@ -1,0 +1,73 @@
+import type { ProviderEndpoint } from './chat.ts';
+import { AiNoProviderError } from './errors.ts';
+
+/**
+ * Key selection: the platform's official key (costs credits) or the account's private connection
+ * (costs none), by the account's billing preference. A pure function, so the rule is testable
+ * without a database and the caller decides where the inputs come from.
+ */
+
+export type BillingSource = 'official' | 'private';
+/** `mixed`: the account has both; each call goes where its model lives, private first when either would do. */
+export type BillingPreference = 'official' | 'private' | 'mixed';
+
+/** The platform's provider (from configuration). */
+export interface OfficialProvider {
+  baseUrl: string;
+  apiKey: string;
+  headers?: Record<string, string>;
+}
+
+/** The account's private connection, decrypted (as `privateConnection()` in the container returns it). */
+export interface PrivateConnectionSettings {
+  baseUrl: string;
+  apiKey: string | null;
+  defaultModel: string;
+  privateEnabled: boolean;
+}
+
+export interface ProviderSelectionInput {
+  preference: BillingPreference;
+  /** Null when the platform has no official key configured. */
+  official: OfficialProvider | null;
+  privateConnection: PrivateConnectionSettings | null;
+  /** Where the chosen model was listed (model catalogue), when known. */
+  modelSource?: BillingSource;
+}
+
+export interface ProviderSelection {
+  source: BillingSource;
+  endpoint: ProviderEndpoint;
+  /** The private connection's default model (null for the official provider). */
+  defaultModel: string | null;
+}
+
+/** A private connection can carry calls when it is enabled and has a key, or is a plain-http local server (Ollama). */
+export function privateConnectionUsable(connection: PrivateConnectionSettings | null): connection is PrivateConnectionSettings {
+  return !!connection && connection.privateEnabled && (connection.apiKey !== null || connection.baseUrl.startsWith('http://'));
+}
+
+function officialSelection(official: OfficialProvider): ProviderSelection {
+  return { source: 'official', endpoint: { baseUrl: official.baseUrl, apiKey: official.apiKey, headers: official.headers }, defaultModel: null };
+}
+
+function privateSelection(connection: PrivateConnectionSettings): ProviderSelection {
+  return { source: 'private', endpoint: { baseUrl: connection.baseUrl, apiKey: connection.apiKey }, defaultModel: connection.defaultModel };
+}
+
+export function selectProvider(input: ProviderSelectionInput): ProviderSelection {
+  const { preference, official, privateConnection, modelSource } = input;
+  const privateOk = privateConnectionUsable(privateConnection);
+  const wanted: BillingSource | null = preference === 'mixed' ? (modelSource ?? null) : preference;
+  if (wanted === 'private') {
+    if (!privateOk) throw new AiNoProviderError('Your private AI connection is not set up or is turned off.');
+    return privateSelection(privateConnection);
+  }
+  if (wanted === 'official') {
+    if (!official) throw new AiNoProviderError('The platform AI provider is not available.');
+    return officialSelection(official);
+  }
+  if (privateOk) return privateSelection(privateConnection);
+  if (official) return officialSelection(official);
+  throw new AiNoProviderError('No AI provider is available: set up a private connection or use platform credits.');
+}

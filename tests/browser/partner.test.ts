@@ -1,0 +1,156 @@
+import { createServer, type Server } from 'node:http';
+import type { Browser, Frame, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, launchBrowser } from '../support/browser.ts';
+import { hasPostgres } from '../support/postgres.ts';
+import { freePort, hasRedis } from '../support/redis.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+/**
+ * The handoff end to end with two real sites: the platform on http://localhost:P and the demo
+ * partner (client + partner API built from the kit) on http://127.0.0.1:Q.
+ */
+describe.runIf(hasPostgres && hasRedis && hasChromium)('partner identity handoff in a real browser', () => {
+  let server: TestServer;
+  let browser: Browser;
+  let platform: string;
+  let third: Server;
+  let thirdOrigin: string;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    platform = `http://localhost:${port}`;
+    server = await startTestServer({ PORT: String(port), PUBLIC_ORIGIN: platform, DEMO_PARTNER_PORT: String(await freePort()) }, { web: true });
+    browser = await launchBrowser();
+    // A third origin whose page tries to talk to both the landing page and the partner frame.
+    third = createServer((_req, res) => {
+      res.setHeader('content-type', 'text/html');
+      // It opens the landing page, then messages it and the partner frame inside it.
+      res.end(`<!doctype html><script>
+        window.replies = [];
+        window.addEventListener('message', (e) => window.replies.push(e.data));
+        window.attack = (url) => {
+          const w = window.open(url);
+          window.sent = new Promise((done) => setTimeout(() => {
+            w.postMessage({ type: 'platform:auth:request', requestId: 'evil-1' }, '*');
+            try { w.frames[0].postMessage({ type: 'platform:auth:changed' }, '*'); } catch (e) {}
+            try { w.frames[0].postMessage({ type: 'platform:auth:unauthenticated', requestId: 'x' }, '*'); } catch (e) {}
+            done(true);
+          }, 4000));
+          return true;
+        };
+      </script>third`);
+    });
+    const tp = await freePort();
+    await new Promise<void>((r) => third.listen(tp, '127.0.0.1', r));
+    thirdOrigin = `http://127.0.0.1:${tp}`;
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    third?.close();
+    await server?.stop();
+  });
+
+  const partnerFrame = (page: Page): Frame => {
+    const frame = page.frames().find((f) => f.url().includes('host=platform'));
+    if (!frame) throw new Error('partner frame not loaded');
+    return frame;
+  };
+  const playerState = async (page: Page) => partnerFrame(page).getAttribute('#player', 'data-state');
+
+  it('boots, hands over the identity, ignores a third origin, announces logout and another tab’s login', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(20_000);
+    await page.goto(`${platform}/`);
+    const signUp = await page.evaluate(async () => {
+      const res = await fetch('/api/auth/signup', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: `partner-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Hana' }),
+      });
+      return (await res.json()) as { account: { id: string } };
+    });
+
+    await page.goto(`${platform}/demo?path=${encodeURIComponent('/play?level=3')}`);
+    const csp = (await page.request.get(`${platform}/demo`)).headers()['content-security-policy'];
+    expect(csp).toMatch(/frame-src http:\/\/127\.0\.0\.1:\d+(;| )/);
+    await expect.poll(() => page.frames().some((f) => f.url().includes('host=platform')), { timeout: 15_000 }).toBe(true);
+    expect(new URL(partnerFrame(page).url()).pathname).toBe('/play');
+    expect(new URL(partnerFrame(page).url()).searchParams.get('level')).toBe('3');
+    // The frame asked, got a token, posted it to the partner API, which verified it through the JWKS URL.
+    await expect.poll(() => playerState(page), { timeout: 15_000 }).toBe('signed-in');
+    expect(await partnerFrame(page).textContent('#player')).toBe('Hana');
+    expect(await partnerFrame(page).getAttribute('#player', 'data-sub')).toBe(signUp.account.id);
+    expect(await page.isHidden('#overlay')).toBe(true);
+
+    // The landing page's CSP refuses to frame anything but the partner client.
+    const blocked = await page.evaluate(
+      (src) =>
+        new Promise<boolean>((done) => {
+          const f = document.createElement('iframe');
+          f.src = src;
+          document.body.appendChild(f);
+          setTimeout(() => {
+            try {
+              done(f.contentWindow?.location.href === 'about:blank' || !f.contentDocument);
+            } catch {
+              done(true);
+            }
+          }, 1000);
+        }),
+      `${thirdOrigin}/`,
+    );
+    expect(blocked).toBe(true);
+    expect(page.frames().some((f) => f.url().startsWith(thirdOrigin))).toBe(false);
+
+    // A third origin that opens the landing page and messages it and the partner frame: nobody answers, nothing changes.
+    const attacker = await context.newPage();
+    await attacker.goto(`${thirdOrigin}/`);
+    const popupOpened = context.waitForEvent('page');
+    await attacker.evaluate((url) => (window as unknown as { attack(u: string): boolean }).attack(url), `${platform}/demo`);
+    const popup = await popupOpened;
+    await expect.poll(() => playerState(popup), { timeout: 15_000 }).toBe('signed-in');
+    await attacker.evaluate(() => (window as unknown as { sent: Promise<boolean> }).sent);
+    await popup.waitForTimeout(1_000);
+    expect(await attacker.evaluate(() => (window as unknown as { replies: unknown[] }).replies)).toEqual([]);
+    expect(await playerState(popup)).toBe('signed-in');
+    await popup.close();
+    await attacker.close();
+
+    // Logout in another tab: the frame gets `changed`, then `unauthenticated`.
+    const other = await context.newPage();
+    await other.goto(`${platform}/`);
+    await other.evaluate(() => fetch('/api/auth/logout', { method: 'POST' }));
+    await expect.poll(() => playerState(page), { timeout: 8_000 }).toBe('guest');
+    const log = (await partnerFrame(page).textContent('#log')) ?? '';
+    expect(log.indexOf('unauthenticated')).toBeGreaterThanOrEqual(0);
+    expect(log.indexOf('platform user changed')).toBeGreaterThan(log.indexOf('unauthenticated')); // newest first
+
+    // Login in another tab is announced to the frame within 5 s.
+    const t0 = Date.now();
+    await other.evaluate(async (email) => {
+      await fetch('/api/auth/login', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email, password: 'long enough pw' }),
+      });
+    }, (await server.ctx.db.primary.query<{ email: string }>('select email from accounts where id = $1', [signUp.account.id])).rows[0]!.email);
+    await expect.poll(() => playerState(page), { timeout: 5_000, interval: 100 }).toBe('signed-in');
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    await context.close();
+  }, 90_000);
+
+  it('a disabled or unknown partner shows “not available”; the token endpoint refuses without a session', async () => {
+    const res = await fetch(`${server.url}/api/partners/demo/token`, { method: 'POST' });
+    expect(res.status).toBe(401);
+    const config = (await (await fetch(`${server.url}/api/partners/demo/config`)).json()) as Record<string, unknown>;
+    expect(Object.keys(config)).toEqual(['enabled', 'clientOrigin', 'apiOrigin', 'audience', 'issuer', 'jwksUrl', 'tokenTtlSeconds']);
+    expect(config).toMatchObject({ enabled: true, issuer: platform, tokenTtlSeconds: 90 });
+    expect((await fetch(`${server.url}/api/partners/nope/config`)).status).toBe(404);
+    const jwks = (await (await fetch(`${server.url}/api/auth/jwks`)).json()) as { keys: Record<string, unknown>[] };
+    expect(jwks.keys.length).toBeGreaterThanOrEqual(1);
+    for (const k of jwks.keys) expect(Object.keys(k)).not.toContain('d');
+  });
+});
