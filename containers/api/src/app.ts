@@ -9,6 +9,7 @@ import { aiConnectionRoutes } from './accounts/ai-connection.ts';
 import { oauthRoutes } from './accounts/oauth.ts';
 import { personaRoutes } from './accounts/personas.ts';
 import { accountRoutes } from './accounts/routes.ts';
+import { modelRoutes } from './ai/models.ts';
 import { landingRoutes } from './partners/landing.ts';
 import { partnerTokenOptions } from './partners/token.ts';
 import { billingRoutes } from './billing/routes.ts';
@@ -68,6 +69,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   await studioRoutes(app, ctx);
   await updateRoutes(app, ctx);
   await billingRoutes(app, ctx);
+  await modelRoutes(app, ctx);
   await gameDeliveryRoutes(app, ctx.objects);
 
   if (ctx.config.mode === 'local') {

@@ -129,6 +129,10 @@ export const envSchema = z.object({
   IDENTITY_SIGNING_KEY_PREVIOUS: z.string().trim().min(1).optional(),
   PARTNER_TOKEN_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 30),
   DEMO_PARTNER_PORT: int(0, 65535, -1),
+  OFFICIAL_AI_BASE_URL: url(['http:', 'https:']),
+  OFFICIAL_AI_API_KEY: z.string().trim().min(1).optional(),
+  SUMMARY_MODEL: z.string().trim().min(1).optional(),
+  SUMMARY_FALLBACK_MODEL: z.string().trim().min(1).optional(),
   SECRETS_KEY: z
     .string()
     .trim()
@@ -176,6 +180,13 @@ export interface Config {
     tokenRateLimitPerMinute: number;
     /** Port of the demo partner client (local mode with no PARTNERS); default PORT + 1 (0 = any free port). */
     demoPort: number;
+  };
+  ai: {
+    /** The platform's official OpenAI-compatible provider (costs credits); unset: private connections only. */
+    official: { baseUrl: string; apiKey: string } | undefined;
+    summaryModel: string | undefined;
+    /** The one-step fallback for summaries refused by the routed model. */
+    summaryFallbackModel: string | undefined;
   };
   /** S3 bucket of game builds; unset: a folder under dataDir (objects/). */
   gamesBucket: string | undefined;
@@ -246,6 +257,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     store: { redisUrl: e.REDIS_URL, prefix: e.REDIS_KEY_PREFIX },
     gamesBucket: e.GAMES_BUCKET,
+    ai: {
+      official: e.OFFICIAL_AI_BASE_URL && e.OFFICIAL_AI_API_KEY ? { baseUrl: e.OFFICIAL_AI_BASE_URL.replace(/\/+$/, ''), apiKey: e.OFFICIAL_AI_API_KEY } : undefined,
+      summaryModel: e.SUMMARY_MODEL,
+      summaryFallbackModel: e.SUMMARY_FALLBACK_MODEL,
+    },
     partners: {
       json: e.PARTNERS,
       signingKey: e.IDENTITY_SIGNING_KEY
