@@ -57,7 +57,14 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('partner identity handoff
     if (!frame) throw new Error('partner frame not loaded');
     return frame;
   };
-  const playerState = async (page: Page) => partnerFrame(page).getAttribute('#player', 'data-state');
+  /** The partner frame's player state, or null while the frame is (re)loading. */
+  const playerState = async (page: Page) => {
+    try {
+      return await partnerFrame(page).locator('#player').getAttribute('data-state', { timeout: 2_000 });
+    } catch {
+      return null;
+    }
+  };
 
   it('boots, hands over the identity, ignores a third origin, announces logout and another tab’s login', async () => {
     const context = await browser.newContext();

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { Config } from '@yumina/config';
 import { openDatabase, type PoolPressure, runMigrations } from '@yumina/db';
 import { createPinoSink, createTelemetry, startCpuProfile } from '@yumina/telemetry';
+import { sharedTokenCounter } from '@yumina/tokens';
 import { openStore } from '@yumina/store';
 import type { FastifyInstance } from 'fastify';
 import type pino from 'pino';
@@ -84,6 +85,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   log.info({ type: 'startup', address }, `Listening on ${address}`);
   const maintenance = startMaintenance(ctx);
   telemetry.start();
+  // Loads the tokenizer in 8 ms slices; counts before it finishes are heuristic and never cached.
+  void sharedTokenCounter().init();
   const profiling = new AbortController();
   if (config.telemetry.cpuProfileSeconds > 0) {
     void startCpuProfile(config.telemetry.cpuProfileSeconds, createPinoSink(log), { identity, signal: profiling.signal });
