@@ -2,8 +2,14 @@ import { useEffect, useState } from 'react';
 import { api } from './lib/api.ts';
 import { Link, navigate, usePath } from './lib/router.tsx';
 import { SessionProvider, useSession } from './lib/session.tsx';
+import { DemoBoardPage } from './companion/DemoBoard.tsx';
 import { AuthPage } from './pages/AuthPage.tsx';
 import { SettingsPage } from './pages/SettingsPage.tsx';
+import { StudioPage } from './studio/StudioPage.tsx';
+import { ReviewsPage } from './admin/ReviewsPage.tsx';
+import { DevSandboxRoute } from './sandbox/dev-route.tsx';
+import { InboxPage } from './updates/InboxPage.tsx';
+import { WorldDetailsPage } from './updates/WorldDetailsPage.tsx';
 
 interface Version {
   version: string;
@@ -29,6 +35,12 @@ function Shell() {
   if (path === '/login') page = <AuthPage mode="login" key="login" />;
   else if (path === '/signup') page = <AuthPage mode="signup" key="signup" />;
   else if (path.startsWith('/app/settings')) page = <SettingsPage />;
+  else if (path.startsWith('/studio/')) page = <StudioPage path={path} />;
+  else if (path === '/admin/reviews') page = <ReviewsPage />;
+  else if (path === '/adventure/demo') page = <DemoBoardPage />;
+  else if (path === '/dev/sandbox') page = <DevSandboxRoute />;
+  else if (path === '/app/inbox') page = <InboxPage />;
+  else if (/^\/worlds\/[^/]+$/.test(path)) page = <WorldDetailsPage id={decodeURIComponent(path.slice('/worlds/'.length))} />;
   return (
     <div className="shell">
       <header className="top">

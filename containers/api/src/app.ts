@@ -9,6 +9,7 @@ import { aiConnectionRoutes } from './accounts/ai-connection.ts';
 import { oauthRoutes } from './accounts/oauth.ts';
 import { personaRoutes } from './accounts/personas.ts';
 import { accountRoutes } from './accounts/routes.ts';
+import { conversationRoutes } from './conversations/routes.ts';
 import { modelRoutes } from './ai/models.ts';
 import { landingRoutes } from './partners/landing.ts';
 import { partnerTokenOptions } from './partners/token.ts';
@@ -54,31 +55,34 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     onServerError: (err, request) => ctx.telemetry.captureError(err, `${request.method} ${request.routeOptions.url ?? 'unmatched'}`),
   });
   app.addHook('onResponse', ctx.telemetry.onResponse);
-  await app.register(fastifyCookie);
-  app.addHook('preHandler', crossSiteGuard({ cookieName: SESSION_COOKIE, allowedOrigins: [ctx.config.publicOrigin] }));
-
+  // The health endpoints sit outside the cookie and cross-site machinery: they touch nothing.
   await healthRoutes(app, ctx);
-  app.get('/api/version', async () => ({ version: ctx.config.version, mode: ctx.config.mode }));
-  await accountRoutes(app, ctx);
-  await aiConnectionRoutes(app, ctx);
-  await personaRoutes(app, ctx);
-  await oauthRoutes(app, ctx);
-  await gameSaveRoutes(app, ctx);
-  await companionRoutes(app, ctx);
-  await worldRoutes(app, ctx);
-  await studioRoutes(app, ctx);
-  await updateRoutes(app, ctx);
-  await billingRoutes(app, ctx);
-  await modelRoutes(app, ctx);
-  await gameDeliveryRoutes(app, ctx.objects);
+  await app.register(async (app) => {
+    await app.register(fastifyCookie);
+    app.addHook('preHandler', crossSiteGuard({ cookieName: SESSION_COOKIE, allowedOrigins: [ctx.config.publicOrigin] }));
+    app.get('/api/version', async () => ({ version: ctx.config.version, mode: ctx.config.mode }));
+    await accountRoutes(app, ctx);
+    await aiConnectionRoutes(app, ctx);
+    await personaRoutes(app, ctx);
+    await oauthRoutes(app, ctx);
+    await gameSaveRoutes(app, ctx);
+    await companionRoutes(app, ctx);
+    await worldRoutes(app, ctx);
+    await conversationRoutes(app, ctx);
+    await studioRoutes(app, ctx);
+    await updateRoutes(app, ctx);
+    await billingRoutes(app, ctx);
+    await modelRoutes(app, ctx);
+    await gameDeliveryRoutes(app, ctx.objects);
 
-  if (ctx.config.mode === 'local') {
-    // In local mode this process also serves every function; in production they are Lambdas.
-    await app.register(worldValidate, {});
-    await app.register(partnerConfigPlugin, { partners: ctx.partners.registry });
-    await app.register(jwksPlugin, { keys: ctx.partners.keys });
-    await app.register(partnerTokenPlugin, partnerTokenOptions(ctx));
-  }
+    if (ctx.config.mode === 'local') {
+      // In local mode this process also serves every function; in production they are Lambdas.
+      await app.register(worldValidate, {});
+      await app.register(partnerConfigPlugin, { partners: ctx.partners.registry });
+      await app.register(jwksPlugin, { keys: ctx.partners.keys });
+      await app.register(partnerTokenPlugin, partnerTokenOptions(ctx));
+    }
+  });
   if (web) {
     await serveWeb(app, ctx.config.webDist);
     await landingRoutes(app, ctx.partners.registry, ctx.config.webDist);

@@ -47,17 +47,6 @@ const BY_CODE: Record<string, { status: number; message?: string }> = {
 };
 
 const FASTIFY_CODES_TO_OURS: Record<string, string> = {
-  AI_NO_PROVIDER: { status: 409 },
-  AI_CONTENT_REFUSAL: { status: 422 },
-  AI_ABORTED: { status: 409, message: 'The generation was stopped.' },
-  AI_PROVIDER_AUTH: { status: 502, message: 'The AI provider refused the API key. Check your AI connection in settings.' },
-  AI_PROVIDER_BAD_REQUEST: { status: 502, message: 'The AI provider rejected the request.' },
-  AI_REASONING_REQUIRED: { status: 502, message: 'The AI model requires reasoning, which this request turned off.' },
-  AI_PROVIDER_RATE_LIMITED: { status: 429, message: 'The AI provider is limiting requests right now. Try again shortly.' },
-  AI_PROVIDER_UPSTREAM: { status: 502, message: 'The AI provider failed. Try again.' },
-  AI_PROVIDER_TIMEOUT: { status: 504, message: 'The AI provider took too long to answer.' },
-  AI_PROVIDER_UNREACHABLE: { status: 502, message: 'Could not reach the AI provider.' },
-  AI_PROVIDER_INVALID_RESPONSE: { status: 502, message: 'The AI provider sent an answer that could not be read.' },
   FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
   FST_ERR_CTP_EMPTY_JSON_BODY: 'INVALID_JSON',

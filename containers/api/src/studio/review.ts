@@ -147,7 +147,7 @@ export async function unpublishWorld(db: DbPool, worldId: string, actorId: strin
     const next = row.status === 'held' && row.live_revision === null ? 'saved' : 'unpublished';
     await tx.query('update worlds set status = $2 where id = $1', [worldId, next]);
     if (withdrawn) await recordEvent(tx, { worldId, ownerId: row.owner_id, actorId, action: 'withdrawn', revision: row.revision, reviewId: withdrawn });
-    if (row.status === 'published' || row.status === 'unpublished') {
+    if (row.status === 'published') {
       await recordEvent(tx, { worldId, ownerId: row.owner_id, actorId, action: 'unpublished', revision: row.live_revision });
     }
     return true;

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { authenticate, requireAuth } from '../accounts/auth.ts';
 import { newId } from '../accounts/ids.ts';
 import type { AppContext } from '../context.ts';
+import { publishWorld, unpublishWorld } from '../studio/review.ts';
 
 const WORLD_BODY_LIMIT = 5 * 1024 * 1024;
 
@@ -21,6 +22,9 @@ interface WorldRow {
   created_at: Date;
   updated_at: Date;
   published_at: Date | null;
+  /** The live version (migration 010): what the library and other readers get. */
+  live_revision: number | null;
+  live_definition: string | null;
 }
 
 /** Validation failures answer 422 with the validator's own shape (not the error shape). */
@@ -54,8 +58,15 @@ function ownerView(row: WorldRow) {
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     publishedAt: row.published_at?.toISOString() ?? null,
+    liveRevision: row.live_revision ?? null,
     world: JSON.parse(row.definition) as unknown,
   };
+}
+
+/** What a reader who is not the author gets: the live version only (a held edit is not served). */
+function readerView(row: WorldRow) {
+  const view = ownerView(row);
+  return { ...view, revision: row.live_revision ?? row.revision, world: JSON.parse(row.live_definition ?? row.definition) as unknown };
 }
 
 function publicCard(row: Pick<WorldRow, 'id' | 'name' | 'description' | 'tags' | 'language' | 'published_at'> & { author?: string | null }) {
@@ -121,7 +132,8 @@ export async function worldRoutes(app: FastifyInstance, ctx: AppContext): Promis
     const { rows } = await db.query<WorldRow & Record<string, unknown>>('select * from worlds where id = $1', [request.params.id]);
     const row = rows[0];
     if (!row || (row.status !== 'published' && row.owner_id !== auth?.account.id)) throw new HttpError(404, 'NOT_FOUND', 'No such world.');
-    return { ...ownerView(row), canEdit: row.owner_id === auth?.account.id };
+    const own = row.owner_id === auth?.account.id;
+    return { ...(own ? ownerView(row) : readerView(row)), canEdit: own };
   });
 
   app.put<{ Params: { id: string } }>('/api/worlds/:id', { bodyLimit: WORLD_BODY_LIMIT }, async (request, reply) => {
@@ -137,6 +149,11 @@ export async function worldRoutes(app: FastifyInstance, ctx: AppContext): Promis
         where id = $1 and owner_id = $2 and revision = $3 returning *`,
       [request.params.id, auth.account.id, body.revision, s.name, s.description, s.tags, s.language, text],
     );
+    if (rows[0] && (rows[0].status === 'published' || rows[0].status === 'held')) {
+      // Saving a published (or held) work publishes the edit, through the review rule.
+      await publishWorld(db, request.params.id, auth.account.id);
+      return { ...ownerView(await ownedWorld(request.params.id, auth.account.id)), warnings };
+    }
     if (!rows[0]) {
       const current = await ownedWorld(request.params.id, auth.account.id);
       return reply.code(409).send({
@@ -161,14 +178,13 @@ export async function worldRoutes(app: FastifyInstance, ctx: AppContext): Promis
     app.post<{ Params: { id: string } }>(`/api/worlds/:id/${action}`, async (request, reply) => {
       const auth = await requireAuth(ctx, request, reply);
       await ownedWorld(request.params.id, auth.account.id);
-      const { rows } = await db.query<WorldRow & Record<string, unknown>>(
-        action === 'publish'
-          ? `update worlds set status = 'published', published_at = coalesce(published_at, now()) where id = $1 and owner_id = $2 returning *`
-          : `update worlds set status = 'unpublished' where id = $1 and owner_id = $2 and status <> 'saved' returning *`,
-        [request.params.id, auth.account.id],
-      );
-      if (!rows[0]) throw new HttpError(409, 'NOT_PUBLISHED', 'This world was never published.');
-      return ownerView(rows[0]);
+      // Publication goes through the review rule (containers/api/src/studio/review.ts).
+      if (action === 'publish') {
+        const outcome = await publishWorld(db, request.params.id, auth.account.id);
+        return { ...ownerView(await ownedWorld(request.params.id, auth.account.id)), review: outcome };
+      }
+      if (!(await unpublishWorld(db, request.params.id, auth.account.id))) throw new HttpError(409, 'NOT_PUBLISHED', 'This world was never published.');
+      return ownerView(await ownedWorld(request.params.id, auth.account.id));
     });
   }
 
@@ -179,19 +195,20 @@ export async function worldRoutes(app: FastifyInstance, ctx: AppContext): Promis
     const params: unknown[] = [];
     if (q.q) {
       params.push(`%${q.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-      where.push(`(w.name ilike $${params.length} or w.description ilike $${params.length})`);
+      where.push(`(coalesce(w.live_name, w.name) ilike $${params.length} or coalesce(w.live_description, w.description) ilike $${params.length})`);
     }
     if (q.tag) {
       params.push(q.tag);
-      where.push(`$${params.length} = any (w.tags)`);
+      where.push(`$${params.length} = any (coalesce(w.live_tags, w.tags))`);
     }
     if (q.language) {
       params.push(q.language);
-      where.push(`w.language = $${params.length}`);
+      where.push(`coalesce(w.live_language, w.language) = $${params.length}`);
     }
     params.push(q.pageSize + 1, (q.page - 1) * q.pageSize);
     const { rows } = await ctx.db.read.query<WorldRow & { author: string | null } & Record<string, unknown>>(
-      `select w.id, w.name, w.description, w.tags, w.language, w.published_at, a.display_name as author
+      `select w.id, coalesce(w.live_name, w.name) as name, coalesce(w.live_description, w.description) as description,
+              coalesce(w.live_tags, w.tags) as tags, coalesce(w.live_language, w.language) as language, w.published_at, a.display_name as author
          from worlds w join accounts a on a.id = w.owner_id
         where ${where.join(' and ')}
         order by w.published_at desc, w.id
@@ -203,7 +220,10 @@ export async function worldRoutes(app: FastifyInstance, ctx: AppContext): Promis
 
   app.get<{ Params: { id: string } }>('/api/library/:id', async (request) => {
     const { rows } = await ctx.db.read.query<WorldRow & { author: string | null } & Record<string, unknown>>(
-      `select w.*, a.display_name as author from worlds w join accounts a on a.id = w.owner_id where w.id = $1 and w.status = 'published'`,
+      `select w.id, coalesce(w.live_name, w.name) as name, coalesce(w.live_description, w.description) as description,
+              coalesce(w.live_tags, w.tags) as tags, coalesce(w.live_language, w.language) as language, w.published_at,
+              coalesce(w.live_definition, w.definition) as definition, a.display_name as author
+         from worlds w join accounts a on a.id = w.owner_id where w.id = $1 and w.status = 'published'`,
       [request.params.id],
     );
     const row = rows[0];

@@ -1,0 +1,103 @@
+import { condenseHistory, meteredStream } from '@yumina/ai';
+import { sharedTokenCounter } from '@yumina/tokens';
+import {
+  assemblePrompt,
+  type HistoryMessage,
+  runTurn,
+  type TurnResult,
+  toProviderMessages,
+  type WorldDefinition,
+  type WorldState,
+} from '@yumina/world';
+import { activePersona } from '../accounts/personas.ts';
+import type { AppContext } from '../context.ts';
+import { meteringFor } from '../ai/metering.ts';
+
+export interface TurnInput {
+  accountId: string;
+  accountName: string | null;
+  sessionId: string;
+  seed: string;
+  world: WorldDefinition;
+  /** World state before this turn. */
+  state: WorldState;
+  /** Complete messages before this turn's user message, oldest first. */
+  history: HistoryMessage[];
+  userMessage: string;
+  /** Reply text so far, for "continue". */
+  prefix?: string;
+  signal: AbortSignal;
+  onDelta(text: string): void;
+}
+
+export interface TurnOutput {
+  rawReply: string;
+  result: TurnResult;
+  model: string;
+  tokenCount: number;
+  generationTimeMs: number;
+}
+
+/**
+ * One turn: the history fitted to the budget (cooperative final trimming), the prompt assembled
+ * by the engine, the reply streamed from the account's provider (private connection or official
+ * key, with credits and usage records), then the engine's runTurn on the full reply.
+ */
+export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<TurnOutput> {
+  const started = Date.now();
+  const { world } = input;
+  const settings = world.settings;
+  const counter = sharedTokenCounter();
+  const metering = await meteringFor(ctx, input.accountId);
+  const model = metering.selection.defaultModel ?? 'default';
+  const budget = Math.max(1, settings.maxContext - settings.maxTokens);
+  const condensed = await condenseHistory(counter, input.history, { budget, model, summarization: null, signal: input.signal });
+  const persona = await activePersona(ctx.db.primary, input.accountId);
+  const now = new Date();
+  const common = {
+    now,
+    seed: input.seed,
+    sessionId: input.sessionId,
+    persona: persona ? { name: persona.name, description: persona.description } : null,
+    accountName: input.accountName,
+    model,
+  };
+  const history: HistoryMessage[] = [...condensed.kept, { role: 'user', content: input.userMessage }];
+  const prompt = assemblePrompt(world, input.state, {
+    ...common,
+    history,
+    countTokens: (text) => counter.countText(text, model),
+    budgetTokens: budget,
+  });
+  const messages = toProviderMessages(prompt.messages) as { role: 'system' | 'user' | 'assistant'; content: string }[];
+  if (input.prefix) messages.push({ role: 'assistant', content: input.prefix });
+  let reply = input.prefix ?? '';
+  let tokensOut = 0;
+  for await (const event of meteredStream(
+    metering,
+    {
+      model,
+      messages,
+      maxTokens: settings.maxTokens,
+      temperature: settings.temperature,
+      extraBody: {
+        top_p: settings.topP,
+        frequency_penalty: settings.frequencyPenalty,
+        presence_penalty: settings.presencePenalty,
+        ...(settings.topK !== undefined ? { top_k: settings.topK } : {}),
+        ...(settings.minP !== undefined ? { min_p: settings.minP } : {}),
+        ...(settings.structuredOutput ? { response_format: { type: 'json_object' } } : {}),
+      },
+    },
+    { purpose: 'chat', signal: input.signal },
+  )) {
+    if (event.type === 'delta') {
+      reply += event.text;
+      input.onDelta(event.text);
+    } else {
+      tokensOut = event.result.usage?.tokensOut ?? 0;
+    }
+  }
+  const result = runTurn(world, input.state, { ...common, userMessage: input.userMessage, aiReply: reply, skippedEntries: prompt.skippedEntries });
+  return { rawReply: reply, result, model, tokenCount: tokensOut || counter.countText(reply, model), generationTimeMs: Date.now() - started };
+}

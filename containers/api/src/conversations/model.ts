@@ -1,0 +1,106 @@
+import type { Queryable } from '@yumina/db';
+import { HttpError } from '@yumina/http';
+import { type WorldDefinition, type WorldState } from '@yumina/world';
+
+export interface MessageRow {
+  id: string;
+  session_id: string;
+  position: number;
+  role: 'user' | 'assistant' | 'system';
+  content: string;
+  raw_content: string | null;
+  status: 'complete' | 'streaming' | 'failed';
+  error_message: string | null;
+  state_changes: string;
+  state_snapshot: string | null;
+  swipes: string;
+  active_swipe_index: number;
+  model: string | null;
+  token_count: number | null;
+  generation_time_ms: number | null;
+  compacted: boolean;
+  attachments: string;
+  created_at: Date;
+}
+
+export interface SessionRow {
+  id: string;
+  world_id: string;
+  account_id: string;
+  title: string;
+  seed: string;
+  state: string;
+  initial_state: string;
+  summary: string | null;
+  message_count: number;
+  branched_from: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A swipe: one alternative reply with the state it leads to. */
+export interface Swipe {
+  content: string;
+  rawContent: string;
+  snapshot: WorldState;
+  stateChanges: unknown[];
+}
+
+export function messageView(m: MessageRow) {
+  return {
+    id: m.id,
+    position: m.position,
+    role: m.role,
+    content: m.content,
+    status: m.status,
+    errorMessage: m.error_message,
+    stateChanges: JSON.parse(m.state_changes) as unknown[],
+    stateSnapshot: m.state_snapshot ? (JSON.parse(m.state_snapshot) as unknown) : null,
+    swipes: (JSON.parse(m.swipes) as Swipe[]).map((s) => ({ content: s.content, snapshot: s.snapshot })),
+    activeSwipeIndex: m.active_swipe_index,
+    model: m.model,
+    tokenCount: m.token_count,
+    generationTimeMs: m.generation_time_ms,
+    compacted: m.compacted,
+    attachments: JSON.parse(m.attachments) as unknown[],
+    createdAt: m.created_at.toISOString(),
+  };
+}
+
+export function sessionView(s: SessionRow) {
+  return {
+    id: s.id,
+    worldId: s.world_id,
+    title: s.title,
+    messageCount: s.message_count,
+    branchedFrom: s.branched_from,
+    state: JSON.parse(s.state) as unknown,
+    createdAt: s.created_at.toISOString(),
+    updatedAt: s.updated_at.toISOString(),
+  };
+}
+
+/** The session if the account owns it; 404 otherwise (never revealing other players' sessions). */
+export async function ownedSession(db: Queryable, sessionId: string, accountId: string, lock = false): Promise<SessionRow> {
+  const { rows } = await db.query<SessionRow & Record<string, unknown>>(
+    `select * from chat_sessions where id = $1 and account_id = $2${lock ? ' for update' : ''}`,
+    [sessionId, accountId],
+  );
+  if (!rows[0]) throw new HttpError(404, 'NOT_FOUND', 'No such session.');
+  return rows[0];
+}
+
+/** A world the account may play: published, or its own. */
+export async function playableWorld(db: Queryable, worldId: string, accountId: string | null): Promise<WorldDefinition> {
+  const { rows } = await db.query<{ definition: string; owner_id: string; status: string }>('select definition, owner_id, status from worlds where id = $1', [
+    worldId,
+  ]);
+  const row = rows[0];
+  if (!row || (row.status !== 'published' && row.owner_id !== accountId)) throw new HttpError(404, 'NOT_FOUND', 'No such world.');
+  return JSON.parse(row.definition) as WorldDefinition;
+}
+
+export async function sessionMessages(db: Queryable, sessionId: string): Promise<MessageRow[]> {
+  const { rows } = await db.query<MessageRow & Record<string, unknown>>('select * from chat_messages where session_id = $1 order by position', [sessionId]);
+  return rows;
+}

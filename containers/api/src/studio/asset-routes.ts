@@ -1,0 +1,145 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { HttpError, parseWith } from '@yumina/http';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { authenticate, requireAuth } from '../accounts/auth.ts';
+import type { AppContext } from '../context.ts';
+import { sniffAssetType } from './asset-type.ts';
+
+/** Per-file and per-world limits of world assets (413 beyond them; nothing is stored). */
+export const ASSET_LIMITS = { fileBytes: 8 * 1024 * 1024, worldBytes: 64 * 1024 * 1024, worldFiles: 500 } as const;
+
+/** The reference form authors write in tracks, entries and custom UI. */
+export const ASSET_REF = /^asset:\/\/(ast_[A-Za-z0-9_-]{16,})$/;
+export const assetKey = (worldId: string, assetId: string) => `assets/${worldId}/${assetId}`;
+/** Where `asset://<id>` of a world resolves: only that world's own assets are reachable through it. */
+export const assetPath = (worldId: string, assetId: string) => `/api/worlds/${encodeURIComponent(worldId)}/assets/${encodeURIComponent(assetId)}`;
+
+interface AssetRow {
+  id: string;
+  world_id: string;
+  kind: string;
+  content_type: string;
+  size: number;
+  name: string;
+  sha256: string;
+  created_at: Date;
+}
+
+const assetView = (a: AssetRow) => ({
+  id: a.id,
+  ref: `asset://${a.id}`,
+  url: assetPath(a.world_id, a.id),
+  kind: a.kind,
+  contentType: a.content_type,
+  size: a.size,
+  name: a.name,
+  createdAt: a.created_at.toISOString(),
+});
+
+const uploadQuery = z.object({ name: z.string().trim().max(200).default('') });
+const ASSET_ID = /^ast_[A-Za-z0-9_-]{16,}$/;
+
+/**
+ * World assets: upload (author only; type by content; per-file and per-world limits), list,
+ * delete, and the read route `asset://<id>` resolves to, with long-lived immutable caching.
+ * A private (unpublished) world's assets are readable only by its author and administrators,
+ * and only through that world's own path.
+ */
+export async function assetRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  const db = ctx.db.primary;
+
+  async function ownWorld(worldId: string, accountId: string) {
+    const { rows } = await db.query<{ owner_id: string; status: string }>('select owner_id, status from worlds where id = $1', [worldId]);
+    const world = rows[0];
+    if (!world || (world.owner_id !== accountId && world.status !== 'published')) throw new HttpError(404, 'NOT_FOUND', 'No such world.');
+    if (world.owner_id !== accountId) throw new HttpError(403, 'NOT_AUTHOR', 'Only the author of this world can change its assets.');
+  }
+
+  await app.register(async (scope) => {
+    // Uploads are raw bytes of any declared type: the declared type and the file name are ignored.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+    scope.post<{ Params: { worldId: string } }>('/api/worlds/:worldId/assets', { bodyLimit: ASSET_LIMITS.fileBytes }, async (request, reply) => {
+      const auth = await requireAuth(ctx, request, reply);
+      const q = parseWith(uploadQuery, request.query, 'query');
+      await ownWorld(request.params.worldId, auth.account.id);
+      const bytes = request.body;
+      if (!Buffer.isBuffer(bytes) || bytes.length === 0) throw new HttpError(400, 'EMPTY_UPLOAD', 'Send the file as the request body.');
+      const type = sniffAssetType(bytes);
+      if (!type) throw new HttpError(415, 'UNSUPPORTED_ASSET_TYPE', 'Only images (PNG, JPEG, GIF, WebP, AVIF), audio (MP3, AAC, OGG, WAV, FLAC, M4A) and fonts (WOFF, WOFF2, TTF, OTF) can be uploaded; the content of this file is none of these.');
+      const id = `ast_${randomBytes(16).toString('base64url')}`;
+      const sha256 = createHash('sha256').update(bytes).digest('hex');
+      const row = await db.transaction(async (tx) => {
+        // One upload at a time per world, so two uploads cannot both pass the per-world limit.
+        await tx.query('select 1 from worlds where id = $1 for update', [request.params.worldId]);
+        const { rows } = await tx.query<{ total: string; n: number }>(
+          'select coalesce(sum(size), 0)::text as total, count(*)::int as n from world_assets where world_id = $1',
+          [request.params.worldId],
+        );
+        const used = Number(rows[0]!.total);
+        if (used + bytes.length > ASSET_LIMITS.worldBytes || rows[0]!.n >= ASSET_LIMITS.worldFiles) {
+          throw new HttpError(413, 'WORLD_ASSETS_FULL', `This world's assets would exceed ${ASSET_LIMITS.worldBytes / 1024 / 1024} MiB or ${ASSET_LIMITS.worldFiles} files (in use: ${Math.ceil(used / 1024)} KiB, ${rows[0]!.n} files).`);
+        }
+        const inserted = await tx.query<AssetRow & Record<string, unknown>>(
+          `insert into world_assets (id, world_id, owner_id, kind, content_type, size, name, sha256)
+           values ($1, $2, $3, $4, $5, $6, $7, $8) returning *`,
+          [id, request.params.worldId, auth.account.id, type.kind, type.contentType, bytes.length, q.name, sha256],
+        );
+        // Stored inside the transaction: a failed write rolls the row back, so nothing half-exists.
+        await ctx.objects.put(assetKey(request.params.worldId, id), bytes, type.contentType);
+        return inserted.rows[0]!;
+      });
+      reply.code(201);
+      return { asset: assetView(row) };
+    });
+  });
+
+  app.get<{ Params: { worldId: string } }>('/api/worlds/:worldId/assets', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    await ownWorld(request.params.worldId, auth.account.id);
+    const { rows } = await db.query<AssetRow & Record<string, unknown>>('select * from world_assets where world_id = $1 order by created_at, id', [request.params.worldId]);
+    const used = rows.reduce((n, r) => n + r.size, 0);
+    return { assets: rows.map(assetView), usedBytes: used, limits: ASSET_LIMITS };
+  });
+
+  app.delete<{ Params: { worldId: string; assetId: string } }>('/api/worlds/:worldId/assets/:assetId', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    await ownWorld(request.params.worldId, auth.account.id);
+    const { rows } = await db.query('delete from world_assets where id = $1 and world_id = $2 returning id', [request.params.assetId, request.params.worldId]);
+    if (!rows[0]) throw new HttpError(404, 'NOT_FOUND', 'No such asset.');
+    await ctx.objects.delete(assetKey(request.params.worldId, request.params.assetId)).catch(() => {});
+    return { ok: true };
+  });
+
+  /** The read route of `asset://<id>` in a world: ids are immutable, so caches may keep the bytes for a year. */
+  app.get<{ Params: { worldId: string; assetId: string } }>('/api/worlds/:worldId/assets/:assetId', async (request, reply) => {
+    const { worldId, assetId } = request.params;
+    if (!ASSET_ID.test(assetId)) throw new HttpError(404, 'NOT_FOUND', 'No such asset.');
+    const { rows } = await db.query<AssetRow & { owner_id: string; status: string } & Record<string, unknown>>(
+      `select a.*, w.owner_id, w.status from world_assets a join worlds w on w.id = a.world_id where a.id = $1 and a.world_id = $2`,
+      [assetId, worldId],
+    );
+    const asset = rows[0];
+    if (!asset) throw new HttpError(404, 'NOT_FOUND', 'No such asset.');
+    const isPublic = asset.status === 'published';
+    if (!isPublic) {
+      const auth = await authenticate(ctx, request, reply);
+      if (!auth || (auth.account.id !== asset.owner_id && !auth.account.isAdmin)) throw new HttpError(404, 'NOT_FOUND', 'No such asset.');
+    }
+    const etag = `"${asset.sha256.slice(0, 32)}"`;
+    reply
+      .header('cache-control', `${isPublic ? 'public' : 'private'}, max-age=31536000, immutable`)
+      .header('etag', etag)
+      .header('x-content-type-options', 'nosniff')
+      .header('content-security-policy', "default-src 'none'; sandbox")
+      .header('cross-origin-resource-policy', isPublic ? 'cross-origin' : 'same-origin')
+      .header('vary', 'cookie');
+    if (isPublic) reply.header('access-control-allow-origin', '*');
+    if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+    const object = await ctx.objects.get(assetKey(worldId, assetId));
+    if (!object) throw new HttpError(404, 'NOT_FOUND', 'No such asset.');
+    return reply.type(asset.content_type).header('content-disposition', 'inline').send(Buffer.from(object.bytes));
+  });
+}

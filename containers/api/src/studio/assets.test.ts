@@ -1,0 +1,133 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasPostgres } from '../../../../tests/support/postgres.ts';
+import { hasRedis } from '../../../../tests/support/redis.ts';
+import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
+import { ASSET_LIMITS } from './asset-routes.ts';
+import { sniffAssetType } from './asset-type.ts';
+
+const sample = (name: string) => JSON.parse(readFileSync(new URL(`../../../../packages/world/samples/${name}.json`, import.meta.url), 'utf8'));
+
+/** A real 1×1 PNG. */
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+
+describe('asset type by content', () => {
+  it('recognises images, audio and fonts by their first bytes and nothing else', () => {
+    expect(sniffAssetType(PNG)).toEqual({ kind: 'image', contentType: 'image/png' });
+    expect(sniffAssetType(Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0]))?.contentType).toBe('image/jpeg');
+    expect(sniffAssetType(Buffer.from('GIF89a...'))?.contentType).toBe('image/gif');
+    expect(sniffAssetType(Buffer.from('RIFF\0\0\0\0WEBPVP8 '))?.contentType).toBe('image/webp');
+    expect(sniffAssetType(Buffer.from('RIFF\0\0\0\0WAVEfmt '))).toEqual({ kind: 'audio', contentType: 'audio/wav' });
+    expect(sniffAssetType(Buffer.from('OggS\0\u0002'))?.contentType).toBe('audio/ogg');
+    expect(sniffAssetType(Buffer.from('ID3\u0004\0'))?.contentType).toBe('audio/mpeg');
+    expect(sniffAssetType(Buffer.from([0xff, 0xfb, 0x90, 0x64]))?.contentType).toBe('audio/mpeg');
+    expect(sniffAssetType(Buffer.from('wOF2\0\u0001'))).toEqual({ kind: 'font', contentType: 'font/woff2' });
+    expect(sniffAssetType(Buffer.from([0, 1, 0, 0, 0, 0x10]))?.contentType).toBe('font/ttf');
+    for (const text of ['<!DOCTYPE html><script>alert(1)</script>', '<svg xmlns="http://www.w3.org/2000/svg"/>', '%PDF-1.7', 'PK\u0003\u0004', '']) {
+      expect(sniffAssetType(Buffer.from(text)), text).toBeNull();
+    }
+  });
+});
+
+describe.runIf(hasPostgres && hasRedis)('world assets', () => {
+  let server: TestServer;
+  let author: Browser;
+  let other: Browser;
+  let worldId: string;
+  let otherWorldId: string;
+
+  const objectKeys = () => server.ctx.objects.list('assets/');
+  const rowCount = async () => (await server.ctx.db.primary.query<{ n: number }>('select count(*)::int as n from world_assets')).rows[0]!.n;
+  const upload = (who: Browser, world: string, bytes: Buffer, name: string, type = 'application/octet-stream') =>
+    who.fetch(`/api/worlds/${world}/assets?name=${encodeURIComponent(name)}`, { method: 'POST', body: new Blob([new Uint8Array(bytes)]), headers: { 'content-type': type } });
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    author = new Browser(server.url);
+    other = new Browser(server.url);
+    for (const [b, n] of [[author, 'a'], [other, 'o']] as const) {
+      await b.fetch('/api/auth/signup', { method: 'POST', json: { email: `${n}-${Date.now()}@example.com`, password: 'long enough pw' } });
+    }
+    worldId = ((await (await author.fetch('/api/worlds', { method: 'POST', json: { world: sample('willow-street') } })).json()) as { id: string }).id;
+    otherWorldId = ((await (await other.fetch('/api/worlds', { method: 'POST', json: { world: sample('ashen-depths') } })).json()) as { id: string }).id;
+  });
+  afterAll(() => server?.stop());
+
+  it('a PNG uploads and resolves through its reference with long-lived immutable caching', async () => {
+    const res = await upload(author, worldId, PNG, 'map.bin', 'text/plain');
+    expect(res.status).toBe(201);
+    const { asset } = (await res.json()) as { asset: { id: string; ref: string; url: string; kind: string; contentType: string; size: number; name: string } };
+    expect(asset).toMatchObject({ kind: 'image', contentType: 'image/png', size: PNG.length, name: 'map.bin' });
+    expect(asset.ref).toBe(`asset://${asset.id}`);
+    expect(asset.url).toBe(`/api/worlds/${worldId}/assets/${asset.id}`);
+    expect(await objectKeys()).toContain(`assets/${worldId}/${asset.id}`);
+
+    const read = await author.fetch(asset.url);
+    expect(read.status).toBe(200);
+    expect(read.headers.get('content-type')).toBe('image/png');
+    expect(read.headers.get('cache-control')).toBe('private, max-age=31536000, immutable');
+    expect(read.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(Buffer.from(await read.arrayBuffer()).equals(PNG)).toBe(true);
+    const again = await author.fetch(asset.url, { headers: { 'if-none-match': read.headers.get('etag')! } });
+    expect(again.status).toBe(304);
+
+    const list = (await (await author.fetch(`/api/worlds/${worldId}/assets`)).json()) as { assets: { id: string }[]; usedBytes: number };
+    expect(list.assets.map((a) => a.id)).toEqual([asset.id]);
+    expect(list.usedBytes).toBe(PNG.length);
+  });
+
+  it('a file named .png that is really HTML is refused, and nothing is stored', async () => {
+    const rows = await rowCount();
+    const keys = await objectKeys();
+    const res = await upload(author, worldId, Buffer.from('<!DOCTYPE html><html><script>alert(document.cookie)</script></html>'), 'cute-cat.png', 'image/png');
+    expect(res.status).toBe(415);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('UNSUPPORTED_ASSET_TYPE');
+    expect(await rowCount()).toBe(rows);
+    expect(await objectKeys()).toEqual(keys);
+  });
+
+  it('an oversize file gets 413 and nothing is stored; so does one past the per-world limit', async () => {
+    const rows = await rowCount();
+    const keys = await objectKeys();
+    const big = Buffer.alloc(ASSET_LIMITS.fileBytes + 1);
+    PNG.copy(big);
+    const res = await upload(author, worldId, big, 'huge.png');
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('PAYLOAD_TOO_LARGE');
+    expect(await rowCount()).toBe(rows);
+    expect(await objectKeys()).toEqual(keys);
+
+    // The world already holds nearly its limit (recorded sizes): one more small file does not fit.
+    await server.ctx.db.primary.query(
+      `insert into world_assets (id, world_id, owner_id, kind, content_type, size, name, sha256)
+       select 'ast_filler_filler_filler', $1, owner_id, 'audio', 'audio/ogg', $2, 'filler', 'x' from worlds where id = $1`,
+      [worldId, ASSET_LIMITS.worldBytes - 10],
+    );
+    const full = await upload(author, worldId, PNG, 'one-more.png');
+    expect(full.status).toBe(413);
+    expect(((await full.json()) as { error: { code: string } }).error.code).toBe('WORLD_ASSETS_FULL');
+    expect(await rowCount()).toBe(rows + 1);
+    expect(await objectKeys()).toEqual(keys);
+    await server.ctx.db.primary.query(`delete from world_assets where id = 'ast_filler_filler_filler'`);
+  });
+
+  it("another world's private asset cannot be read through the reference form, nor uploaded to by another account", async () => {
+    const mine = ((await (await upload(other, otherWorldId, PNG, 'secret.png')).json()) as { asset: { id: string; url: string } }).asset;
+    // Through the author's own world path (what asset://<id> resolves to in the author's world): not found.
+    expect((await author.fetch(`/api/worlds/${worldId}/assets/${mine.id}`)).status).toBe(404);
+    // Directly through the private world's path: not found for anyone but its author.
+    expect((await author.fetch(mine.url)).status).toBe(404);
+    expect((await new Browser(server.url).fetch(mine.url)).status).toBe(404);
+    expect((await other.fetch(mine.url)).status).toBe(200);
+    expect((await upload(author, otherWorldId, PNG, 'x.png')).status).toBe(404);
+    expect((await new Browser(server.url).fetch(`/api/worlds/${worldId}/assets`, { method: 'POST', body: new Blob([new Uint8Array(PNG)]) })).status).toBe(401);
+
+    // Published, its assets are public and cacheable by shared caches.
+    await server.ctx.db.primary.query(`update worlds set status = 'published' where id = $1`, [otherWorldId]);
+    const pub = await new Browser(server.url).fetch(mine.url);
+    expect(pub.status).toBe(200);
+    expect(pub.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    // Still not through another world's reference.
+    expect((await author.fetch(`/api/worlds/${worldId}/assets/${mine.id}`)).status).toBe(404);
+  });
+});

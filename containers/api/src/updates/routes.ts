@@ -1,0 +1,51 @@
+import worldUpdates from '@yumina/fn-world-updates';
+import { HttpError, parseWith } from '@yumina/http';
+import { favoriteState, markRead, readInbox, setFavorite } from '@yumina/updates';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { AppContext } from '../context.ts';
+import { updateEventRoutes } from './events.ts';
+import { viewerOf } from './viewer.ts';
+
+const readBody = z.strictObject({ id: z.string().min(1).max(100).optional() });
+
+/**
+ * Update records, container side: the world-updates function (mounted here in local mode), the
+ * live overview stream, favorites of a world and the player's notification inbox.
+ */
+export async function updateRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  const db = ctx.db.primary;
+  if (ctx.config.mode === 'local') {
+    await app.register(worldUpdates, { db: ctx.db, store: ctx.store, authenticate: (request, reply) => viewerOf(ctx, request, reply) });
+  }
+  await updateEventRoutes(app, ctx);
+
+  async function signedIn(request: FastifyRequest, reply: FastifyReply) {
+    const viewer = await viewerOf(ctx, request, reply);
+    if (!viewer) throw new HttpError(401, 'UNAUTHENTICATED', 'Sign in to continue.');
+    return viewer;
+  }
+
+  app.get<{ Params: { id: string } }>('/api/worlds/:id/favorite', async (request, reply) => {
+    reply.header('cache-control', 'no-store');
+    return favoriteState(db, request.params.id, await viewerOf(ctx, request, reply));
+  });
+  app.put<{ Params: { id: string } }>('/api/worlds/:id/favorite', async (request, reply) => {
+    return setFavorite(db, request.params.id, await signedIn(request, reply), true);
+  });
+  app.delete<{ Params: { id: string } }>('/api/worlds/:id/favorite', async (request, reply) => {
+    return setFavorite(db, request.params.id, await signedIn(request, reply), false);
+  });
+
+  app.get('/api/inbox', async (request, reply) => {
+    const viewer = await signedIn(request, reply);
+    reply.header('cache-control', 'no-store');
+    return readInbox(db, viewer.accountId);
+  });
+  /** Marks one notification read ({id}) or all of them ({}). */
+  app.post('/api/inbox/read', async (request, reply) => {
+    const viewer = await signedIn(request, reply);
+    const body = parseWith(readBody, request.body ?? {});
+    return { changed: await markRead(db, viewer.accountId, body.id ?? null) };
+  });
+}

@@ -1,0 +1,4 @@
+export * from './state.ts';
+export * from './members.ts';
+export * from './protocol.ts';
+export * from './allowlist.ts';

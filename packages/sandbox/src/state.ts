@@ -1,0 +1,169 @@
+/**
+ * The state a custom interface reads (seed 002 §4, "State reads"). The parent owns it and pushes
+ * the whole object into the frame whenever it changes; the frame never writes it directly.
+ */
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+export interface SandboxAttachment {
+  type: string;
+  mimeType: string;
+  name: string;
+  url: string;
+}
+
+export interface SandboxSwipe {
+  content: string;
+  stateSnapshot?: Record<string, unknown> | null;
+}
+
+/** A chat message as world code sees it (seed 002 §2.9). */
+export interface SandboxMessage {
+  id: string;
+  sessionId: string;
+  role: 'user' | 'assistant' | 'system';
+  content: string;
+  status?: 'complete' | 'streaming' | 'failed';
+  errorMessage?: string | null;
+  stateChanges?: Record<string, unknown> | null;
+  stateSnapshot?: Record<string, unknown> | null;
+  swipes?: SandboxSwipe[];
+  activeSwipeIndex?: number;
+  model?: string | null;
+  tokenCount?: number | null;
+  generationTimeMs?: number | null;
+  compacted?: boolean;
+  attachments?: SandboxAttachment[];
+  createdAt: string;
+}
+
+export interface SandboxEntry {
+  id: string;
+  name: string;
+  content: string;
+  keywords: string[];
+  position: number;
+  section: string;
+  enabled: boolean;
+  role: string;
+  tags?: string[];
+}
+
+export interface SandboxCheckpoint {
+  id: string;
+  name: string;
+  messageCount: number;
+  createdAt: string;
+}
+
+export interface SandboxCapabilities {
+  canSendMessage: boolean;
+  canPersistSession: boolean;
+  canUseSessionApis: boolean;
+  requiresAuth: boolean;
+}
+
+export interface SandboxState {
+  variables: Record<string, unknown>;
+  globalVariables: Record<string, unknown>;
+  worldName: string;
+  worldId: string;
+  sessionId: string | null;
+  currentUser: { id: string; name?: string; image?: string | null } | null;
+  user: { name: string; avatar?: string | null };
+  messages: SandboxMessage[];
+  isStreaming: boolean;
+  streamingContent: string;
+  streamingReasoning: string;
+  pendingChoices: string[];
+  error: string | null;
+  readOnly: boolean;
+  entries: SandboxEntry[];
+  checkpoints: SandboxCheckpoint[];
+  greetingContent: string;
+  mode: 'session' | 'guest-preview';
+  capabilities: SandboxCapabilities;
+  canvasMode: 'chat' | 'custom' | 'fullscreen';
+  selectedModel: string | null;
+  userPlan: string | null;
+  preferredProvider: 'official' | 'private';
+  language: string;
+  bgmVolume: number;
+  sfxVolume: number;
+}
+
+export const STATE_KEYS = [
+  'variables',
+  'globalVariables',
+  'worldName',
+  'worldId',
+  'sessionId',
+  'currentUser',
+  'user',
+  'messages',
+  'isStreaming',
+  'streamingContent',
+  'streamingReasoning',
+  'pendingChoices',
+  'error',
+  'readOnly',
+  'entries',
+  'checkpoints',
+  'greetingContent',
+  'mode',
+  'capabilities',
+  'canvasMode',
+  'selectedModel',
+  'userPlan',
+  'preferredProvider',
+  'language',
+  'bgmVolume',
+  'sfxVolume',
+] as const satisfies readonly (keyof SandboxState)[];
+
+export type StateKey = (typeof STATE_KEYS)[number];
+
+/** A complete state from a partial one: what the parent pushes when it only knows some fields. */
+export function completeState(partial: Partial<SandboxState>, world: { id: string; name: string }): SandboxState {
+  return {
+    variables: {},
+    globalVariables: {},
+    worldName: world.name,
+    worldId: world.id,
+    sessionId: null,
+    currentUser: null,
+    user: { name: 'Player', avatar: null },
+    messages: [],
+    isStreaming: false,
+    streamingContent: '',
+    streamingReasoning: '',
+    pendingChoices: [],
+    error: null,
+    readOnly: false,
+    entries: [],
+    checkpoints: [],
+    greetingContent: '',
+    mode: 'session',
+    capabilities: { canSendMessage: true, canPersistSession: true, canUseSessionApis: true, requiresAuth: false },
+    canvasMode: 'custom',
+    selectedModel: null,
+    userPlan: null,
+    preferredProvider: 'official',
+    language: 'en',
+    bgmVolume: 1,
+    sfxVolume: 1,
+    ...partial,
+  };
+}
+
+/** The top-level keys whose values differ (by JSON form) between two states. */
+export function changedKeys(before: SandboxState | null, after: SandboxState): StateKey[] {
+  if (!before) return [...STATE_KEYS];
+  return STATE_KEYS.filter((key) => JSON.stringify(before[key]) !== JSON.stringify(after[key]));
+}
+
+/** The variable ids whose values differ between two variable records. */
+export function changedVariables(before: Record<string, unknown>, after: Record<string, unknown>): string[] {
+  const ids = new Set([...Object.keys(before), ...Object.keys(after)]);
+  return [...ids].filter((id) => JSON.stringify(before[id]) !== JSON.stringify(after[id]));
+}

@@ -1,0 +1,55 @@
+import type { Queryable } from '@yumina/db';
+import type { NotificationSnapshot } from './records.ts';
+
+export interface InboxItem {
+  id: string;
+  worldId: string;
+  updateId: string | null;
+  /** The record as it was sent; later edits of the record do not change it. */
+  snapshot: NotificationSnapshot;
+  createdAt: string;
+  readAt: string | null;
+}
+
+type InboxRow = {
+  id: string;
+  world_id: string;
+  update_id: string | null;
+  snapshot: NotificationSnapshot;
+  created_at: Date;
+  read_at: Date | null;
+};
+
+const INBOX_LIMIT = 100;
+
+export async function readInbox(db: Queryable, accountId: string): Promise<{ items: InboxItem[]; unread: number }> {
+  const { rows } = await db.query<InboxRow>(
+    `select id, world_id, update_id, snapshot, created_at, read_at from update_notifications
+      where account_id = $1 order by created_at desc, id desc limit ${INBOX_LIMIT}`,
+    [accountId],
+  );
+  const unread = await db.query<{ n: number }>('select count(*)::int as n from update_notifications where account_id = $1 and read_at is null', [
+    accountId,
+  ]);
+  return {
+    items: rows.map((r) => ({
+      id: r.id,
+      worldId: r.world_id,
+      updateId: r.update_id,
+      snapshot: r.snapshot,
+      createdAt: r.created_at.toISOString(),
+      readAt: r.read_at?.toISOString() ?? null,
+    })),
+    unread: unread.rows[0]!.n,
+  };
+}
+
+/** Marks one notification (or, with null, all of them) of the account read; returns how many changed. */
+export async function markRead(db: Queryable, accountId: string, notificationId: string | null): Promise<number> {
+  const { rowCount } = await db.query(
+    `update update_notifications set read_at = now()
+      where account_id = $1 and read_at is null and ($2::text is null or id = $2)`,
+    [accountId, notificationId],
+  );
+  return rowCount ?? 0;
+}

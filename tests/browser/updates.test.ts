@@ -1,0 +1,146 @@
+import { readFileSync } from 'node:fs';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, launchBrowser } from '../support/browser.ts';
+import { hasPostgres } from '../support/postgres.ts';
+import { hasRedis } from '../support/redis.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+const sample = JSON.parse(readFileSync(new URL('../../packages/world/samples/willow-street.json', import.meta.url), 'utf8'));
+
+describe.runIf(hasPostgres && hasRedis && hasChromium)('update records in a real browser', () => {
+  let server: TestServer;
+  let browser: Browser;
+  let authorCtx: BrowserContext;
+  let readerCtx: BrowserContext;
+  let worldId: string;
+
+  async function signUp(ctx: BrowserContext, name: string): Promise<void> {
+    const res = await ctx.request.post(`${server.url}/api/auth/signup`, {
+      data: { email: `${name}-${Date.now()}@example.com`, password: 'a strong password', displayName: name },
+    });
+    expect(res.status()).toBe(201);
+  }
+
+  async function openOverview(ctx: BrowserContext): Promise<Page> {
+    const page = await ctx.newPage();
+    page.setDefaultTimeout(15_000);
+    await page.goto(`${server.url}/worlds/${worldId}`);
+    await page.locator('section.updates[data-live="ready"]').waitFor();
+    return page;
+  }
+
+  beforeAll(async () => {
+    server = await startTestServer({}, { web: true });
+    await server.ctx.db.primary.query('update review_rule set hold_first_publication = false, hold_all_publications = false');
+    browser = await launchBrowser();
+    authorCtx = await browser.newContext({ locale: 'en-US' });
+    readerCtx = await browser.newContext({ locale: 'en-US' });
+    await signUp(authorCtx, 'Author');
+    await signUp(readerCtx, 'Reader');
+    const created = await authorCtx.request.post(`${server.url}/api/worlds`, { data: { world: sample } });
+    worldId = ((await created.json()) as { id: string }).id;
+    expect((await authorCtx.request.post(`${server.url}/api/worlds/${worldId}/publish`)).status()).toBe(200);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  it('the author adds a record with notification; a second open overview and a reader see it live; the reader has no edit control', async () => {
+    const reader = await openOverview(readerCtx);
+    await reader.getByRole('button', { name: 'Favorite' }).click();
+    await expect.poll(() => reader.getByTestId('favorite-count').textContent()).toBe('1 favorite(s)');
+
+    const first = await openOverview(authorCtx);
+    const second = await openOverview(authorCtx);
+    await second.evaluate(() => {
+      (window as unknown as { notReloaded: boolean }).notReloaded = true;
+    });
+
+    const form = first.getByRole('form', { name: 'Add an update record' });
+    await form.getByLabel('Title').fill('Chapter 2 is out');
+    await form.getByLabel('Details').fill('The ferry district opens.');
+    await form.getByLabel('Major update').check();
+    await form.getByLabel('Notify players who favorited this world').check();
+    await form.getByRole('button', { name: 'Add record' }).click();
+    await expect.poll(() => form.getByRole('status').textContent()).toBe('Record added; 1 player(s) notified.');
+
+    // The other open overview and the reader's page receive it without a reload.
+    for (const page of [second, reader]) {
+      await expect.poll(() => page.getByTestId('update-record').first().textContent()).toContain('Chapter 2 is out');
+    }
+    expect(await second.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+
+    // The reader sees the history read-only.
+    expect(await reader.getByRole('button', { name: 'Edit' }).count()).toBe(0);
+    expect(await reader.getByRole('form', { name: 'Add an update record' }).count()).toBe(0);
+
+    // The reader's inbox has the notification as sent.
+    await reader.goto(`${server.url}/app/inbox`);
+    await expect.poll(() => reader.getByTestId('inbox-item').first().textContent()).toContain('Chapter 2 is out');
+    await Promise.all([first.close(), second.close(), reader.close()]);
+  }, 90_000);
+
+  it('the author edits a record: a failed save keeps the draft for a retry; cancel discards it', async () => {
+    const page = await openOverview(authorCtx);
+    const record = page.getByTestId('update-record').filter({ hasText: 'Chapter 2 is out' });
+    await record.getByRole('button', { name: 'Edit' }).click();
+    let dialog = page.getByRole('dialog', { name: 'Edit update record' });
+    await dialog.getByLabel('Title').fill('Chapter 2 is out (ferries fixed)');
+    await dialog.getByLabel('Details').fill('The ferry district opens; ferries run on time.');
+
+    // Force the first save to fail.
+    let failures = 0;
+    await page.route('**/api/worlds/*/updates/*', async (route) => {
+      if (route.request().method() === 'PATCH' && failures === 0) {
+        failures++;
+        await route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ error: { code: 'BUSY', message: 'Try again.' } }) });
+      } else {
+        await route.continue();
+      }
+    });
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => dialog.getByRole('alert').textContent()).toContain('Saving failed. Your text is kept');
+    expect(await dialog.getByLabel('Title').inputValue()).toBe('Chapter 2 is out (ferries fixed)');
+    expect(await dialog.getByLabel('Details').inputValue()).toBe('The ferry district opens; ferries run on time.');
+    const stored = async () =>
+      (await server.ctx.db.primary.query<{ title: string; is_major: boolean }>('select title, is_major from world_updates where world_id = $1', [worldId])).rows;
+    expect((await stored())[0]!.title).toBe('Chapter 2 is out');
+
+    // Retry succeeds with the kept draft.
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect(failures).toBe(1);
+    await expect.poll(async () => (await stored())[0]).toEqual({ title: 'Chapter 2 is out (ferries fixed)', is_major: true });
+    await expect.poll(() => page.getByTestId('update-record').first().textContent()).toContain('Chapter 2 is out (ferries fixed)');
+
+    // Cancel discards a draft.
+    await page.getByTestId('update-record').first().getByRole('button', { name: 'Edit' }).click();
+    dialog = page.getByRole('dialog', { name: 'Edit update record' });
+    await dialog.getByLabel('Title').fill('Discard me');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.getByTestId('update-record').first().getByRole('button', { name: 'Edit' }).click();
+    expect(await page.getByRole('dialog', { name: 'Edit update record' }).getByLabel('Title').inputValue()).toBe('Chapter 2 is out (ferries fixed)');
+    expect((await stored())[0]!.title).toBe('Chapter 2 is out (ferries fixed)');
+
+    // Read-only inspection offers no editing, even to the author.
+    await page.goto(`${server.url}/worlds/${worldId}?inspect=1`);
+    await page.getByTestId('update-record').first().waitFor();
+    expect(await page.getByRole('button', { name: 'Edit' }).count()).toBe(0);
+    await page.close();
+  }, 90_000);
+
+  it('the studio overview hosts the same history with the author controls', async () => {
+    const page = await authorCtx.newPage();
+    page.setDefaultTimeout(15_000);
+    await page.goto(`${server.url}/studio/${worldId}`);
+    const history = page.locator('#update-history section.updates[data-live="ready"]');
+    await history.waitFor();
+    await expect.poll(() => history.getByTestId('update-record').first().textContent()).toContain('Chapter 2 is out (ferries fixed)');
+    expect(await history.getByRole('button', { name: 'Edit' }).count()).toBeGreaterThan(0);
+    expect(await history.getByRole('form', { name: 'Add an update record' }).count()).toBe(1);
+    await page.close();
+  }, 60_000);
+});

@@ -1,0 +1,171 @@
+/**
+ * Compatibility shims for older world code (seed 002 §4, §9). They replace the frame's own
+ * fetch / XMLHttpRequest / localStorage / sessionStorage / clipboard; the browser already blocks the
+ * real ones (opaque origin, CSP connect-src 'none'), the shims only give old code something that works.
+ */
+import { decideApiProxy, type FetchResult } from '@yumina/sandbox';
+import type { Bridge } from './bridge.ts';
+
+function blocked(message: string): TypeError {
+  return new TypeError(`Blocked by the Yumina sandbox: ${message}`);
+}
+
+/** fetch for `/api/` paths on the allowlist, performed by the parent; everything else rejects. */
+function installFetch(bridge: Bridge): void {
+  const shim = async (input: RequestInfo | URL, init: RequestInit = {}): Promise<Response> => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const method = (init.method ?? (typeof input === 'object' && 'method' in input ? input.method : 'GET')).toUpperCase();
+    const decision = decideApiProxy(method, url, bridge.boot.worldId, bridge.boot.parentOrigin);
+    if (!decision.ok) throw blocked(`fetch(${JSON.stringify(url)}): ${decision.reason}`);
+    let body: string | null = null;
+    if (init.body != null) {
+      if (typeof init.body === 'string') body = init.body;
+      else if (init.body instanceof URLSearchParams) body = init.body.toString();
+      else throw blocked('only string bodies are proxied');
+    }
+    const headers = [...new Headers(init.headers ?? (typeof input === 'object' && 'headers' in input ? input.headers : undefined))];
+    const result = (await bridge.call('fetch', [{ url, method, headers, body }])) as FetchResult;
+    const empty = result.status === 204 || result.status === 205 || result.status === 304 || method === 'HEAD';
+    return new Response(empty ? null : result.body, { status: result.status, statusText: result.statusText, headers: result.headers });
+  };
+  Object.defineProperty(window, 'fetch', { value: shim, writable: false, configurable: false });
+}
+
+function installXhr(): void {
+  class BlockedXMLHttpRequest {
+    constructor() {
+      throw blocked('XMLHttpRequest is not available; use yumina.* or fetch("/api/…") on the allowlist');
+    }
+  }
+  Object.defineProperty(window, 'XMLHttpRequest', { value: BlockedXMLHttpRequest, writable: false, configurable: false });
+}
+
+/** A Storage-like object scoped to this world; writes are mirrored to the parent, which persists them. */
+function scopedStorage(bridge: Bridge, area: 'local' | 'session', initial: Record<string, string>): Storage {
+  const data = new Map(Object.entries(initial));
+  const methods = {
+    get length() {
+      return data.size;
+    },
+    key: (index: number) => [...data.keys()][index] ?? null,
+    getItem: (key: string) => data.get(String(key)) ?? null,
+    setItem: (key: string, value: string) => {
+      data.set(String(key), String(value));
+      bridge.send({ type: 'storage', area, op: 'set', key: String(key), value: String(value) });
+    },
+    removeItem: (key: string) => {
+      data.delete(String(key));
+      bridge.send({ type: 'storage', area, op: 'remove', key: String(key) });
+    },
+    clear: () => {
+      data.clear();
+      bridge.send({ type: 'storage', area, op: 'clear' });
+    },
+  };
+  return new Proxy(methods as unknown as Storage, {
+    get(target, prop, receiver) {
+      if (typeof prop === 'string' && !(prop in target)) return data.get(prop);
+      return Reflect.get(target, prop, receiver);
+    },
+    set(target, prop, value) {
+      if (typeof prop !== 'string' || prop in target) return false;
+      methods.setItem(prop, value);
+      return true;
+    },
+    deleteProperty(target, prop) {
+      if (typeof prop === 'string' && !(prop in target)) methods.removeItem(prop);
+      return true;
+    },
+    ownKeys: () => [...data.keys()],
+    getOwnPropertyDescriptor(_target, prop) {
+      if (typeof prop === 'string' && data.has(prop)) return { value: data.get(prop), enumerable: true, configurable: true, writable: true };
+      return undefined;
+    },
+    has: (target, prop) => (typeof prop === 'string' && data.has(prop)) || prop in target,
+  });
+}
+
+function installStorage(bridge: Bridge): void {
+  const local = scopedStorage(bridge, 'local', bridge.boot.storage.local);
+  const session = scopedStorage(bridge, 'session', bridge.boot.storage.session);
+  Object.defineProperty(window, 'localStorage', { value: local, writable: false, configurable: false, enumerable: true });
+  Object.defineProperty(window, 'sessionStorage', { value: session, writable: false, configurable: false, enumerable: true });
+}
+
+function installClipboard(bridge: Bridge): void {
+  const clipboard = Object.freeze({
+    writeText: (text: string) => bridge.call('copyToClipboard', [String(text)]).then(() => undefined),
+    readText: () => Promise.reject(new DOMException('Reading the clipboard is not allowed', 'NotAllowedError')),
+  });
+  Object.defineProperty(navigator, 'clipboard', { value: clipboard, configurable: false });
+}
+
+/**
+ * A synthetic `location` handed to world modules (the real one cannot be replaced): it reads as the
+ * page the player is on, and assigning a same-origin path asks the parent to navigate.
+ */
+export function syntheticLocation(bridge: Bridge): Location {
+  let url = new URL(bridge.boot.href);
+  const go = (target: string | URL) => {
+    const next = new URL(String(target), url);
+    if (next.origin !== url.origin) throw blocked(`navigation to ${next.origin} is not allowed`);
+    if (next.pathname === url.pathname && next.search === url.search && next.hash !== url.hash) {
+      url = next;
+      return;
+    }
+    void bridge.call('navigate', [next.pathname + next.search + next.hash]).catch(() => undefined);
+  };
+  const location = {
+    get href() {
+      return url.href;
+    },
+    set href(value: string) {
+      go(value);
+    },
+    get origin() {
+      return url.origin;
+    },
+    get protocol() {
+      return url.protocol;
+    },
+    get host() {
+      return url.host;
+    },
+    get hostname() {
+      return url.hostname;
+    },
+    get port() {
+      return url.port;
+    },
+    get pathname() {
+      return url.pathname;
+    },
+    set pathname(value: string) {
+      go(new URL(value, url).pathname);
+    },
+    get search() {
+      return url.search;
+    },
+    get hash() {
+      return url.hash;
+    },
+    set hash(value: string) {
+      const next = new URL(url);
+      next.hash = value;
+      url = next;
+    },
+    ancestorOrigins: [] as unknown as DOMStringList,
+    assign: go,
+    replace: go,
+    reload: () => undefined,
+    toString: () => url.href,
+  };
+  return location as unknown as Location;
+}
+
+export function installShims(bridge: Bridge): void {
+  installFetch(bridge);
+  installXhr();
+  installStorage(bridge);
+  installClipboard(bridge);
+}

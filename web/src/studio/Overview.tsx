@@ -1,0 +1,157 @@
+/// <reference types="vite/client" />
+import { type ComponentType, useCallback, useEffect, useState } from 'react';
+import { Link } from '../lib/router.tsx';
+import { type ServerWorld, send } from './server.ts';
+
+interface Review {
+  id: string;
+  kind: 'publication' | 'edit';
+  state: 'pending' | 'approved' | 'rejected' | 'withdrawn';
+  revision: number;
+  reason: string | null;
+  decidedAt: string | null;
+}
+
+interface ReviewInfo {
+  review: Review | null;
+  pending: boolean;
+  events: { action: string; actorName: string | null; revision: number | null; reason: string | null; at: string }[];
+}
+
+// The Update records issue mounts its history and forms here when its component exists.
+const updateModules = import.meta.glob('../updates/UpdateHistory.tsx', { eager: true }) as Record<string, { UpdateHistory?: ComponentType<Record<string, unknown>> }>;
+const UpdateHistory = Object.values(updateModules)[0]?.UpdateHistory;
+
+const STATUS_LABEL: Record<ServerWorld['status'], string> = {
+  saved: 'Saved, never published',
+  unpublished: 'Unpublished',
+  published: 'Published',
+  held: 'Held for review',
+};
+
+/** The overview of a work: status, review, language variants, publish/unpublish, update history. */
+export function Overview({ server, dirty, onServer }: { server: ServerWorld | null; dirty: boolean; onServer(next: ServerWorld): void }) {
+  const [info, setInfo] = useState<ReviewInfo | null>(null);
+  const [variants, setVariants] = useState<{ id: string; name: string; language: string | null }[]>([]);
+  const [message, setMessage] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const id = server?.id;
+  const name = typeof server?.world.name === 'string' ? server.world.name : '';
+
+  const loadReview = useCallback(async () => {
+    if (!id) return;
+    const res = await send<ReviewInfo>(`/api/worlds/${encodeURIComponent(id)}/review`, 'GET');
+    if (res.status === 200) setInfo(res.body);
+  }, [id]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the review is reloaded when publication status or revision changes
+  useEffect(() => {
+    void loadReview();
+  }, [loadReview, server?.status, server?.revision]);
+  useEffect(() => {
+    if (!id) return;
+    void send<{ worlds: { id: string; name: string; language: string | null }[] }>('/api/worlds', 'GET').then((res) => {
+      if (res.status === 200) setVariants(res.body.worlds.filter((w) => w.id !== id && w.name.trim().toLowerCase() === name.trim().toLowerCase()));
+    });
+  }, [id, name]);
+
+  if (!server) {
+    return (
+      <section className="card overview" aria-label="Overview">
+        <h3>Overview</h3>
+        <p data-testid="world-status">Not saved yet</p>
+        <p className="hint" data-testid="save-first">
+          Save the world first: publishing, assets and update history need a saved world.
+        </p>
+        <section id="update-history" />
+      </section>
+    );
+  }
+
+  async function act(action: 'publish' | 'unpublish') {
+    setBusy(true);
+    setMessage(null);
+    const res = await send<ServerWorld & { review?: { held: boolean } }>(`/api/worlds/${encodeURIComponent(server!.id)}/${action}`, 'POST');
+    setBusy(false);
+    if (res.status !== 200) {
+      setMessage(res.body.error?.message ?? `Failed (${res.status}).`);
+      return;
+    }
+    onServer(res.body);
+    if (action === 'publish') setMessage(res.body.review?.held ? 'Submitted: held for review by an administrator.' : 'Published.');
+    else setMessage('Unpublished.');
+  }
+
+  const review = info?.review;
+  const heldEdit = info?.pending && review?.kind === 'edit';
+  return (
+    <section className="card overview" aria-label="Overview">
+      <h3>Overview</h3>
+      <p>
+        Status: <strong data-testid="world-status">{STATUS_LABEL[server.status]}</strong> · revision {server.revision}
+        {server.liveRevision !== null && server.liveRevision !== server.revision && server.status === 'published' && <> · live revision {server.liveRevision}</>}
+      </p>
+      {heldEdit && (
+        <p data-testid="held-edit">
+          Your edit (revision {review!.revision}) is held for review; revision {server.liveRevision} keeps serving until it is approved.
+        </p>
+      )}
+      {review?.state === 'rejected' && (
+        <p className="error" data-testid="review-reason">
+          Review rejected: {review.reason}
+        </p>
+      )}
+      {dirty && <p className="hint">You have unsaved changes; publishing uses the saved revision.</p>}
+      <div className="row">
+        {server.status !== 'published' && server.status !== 'held' && (
+          <button type="button" disabled={busy} onClick={() => act('publish')}>
+            Publish
+          </button>
+        )}
+        {server.status === 'published' && server.liveRevision !== server.revision && !heldEdit && (
+          <button type="button" disabled={busy} onClick={() => act('publish')}>
+            Publish changes
+          </button>
+        )}
+        {(server.status === 'published' || server.status === 'held') && (
+          <button type="button" className="secondary" disabled={busy} onClick={() => act('unpublish')}>
+            {server.status === 'held' ? 'Withdraw from review' : 'Unpublish'}
+          </button>
+        )}
+        <a className="button secondary" href={`/play/${encodeURIComponent(server.id)}`} target="_blank" rel="noreferrer">
+          Try it
+        </a>
+      </div>
+      {message && <p role="status">{message}</p>}
+      <div>
+        <strong>Language variants</strong>
+        {variants.length === 0 ? (
+          <p className="hint">No other language variant of “{name}”. Create one with the same name and another language.</p>
+        ) : (
+          <ul className="list">
+            {variants.map((v) => (
+              <li key={v.id}>
+                <Link to={`/studio/${v.id}`}>
+                  {v.name} ({v.language ?? 'no language'})
+                </Link>
+              </li>
+            ))}
+          </ul>
+        )}
+      </div>
+      {info && info.events.length > 0 && (
+        <details>
+          <summary>Publication history</summary>
+          <ul className="list" data-testid="publication-events">
+            {info.events.map((e) => (
+              <li key={`${e.at}-${e.action}-${e.revision}`}>
+                {new Date(e.at).toLocaleString()} · {e.action} · revision {e.revision ?? '—'} · {e.actorName ?? 'someone'}
+                {e.reason ? ` · ${e.reason}` : ''}
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
+      <section id="update-history">{UpdateHistory && <UpdateHistory worldId={server.id} status={server.status} reviewPending={info?.pending ?? false} canEdit />}</section>
+    </section>
+  );
+}

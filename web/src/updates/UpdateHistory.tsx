@@ -1,0 +1,305 @@
+import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import { api } from '../lib/api.ts';
+import { labelsFor, type UpdatesLabels, type UpdatesLanguage } from './labels.ts';
+
+/** One record as GET /api/worlds/:id/updates returns it; worldId is the record's own source work. */
+export interface UpdateRecordView {
+  id: string;
+  worldId: string;
+  title: string;
+  content: string;
+  isMajor: boolean;
+  timestamp: string;
+  language: string | null;
+}
+
+export interface HistoryView {
+  worldId: string;
+  status: string;
+  updates: UpdateRecordView[];
+  canEdit: boolean;
+  canCreate: boolean;
+  canNotify: boolean;
+}
+
+export interface UpdateHistoryProps {
+  /** The work; null (or undefined) for a new draft that was never saved. */
+  worldId: string | null | undefined;
+  /**
+   * The current surface's own edit permission (signed in, not guest mode, not read-only
+   * inspection). Editing needs both this and the server's canEdit.
+   */
+  surfaceCanEdit?: boolean;
+  /** Alias of surfaceCanEdit (the studio overview passes `canEdit`). */
+  canEdit?: boolean;
+  /** A new draft with unsaved changes: show the save-first hint and make no history request. */
+  unsavedDraft?: boolean;
+  /**
+   * The host's view of the work's publication status and pending review, when it has one: a
+   * change reloads the history with canCreate and canNotify (the live stream also reports it).
+   */
+  status?: string;
+  reviewPending?: boolean;
+  /** Follow the live overview stream (default true). */
+  live?: boolean;
+  language?: UpdatesLanguage;
+}
+
+const byNewest = (a: UpdateRecordView, b: UpdateRecordView) => (a.timestamp < b.timestamp ? 1 : a.timestamp > b.timestamp ? -1 : a.id < b.id ? 1 : -1);
+
+/**
+ * The update history of a work: read-only for readers; for the author an edit dialog per record
+ * and a form for standalone records. Used by the world details page and the studio overview.
+ */
+export function UpdateHistory({ worldId, surfaceCanEdit, canEdit, unsavedDraft = false, status, reviewPending, live = true, language }: UpdateHistoryProps) {
+  const t = labelsFor(language);
+  const surface = surfaceCanEdit ?? canEdit ?? false;
+  const [view, setView] = useState<HistoryView | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [editing, setEditing] = useState<UpdateRecordView | null>(null);
+  const [liveState, setLiveState] = useState<'off' | 'connecting' | 'ready'>('off');
+  const active = !!worldId && !unsavedDraft;
+
+  const load = useCallback(async () => {
+    if (!worldId) return;
+    try {
+      setView(await api<HistoryView>(`/api/worlds/${encodeURIComponent(worldId)}/updates`));
+      setError(null);
+    } catch {
+      setError(t.loadFailed);
+    }
+  }, [worldId, t.loadFailed]);
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the host's status and review flags are reload triggers
+  useEffect(() => {
+    if (!active) return;
+    void load();
+  }, [active, load, status, reviewPending]);
+
+  useEffect(() => {
+    if (!active || !live || typeof EventSource === 'undefined') return;
+    const source = new EventSource(`/api/worlds/${encodeURIComponent(worldId ?? '')}/updates/events`);
+    setLiveState('connecting');
+    let connectedBefore = false;
+    source.addEventListener('ready', () => {
+      setLiveState('ready');
+      // After a reconnect, records published during the gap are picked up by a reload.
+      if (connectedBefore) void load();
+      connectedBefore = true;
+    });
+    source.addEventListener('error', () => setLiveState('connecting'));
+    source.addEventListener('record', (e) => {
+      const { update } = JSON.parse((e as MessageEvent<string>).data) as { update: UpdateRecordView };
+      setView((v) => (v ? { ...v, updates: [update, ...v.updates.filter((u) => u.id !== update.id)].sort(byNewest) } : v));
+    });
+    // Publication or review status changed: reload canCreate and canNotify (and the history).
+    source.addEventListener('status', () => void load());
+    source.addEventListener('gone', () => {
+      source.close();
+      void load();
+    });
+    return () => {
+      source.close();
+      setLiveState('off');
+    };
+  }, [active, live, worldId, load]);
+
+  if (!active) {
+    return (
+      <section className="card updates" aria-label={t.history}>
+        <h3>{t.history}</h3>
+        <p className="hint" data-testid="updates-save-first">
+          {t.saveFirst}
+        </p>
+      </section>
+    );
+  }
+
+  const editable = !!view?.canEdit && surface;
+  return (
+    <section className="card updates" aria-label={t.history} data-live={liveState}>
+      <h3>{t.history}</h3>
+      {error && <p role="alert">{error}</p>}
+      {view && view.updates.length === 0 && <p className="hint">{t.empty}</p>}
+      <ol className="list" data-testid="update-list">
+        {view?.updates.map((u) => (
+          <li key={u.id} data-testid="update-record" data-update-id={u.id}>
+            <strong>{u.title}</strong> {u.isMajor && <span className="badge">{t.major}</span>}{' '}
+            <time dateTime={u.timestamp} className="hint">
+              {new Date(u.timestamp).toLocaleString(language)}
+            </time>
+            {u.content && <p className="update-content">{u.content}</p>}
+            {editable && (
+              <button type="button" className="secondary" onClick={() => setEditing(u)}>
+                {t.edit}
+              </button>
+            )}
+          </li>
+        ))}
+      </ol>
+      {editable && editing && (
+        <EditDialog
+          key={editing.id}
+          record={editing}
+          t={t}
+          onCancel={() => setEditing(null)}
+          onSaved={(saved) => {
+            setEditing(null);
+            setView((v) => (v ? { ...v, updates: v.updates.map((u) => (u.id === saved.id ? saved : u)) } : v));
+          }}
+        />
+      )}
+      {editable && view && (
+        <CreateForm
+          worldId={view.worldId}
+          canCreate={view.canCreate}
+          canNotify={view.canNotify}
+          t={t}
+          onCreated={(update) => setView((v) => (v ? { ...v, updates: [update, ...v.updates.filter((x) => x.id !== update.id)].sort(byNewest) } : v))}
+        />
+      )}
+    </section>
+  );
+}
+
+/** Edits title and content. A failed save keeps the draft for a retry; cancel discards it. */
+function EditDialog({
+  record,
+  t,
+  onCancel,
+  onSaved,
+}: {
+  record: UpdateRecordView;
+  t: UpdatesLabels;
+  onCancel(): void;
+  onSaved(record: UpdateRecordView): void;
+}) {
+  const [title, setTitle] = useState(record.title);
+  const [content, setContent] = useState(record.content);
+  const [saving, setSaving] = useState(false);
+  const [failed, setFailed] = useState<string | null>(null);
+
+  async function save(e: FormEvent) {
+    e.preventDefault();
+    setSaving(true);
+    setFailed(null);
+    try {
+      // Saved with the record's own source work (the history may mix language variants).
+      const { update } = await api<{ update: UpdateRecordView }>(
+        `/api/worlds/${encodeURIComponent(record.worldId)}/updates/${encodeURIComponent(record.id)}`,
+        { method: 'PATCH', json: { title, content } },
+      );
+      onSaved(update);
+    } catch (err) {
+      setFailed(`${t.saveFailed} (${(err as Error).message})`);
+    } finally {
+      setSaving(false);
+    }
+  }
+
+  return (
+    <div role="dialog" aria-modal="true" aria-label={t.editTitle} className="card dialog">
+      <form onSubmit={save} aria-label={t.editTitle}>
+        <h4>{t.editTitle}</h4>
+        <label>
+          {t.title}
+          <input value={title} onChange={(e) => setTitle(e.target.value)} required maxLength={200} />
+        </label>
+        <label>
+          {t.details}
+          <textarea value={content} onChange={(e) => setContent(e.target.value)} maxLength={10000} rows={4} />
+        </label>
+        {failed && <p role="alert">{failed}</p>}
+        <div className="row">
+          <button type="submit" disabled={saving}>
+            {saving ? t.saving : t.save}
+          </button>
+          <button type="button" className="secondary" onClick={onCancel}>
+            {t.cancel}
+          </button>
+        </div>
+      </form>
+    </div>
+  );
+}
+
+/**
+ * A standalone record. Always sends an explicit notifyPlayers choice; notification is offered
+ * only when the server says canNotify (a published work), and the form is closed during a review.
+ */
+function CreateForm({
+  worldId,
+  canCreate,
+  canNotify,
+  t,
+  onCreated,
+}: {
+  worldId: string;
+  canCreate: boolean;
+  canNotify: boolean;
+  t: UpdatesLabels;
+  onCreated(record: UpdateRecordView): void;
+}) {
+  const [title, setTitle] = useState('');
+  const [content, setContent] = useState('');
+  const [isMajor, setIsMajor] = useState(false);
+  const [notify, setNotify] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+
+  if (!canCreate) return <p className="hint">{t.reviewPending}</p>;
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    setMessage(null);
+    try {
+      const created = await api<{ update: UpdateRecordView; notified: number }>(`/api/worlds/${encodeURIComponent(worldId)}/updates`, {
+        method: 'POST',
+        json: { title, content, isMajor, notifyPlayers: canNotify && notify },
+      });
+      onCreated(created.update);
+      setTitle('');
+      setContent('');
+      setIsMajor(false);
+      setNotify(false);
+      setMessage({ ok: true, text: t.added(created.notified) });
+    } catch (err) {
+      setMessage({ ok: false, text: (err as Error).message });
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <form onSubmit={submit} aria-label={t.createHeading}>
+      <h4>{t.createHeading}</h4>
+      <label>
+        {t.title}
+        <input value={title} onChange={(e) => setTitle(e.target.value)} required maxLength={200} />
+      </label>
+      <label>
+        {t.details}
+        <textarea value={content} onChange={(e) => setContent(e.target.value)} maxLength={10000} rows={3} />
+      </label>
+      <label className="inline">
+        <input type="checkbox" checked={isMajor} onChange={(e) => setIsMajor(e.target.checked)} />
+        {t.isMajor}
+      </label>
+      {canNotify ? (
+        <label className="inline">
+          <input type="checkbox" checked={notify} onChange={(e) => setNotify(e.target.checked)} />
+          {t.notifyPlayers}
+        </label>
+      ) : (
+        <p className="hint">{t.notifyUnavailable}</p>
+      )}
+      <div className="row">
+        <button type="submit" disabled={busy}>
+          {t.add}
+        </button>
+      </div>
+      {message && (message.ok ? <p role="status">{message.text}</p> : <p role="alert">{message.text}</p>)}
+    </form>
+  );
+}
