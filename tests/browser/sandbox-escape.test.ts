@@ -189,8 +189,18 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('sandbox escape attempts,
     page.setDefaultTimeout(20_000);
     await page.context().addCookies([{ name: 'platform_cookie', value: 'cookie-secret', url: server.url }]);
     const pageUrl = `${server.url}/dev/sandbox`;
+    const events: string[] = [];
+    page.on('pageerror', (e) => events.push(`pageerror: ${e.message}`));
+    page.on('response', (r) => {
+      if (r.status() >= 400) events.push(`http ${r.status()} ${r.url()}`);
+    });
     await page.goto(pageUrl);
-    await page.getByTestId('sandbox-frame').waitFor();
+    await page
+      .getByTestId('sandbox-frame')
+      .waitFor()
+      .catch(async (error: Error) => {
+        throw new Error(`${error.message}\n${await page.locator('main').textContent()}\n${events.join('\n')}`);
+      });
     await page.evaluate(
       ({ worldId, otherWorldId }) => {
         localStorage.setItem('platform-secret', 'platform-secret-value');

@@ -133,6 +133,8 @@ export const envSchema = z.object({
   OFFICIAL_AI_API_KEY: z.string().trim().min(1).optional(),
   SUMMARY_MODEL: z.string().trim().min(1).optional(),
   SUMMARY_FALLBACK_MODEL: z.string().trim().min(1).optional(),
+  GAME_COMPANION_DISABLED: z.enum(['0', '1', 'true', 'false']).optional(),
+  GUEST_PREVIEW_TURNS_PER_HOUR: int(0, 10_000, 0),
   SECRETS_KEY: z
     .string()
     .trim()
@@ -188,6 +190,12 @@ export interface Config {
     /** The one-step fallback for summaries refused by the routed model. */
     summaryFallbackModel: string | undefined;
   };
+  companion: {
+    /** GAME_COMPANION_DISABLED: generation refused (403 COMPANION_DISABLED); saves keep working. */
+    disabled: boolean;
+  };
+  /** Guest preview turns per hour per address on the official provider (0 = guests cannot send). */
+  guestPreviewTurnsPerHour: number;
   /** S3 bucket of game builds; unset: a folder under dataDir (objects/). */
   gamesBucket: string | undefined;
   maintenance: {
@@ -257,6 +265,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     store: { redisUrl: e.REDIS_URL, prefix: e.REDIS_KEY_PREFIX },
     gamesBucket: e.GAMES_BUCKET,
+    companion: { disabled: e.GAME_COMPANION_DISABLED === '1' || e.GAME_COMPANION_DISABLED === 'true' },
+    guestPreviewTurnsPerHour: e.GUEST_PREVIEW_TURNS_PER_HOUR,
     ai: {
       official: e.OFFICIAL_AI_BASE_URL && e.OFFICIAL_AI_API_KEY ? { baseUrl: e.OFFICIAL_AI_BASE_URL.replace(/\/+$/, ''), apiKey: e.OFFICIAL_AI_API_KEY } : undefined,
       summaryModel: e.SUMMARY_MODEL,

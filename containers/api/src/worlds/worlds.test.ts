@@ -14,6 +14,8 @@ describe.runIf(hasPostgres && hasRedis)('world storage routes', () => {
   beforeAll(async () => {
     server = await startTestServer();
     author = new Browser(server.url);
+    // These tests are about storage: publication goes live without review (the review rule has its own tests).
+    await server.ctx.db.primary.query('update review_rule set hold_first_publication = false');
     other = new Browser(server.url);
     await author.fetch('/api/auth/signup', { method: 'POST', json: { email: `author-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Author' } });
     await other.fetch('/api/auth/signup', { method: 'POST', json: { email: `other-${Date.now()}@example.com`, password: 'long enough pw' } });
