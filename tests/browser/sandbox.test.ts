@@ -82,8 +82,18 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('custom-interface sandbox
   async function open(): Promise<Page> {
     const page = await browser.newPage();
     page.setDefaultTimeout(15_000);
+    const events: string[] = [];
+    page.on('pageerror', (e) => events.push(`pageerror: ${e.message}`));
+    page.on('response', (r) => {
+      if (r.status() >= 400) events.push(`http ${r.status()} ${r.url()}`);
+    });
     await page.goto(`${server.url}/dev/sandbox`);
-    await page.getByTestId('sandbox-frame').waitFor();
+    await page
+      .getByTestId('sandbox-frame')
+      .waitFor()
+      .catch(async (error: Error) => {
+        throw new Error(`${error.message}\n${await page.locator('main').textContent()}\n${events.join('\n')}`);
+      });
     return page;
   }
 

@@ -12,6 +12,9 @@ describe('sandbox fetch allowlist', () => {
     expect(allowed('HEAD', `/api/library/${world}`)).toBe(true);
     expect(allowed('get', '/api/version')).toBe(true);
     expect(allowed('GET', `${origin}/api/version`)).toBe(true);
+    expect(allowed('PUT', `/api/worlds/${world}/storage/high-score`)).toBe(true);
+    expect(allowed('DELETE', `/api/worlds/${world}/storage/high-score`)).toBe(true);
+    expect(allowed('POST', `/api/worlds/${world}/sessions`)).toBe(true);
     expect(decideApiProxy('GET', `/api/worlds/${world}/updates?limit=5`, world, origin)).toEqual({ ok: true, path: `/api/worlds/${world}/updates?limit=5` });
   });
 
@@ -23,6 +26,11 @@ describe('sandbox fetch allowlist', () => {
       ['PUT', `/api/worlds/${world}`],
       ['DELETE', `/api/worlds/${world}`],
       ['POST', `/api/worlds/${world}/publish`],
+      ['POST', `/api/worlds/${world}/updates`],
+      ['PUT', `/api/worlds/${other}/storage/high-score`],
+      ['PUT', `/api/worlds/${world}/storage`],
+      ['POST', `/api/worlds/${other}/sessions`],
+      ['POST', '/api/sessions/s1/messages'],
       ['GET', '/api/auth/session'],
       ['GET', '/api/settings/ai'],
       ['DELETE', '/api/account'],

@@ -7,8 +7,10 @@
  *   GET/HEAD  /api/worlds/:world/**         the world's own read routes (updates, sessions, …)
  *   GET/HEAD  /api/library/:world           its public library record
  *   GET/HEAD  /api/version                  platform version
- * No write is proxied by default: the API's own members (sendMessage, storage.set, …) are the way to
- * change anything. The host may add rules (for example the conversation routes of the current world).
+ *   PUT/DELETE /api/worlds/:world/storage/*  the world's own key/value storage
+ *   POST      /api/worlds/:world/sessions   a new session of this world
+ * No other write is proxied: the world document itself, publishing, update records, accounts and
+ * settings stay out of reach. The host may add rules (for example the current session's routes).
  */
 
 export interface AllowRule {
@@ -24,6 +26,8 @@ export const DEFAULT_API_ALLOWLIST: readonly AllowRule[] = [
   { methods: READ, pattern: '/api/worlds/:world/**' },
   { methods: READ, pattern: '/api/library/:world' },
   { methods: READ, pattern: '/api/version' },
+  { methods: ['PUT', 'DELETE'], pattern: '/api/worlds/:world/storage/*' },
+  { methods: ['POST'], pattern: '/api/worlds/:world/sessions' },
 ];
 
 export type ProxyDecision = { ok: true; path: string } | { ok: false; reason: string };

@@ -1,0 +1,114 @@
+import { readFileSync } from 'node:fs';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, launchBrowser } from '../support/browser.ts';
+import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
+import { hasPostgres } from '../support/postgres.ts';
+import { hasRedis } from '../support/redis.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+/** A world whose custom interface shows hp and records what onChange and the statechange event saw. */
+function testWorld() {
+  const world = JSON.parse(readFileSync(new URL('../../packages/world/samples/ashen-depths.json', import.meta.url), 'utf8'));
+  world.name = 'Player Test Depths';
+  world.rootComponent = {
+    id: '5a0e8f2c-7d4b-4c1e-9a3f-2b6d8e1c0f47',
+    name: 'Player test UI',
+    entryFile: 'index.tsx',
+    files: {
+      'index.tsx': `export default function Screen() {
+  const yumina = useYumina();
+  const [seen, setSeen] = React.useState({ change: '', event: '' });
+  React.useEffect(() => {
+    const off = yumina.onChange((state) => setSeen((s) => ({ ...s, change: String(state.variables.hp) })));
+    const onEvent = (e) => setSeen((s) => ({ ...s, event: String(e.detail.variables.hp) }));
+    window.addEventListener('yumina:statechange', onEvent);
+    return () => { off(); window.removeEventListener('yumina:statechange', onEvent); };
+  }, []);
+  return (
+    <div className="p-2">
+      <span id="hp">HP {String(yumina.variables.hp)}</span>
+      <span id="seen-change">{seen.change}</span>
+      <span id="seen-event">{seen.event}</span>
+      <button id="attack" type="button" onClick={() => yumina.sendMessage('I attack the ghoul')}>Attack</button>
+    </div>
+  );
+}`,
+    },
+    updatedAt: '2026-11-23T00:00:00.000Z',
+  };
+  return world;
+}
+
+describe.runIf(hasPostgres && hasRedis && hasChromium)('the world player in a real browser', () => {
+  let server: TestServer;
+  let browser: Browser;
+  let provider: FakeOpenAi;
+
+  beforeAll(async () => {
+    provider = await startFakeOpenAi({ apiKey: 'player-key' });
+    server = await startTestServer({}, { web: true });
+    browser = await launchBrowser();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    await provider?.close();
+  });
+
+  it('renders the custom interface, streams a reply whose directive the frame sees; swipe and checkpoint restore work', async () => {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(20_000);
+    await page.goto(`${server.url}/`);
+    const worldId = await page.evaluate(
+      async ({ world, providerUrl }) => {
+        const post = (url: string, method: string, body: unknown) =>
+          fetch(url, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json());
+        await post('/api/auth/signup', 'POST', { email: `player-${Date.now()}@example.com`, password: 'long enough pw' });
+        await post('/api/settings/ai', 'PUT', { baseUrl: providerUrl, defaultModel: 'story-model', apiKey: 'player-key' });
+        const created = (await post('/api/worlds', 'POST', { world })) as { id?: string };
+        if (!created.id) throw new Error(`world not created: ${JSON.stringify(created)}`);
+        return created.id;
+      },
+      { world: testWorld(), providerUrl: provider.url },
+    );
+
+    await page.goto(`${server.url}/play/${worldId}`);
+    const frame = page.frameLocator('iframe[title="World interface"]');
+    await expect.poll(() => frame.locator('#hp').textContent(), { timeout: 20_000 }).toBe('HP 100');
+    expect(await page.locator('[data-variable="hp"] dd').textContent()).toBe('100');
+
+    // World code calls sendMessage; the reply streams in chunks; its directive changes hp.
+    provider.enqueue({ kind: 'completion', content: 'You swing; the ghoul rakes you. [hp: -15] It howls.', chunks: 5, chunkDelayMs: 60 });
+    await frame.locator('#attack').click();
+    await expect.poll(() => page.locator('[data-variable="hp"] dd').textContent()).toBe('85');
+    await expect.poll(() => frame.locator('#hp').textContent()).toBe('HP 85');
+    expect(await frame.locator('#seen-change').textContent()).toBe('85');
+    expect(await frame.locator('#seen-event').textContent()).toBe('85');
+    const assistant = page.locator('[data-testid="messages"] li[data-role="assistant"]').last();
+    expect(await assistant.textContent()).toContain('It howls.');
+    expect(await assistant.textContent()).not.toContain('[hp:');
+    expect(provider.completions.at(-1)!.body!.stream).toBe(true);
+
+    // Regenerate: a second swipe with its own state; swiping back restores the first.
+    provider.enqueue({ kind: 'completion', content: 'A crushing blow. [hp: -40]' });
+    await page.getByRole('button', { name: 'Regenerate' }).click();
+    await expect.poll(() => page.locator('[data-testid="swipe-index"]').textContent()).toBe('2/2');
+    await expect.poll(() => frame.locator('#hp').textContent()).toBe('HP 60');
+    await page.getByRole('button', { name: 'Previous reply' }).click();
+    await expect.poll(() => page.locator('[data-testid="swipe-index"]').textContent()).toBe('1/2');
+    await expect.poll(() => frame.locator('#hp').textContent()).toBe('HP 85');
+
+    // Checkpoint, another turn, restore.
+    await page.getByRole('button', { name: 'Save checkpoint' }).click();
+    await expect.poll(() => page.getByRole('list', { name: 'Checkpoints' }).locator('li').count()).toBe(1);
+    provider.enqueue({ kind: 'completion', content: 'A dart. [hp: -5]' });
+    await page.getByLabel('Message', { exact: true }).fill('I look around');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => frame.locator('#hp').textContent()).toBe('HP 80');
+    await page.getByRole('list', { name: 'Checkpoints' }).getByRole('button', { name: 'Restore' }).click();
+    await expect.poll(() => frame.locator('#hp').textContent()).toBe('HP 85');
+    expect(await page.locator('[data-testid="messages"] li').count()).toBe(2);
+    await page.close();
+  }, 120_000);
+});
