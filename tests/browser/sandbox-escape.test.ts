@@ -199,7 +199,7 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('sandbox escape attempts,
       .getByTestId('sandbox-frame')
       .waitFor()
       .catch(async (error: Error) => {
-        throw new Error(`${error.message}\n${await page.locator('main').textContent()}\n${events.join('\n')}`);
+        throw new Error(`${error.message}\n${(await page.content()).slice(0, 2000)}\n${events.join('\n')}`);
       });
     await page.evaluate(
       ({ worldId, otherWorldId }) => {

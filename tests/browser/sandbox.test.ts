@@ -92,7 +92,7 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('custom-interface sandbox
       .getByTestId('sandbox-frame')
       .waitFor()
       .catch(async (error: Error) => {
-        throw new Error(`${error.message}\n${await page.locator('main').textContent()}\n${events.join('\n')}`);
+        throw new Error(`${error.message}\n${(await page.content()).slice(0, 2000)}\n${events.join('\n')}`);
       });
     return page;
   }

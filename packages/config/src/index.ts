@@ -131,6 +131,7 @@ export const envSchema = z.object({
   DEMO_PARTNER_PORT: int(0, 65535, -1),
   OFFICIAL_AI_BASE_URL: url(['http:', 'https:']),
   OFFICIAL_AI_API_KEY: z.string().trim().min(1).optional(),
+  OFFICIAL_AI_MODEL: text('openai/gpt-4o-mini'),
   SUMMARY_MODEL: z.string().trim().min(1).optional(),
   SUMMARY_FALLBACK_MODEL: z.string().trim().min(1).optional(),
   GAME_COMPANION_DISABLED: z.enum(['0', '1', 'true', 'false']).optional(),
@@ -185,7 +186,7 @@ export interface Config {
   };
   ai: {
     /** The platform's official OpenAI-compatible provider (costs credits); unset: private connections only. */
-    official: { baseUrl: string; apiKey: string } | undefined;
+    official: { baseUrl: string; apiKey: string; defaultModel: string } | undefined;
     summaryModel: string | undefined;
     /** The one-step fallback for summaries refused by the routed model. */
     summaryFallbackModel: string | undefined;
@@ -268,7 +269,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     companion: { disabled: e.GAME_COMPANION_DISABLED === '1' || e.GAME_COMPANION_DISABLED === 'true' },
     guestPreviewTurnsPerHour: e.GUEST_PREVIEW_TURNS_PER_HOUR,
     ai: {
-      official: e.OFFICIAL_AI_BASE_URL && e.OFFICIAL_AI_API_KEY ? { baseUrl: e.OFFICIAL_AI_BASE_URL.replace(/\/+$/, ''), apiKey: e.OFFICIAL_AI_API_KEY } : undefined,
+      official: e.OFFICIAL_AI_BASE_URL && e.OFFICIAL_AI_API_KEY ? { baseUrl: e.OFFICIAL_AI_BASE_URL.replace(/\/+$/, ''), apiKey: e.OFFICIAL_AI_API_KEY, defaultModel: e.OFFICIAL_AI_MODEL } : undefined,
       summaryModel: e.SUMMARY_MODEL,
       summaryFallbackModel: e.SUMMARY_FALLBACK_MODEL,
     },

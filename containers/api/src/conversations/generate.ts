@@ -49,7 +49,7 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
   const settings = world.settings;
   const counter = sharedTokenCounter();
   const metering = await meteringFor(ctx, input.accountId);
-  const model = metering.selection.defaultModel ?? 'default';
+  const model = metering.selection.defaultModel ?? ctx.config.ai.official?.defaultModel ?? 'default';
   const budget = Math.max(1, settings.maxContext - settings.maxTokens);
   const condensed = await condenseHistory(counter, input.history, { budget, model, summarization: null, signal: input.signal });
   const persona = await activePersona(ctx.db.primary, input.accountId);
