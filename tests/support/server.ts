@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { loadConfig } from '@yumina/config';
 import { type RunningServer, startServer } from '../../containers/api/src/server.ts';
 import { createTestDatabase, type TestDatabase } from './postgres.ts';
-import { sharedRedisUrl } from './redis.ts';
+import { sharedRedisUrl, testPrefix } from './redis.ts';
 
 export interface TestServer extends RunningServer {
   database: TestDatabase;
@@ -23,7 +23,7 @@ export async function startTestServer(
     LOG_LEVEL: 'fatal',
     DATA_DIR: dataDir,
     DATABASE_URL: database.url,
-    ...(options.redis === false ? {} : { REDIS_URL: sharedRedisUrl }),
+    ...(options.redis === false ? {} : { REDIS_URL: sharedRedisUrl, REDIS_KEY_PREFIX: testPrefix() }),
     ...(typeof env === 'function' ? env(database.url) : env),
   });
   const server = await startServer(config, { web: options.web ?? false, logDestination: options.logDestination });

@@ -123,8 +123,15 @@ export class RedisStore implements Store {
 
   async subscribe(channel: string, onMessage: (message: string) => void): Promise<Unsubscribe> {
     if (!this.#subscriber) {
-      // Subscriptions may queue while reconnecting: ioredis re-subscribes after a reconnect.
-      this.#subscriber = this.client.duplicate({ enableOfflineQueue: true, keyPrefix: '', lazyConnect: false, commandTimeout: undefined });
+      // Subscriptions wait for a connection (offline queue, no retry limit) instead of failing, so
+      // a replica starts while Redis is down; ioredis re-subscribes after every reconnect.
+      this.#subscriber = this.client.duplicate({
+        enableOfflineQueue: true,
+        maxRetriesPerRequest: null,
+        keyPrefix: '',
+        lazyConnect: false,
+        commandTimeout: undefined,
+      });
       this.#subscriber.on('error', () => {});
       this.#subscriber.on('message', (ch: string, message: string) => {
         for (const listener of this.#listeners.get(ch) ?? []) listener(message);
@@ -135,7 +142,14 @@ export class RedisStore implements Store {
     if (!listeners) {
       listeners = new Set();
       this.#listeners.set(full, listeners);
-      await this.#subscriber.subscribe(full);
+      // Wait for the subscription like any command (3 s at most); if Redis is down it completes on reconnect.
+      const subscribed = this.#subscriber.subscribe(full).then(
+        () => true,
+        () => false,
+      );
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([subscribed, new Promise((r) => (timer = setTimeout(r, STORE_COMMAND_TIMEOUT_MS)))]);
+      clearTimeout(timer);
     }
     listeners.add(onMessage);
     return async () => {
