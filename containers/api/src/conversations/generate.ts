@@ -24,6 +24,8 @@ export interface TurnInput {
   /** Complete messages before this turn's user message, oldest first. */
   history: HistoryMessage[];
   userMessage: string;
+  /** The conversation's story summary so far, if any. */
+  summary?: string | null;
   /** Reply text so far, for "continue". */
   prefix?: string;
   signal: AbortSignal;
@@ -31,6 +33,8 @@ export interface TurnInput {
 }
 
 export interface TurnOutput {
+  /** A new story summary made for this turn (to store on the session). */
+  summary: string | null;
   rawReply: string;
   result: TurnResult;
   model: string;
@@ -51,7 +55,21 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
   const metering = await meteringFor(ctx, input.accountId);
   const model = metering.selection.defaultModel ?? ctx.config.ai.official?.defaultModel ?? 'default';
   const budget = Math.max(1, settings.maxContext - settings.maxTokens);
-  const condensed = await condenseHistory(counter, input.history, { budget, model, summarization: null, signal: input.signal });
+  // Story summaries when a summary model is configured (one-step fallback model included);
+  // otherwise the cooperative final trimming: pinned and newest kept, oldest dropped first.
+  const summaryModel = ctx.config.ai.summaryModel;
+  const condensed = await condenseHistory(counter, input.history, {
+    budget,
+    model,
+    summarization: summaryModel
+      ? {
+          ctx: metering,
+          settings: { model: summaryModel, fallbackModel: ctx.config.ai.summaryFallbackModel ?? null, maxOutputTokens: 800, attempts: 3 },
+          previousSummary: input.summary ?? null,
+        }
+      : null,
+    signal: input.signal,
+  });
   const persona = await activePersona(ctx.db.primary, input.accountId);
   const now = new Date();
   const common = {
@@ -63,9 +81,11 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
     model,
   };
   const history: HistoryMessage[] = [...condensed.kept, { role: 'user', content: input.userMessage }];
+  const summary = condensed.summary?.summary ?? input.summary ?? null;
   const prompt = assemblePrompt(world, input.state, {
     ...common,
     history,
+    summary,
     countTokens: (text) => counter.countText(text, model),
     budgetTokens: budget,
   });
@@ -99,5 +119,5 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
     }
   }
   const result = runTurn(world, input.state, { ...common, userMessage: input.userMessage, aiReply: reply, skippedEntries: prompt.skippedEntries });
-  return { rawReply: reply, result, model, tokenCount: tokensOut || counter.countText(reply, model), generationTimeMs: Date.now() - started };
+  return { summary: condensed.summary?.summary ?? null, rawReply: reply, result, model, tokenCount: tokensOut || counter.countText(reply, model), generationTimeMs: Date.now() - started };
 }

@@ -131,6 +131,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         history: prepare.history,
         userMessage: prepare.userMessage,
         prefix: prepare.prefix,
+        summary: session.summary,
         signal: controller.signal,
         onDelta: (text) => {
           partial += text;
@@ -146,7 +147,11 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
             where id = $1`,
           [target.id, next.content, next.raw, JSON.stringify(out.result.stateChanges), stateText, JSON.stringify(next.swipes), next.active, out.model, out.tokenCount, out.generationTimeMs],
         );
-        await tx.query('update chat_sessions set state = $2, updated_at = now() where id = $1', [session.id, stateText]);
+        await tx.query('update chat_sessions set state = $2, summary = coalesce($3, summary), updated_at = now() where id = $1', [
+          session.id,
+          stateText,
+          out.summary,
+        ]);
       });
       stream.write('done', {
         message: messageView((await db.query<MessageRow & Record<string, unknown>>('select * from chat_messages where id = $1', [target.id])).rows[0]!),
