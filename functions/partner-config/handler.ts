@@ -1,27 +1,7 @@
-import awsLambdaFastify, { type PromiseHandler } from '@fastify/aws-lambda';
-import Fastify from 'fastify';
+import { lambdaHandler } from '@yumina/http';
 import { type PartnerConfigPluginOptions, partnerConfigPlugin } from './plugin.ts';
 
-type Proxy = PromiseHandler<unknown>;
-
-/**
- * The Lambda entry: the plugin on a Fastify app, wrapped by @fastify/aws-lambda. No route logic
- * here. `loadOptions` is called once per cold start (a failure is retried on the next event).
- */
+/** The Lambda entry: the plugin behind @fastify/aws-lambda; the deployment supplies the options once per cold start. */
 export function createHandler(loadOptions: () => PartnerConfigPluginOptions | Promise<PartnerConfigPluginOptions>) {
-  let proxy: Promise<Proxy> | null = null;
-  const build = async (): Promise<Proxy> => {
-    const app = Fastify({ logger: false });
-    await app.register(partnerConfigPlugin, await loadOptions());
-    const lambda = awsLambdaFastify<unknown>(app); // decorates the app, so before ready()
-    await app.ready();
-    return lambda;
-  };
-  return async (event: unknown, context: Parameters<Proxy>[1]) => {
-    proxy ??= build().catch((error) => {
-      proxy = null;
-      throw error;
-    });
-    return (await proxy)(event, context);
-  };
+  return lambdaHandler(partnerConfigPlugin, loadOptions);
 }

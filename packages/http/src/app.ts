@@ -49,26 +49,44 @@ export function parseWith<S extends ZodType>(schema: S, value: unknown, what = '
 }
 
 /** A Fastify app holding one function's plugin, with the shared error handling (not yet ready). */
-export async function functionApp<O extends Record<string, unknown>>(
+export async function functionApp<O extends object>(
   plugin: FastifyPluginAsync<O>,
   options: O,
   server: FastifyServerOptions = {},
 ): Promise<FastifyInstance> {
   const app = Fastify({ logger: { level: 'info' }, ...server });
   installErrorHandling(app);
-  await app.register(plugin, options);
+  // biome-ignore lint/suspicious/noExplicitAny: plugin options are the plugin's own interface
+  await app.register(plugin as FastifyPluginAsync<any>, options);
   return app;
 }
 
-/** The Lambda entry of a function: the same plugin, behind @fastify/aws-lambda. */
-export function lambdaHandler<O extends Record<string, unknown>>(plugin: FastifyPluginAsync<O>, options: () => O | Promise<O>) {
-  let proxy: ReturnType<typeof awsLambdaFastify> | undefined;
-  return async (event: unknown, context: unknown) => {
-    if (!proxy) {
-      const app = await functionApp(plugin, await options());
-      proxy = awsLambdaFastify(app);
-      await app.ready();
-    }
-    return (proxy as (e: unknown, c: unknown) => Promise<unknown>)(event, context);
+/**
+ * The Lambda entry of a function: the same plugin behind @fastify/aws-lambda. `options` is
+ * loaded once per cold start; a failure there is retried on the next event. No route logic here.
+ */
+export interface LambdaResponse {
+  statusCode: number;
+  body: string;
+  headers?: Record<string, string | number | boolean>;
+  cookies?: string[];
+  isBase64Encoded?: boolean;
+}
+
+export function lambdaHandler<O extends object>(plugin: FastifyPluginAsync<O>, options: () => O | Promise<O>) {
+  type Proxy = (event: unknown, context: unknown) => Promise<LambdaResponse>;
+  let proxy: Promise<Proxy> | null = null;
+  const build = async (): Promise<Proxy> => {
+    const app = await functionApp(plugin, await options(), { logger: false });
+    const lambda = awsLambdaFastify(app) as unknown as Proxy; // decorates the app, so before ready()
+    await app.ready();
+    return lambda;
+  };
+  return async (event: unknown, context: unknown): Promise<LambdaResponse> => {
+    proxy ??= build().catch((error: unknown) => {
+      proxy = null;
+      throw error;
+    });
+    return (await proxy)(event, context);
   };
 }
