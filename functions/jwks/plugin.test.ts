@@ -101,7 +101,7 @@ describe('jwks Lambda handler', () => {
       {} as never,
     );
     expect(res.statusCode).toBe(200);
-    expect(res.headers['cache-control']).toBe(JWKS_CACHE_CONTROL);
+    expect(res.headers?.['cache-control']).toBe(JWKS_CACHE_CONTROL);
     expect(JSON.parse(res.body).keys).toHaveLength(2);
   });
 });
