@@ -56,7 +56,7 @@ export async function functionApp<O extends object>(
 ): Promise<FastifyInstance> {
   const app = Fastify({ logger: { level: 'info' }, ...server });
   installErrorHandling(app);
-  // biome-ignore lint/suspicious/noExplicitAny: plugin options are the plugin's own interface
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- plugin options are the plugin's own interface
   await app.register(plugin as FastifyPluginAsync<any>, options);
   return app;
 }

@@ -14,9 +14,9 @@ export interface PostTarget {
 }
 
 export interface EventSourceLike {
-  // biome-ignore lint/suspicious/noExplicitAny: DOM listeners receive DOM event types
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- DOM listeners receive DOM event types
   addEventListener(type: string, listener: (event: any) => void): void;
-  // biome-ignore lint/suspicious/noExplicitAny: DOM listeners receive DOM event types
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- DOM listeners receive DOM event types
   removeEventListener(type: string, listener: (event: any) => void): void;
 }
 

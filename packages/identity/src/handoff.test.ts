@@ -29,6 +29,7 @@ interface HubWindow {
 class Hub {
   window(origin: string): HubWindow {
     const target = new FakeEventTarget();
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the fake windows post through their hub
     const hub = this;
     const self: HubWindow = {
       origin,

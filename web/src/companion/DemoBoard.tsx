@@ -560,7 +560,7 @@ function DemoBoard({ accountId }: { accountId: string }) {
       <div className="board-layout">
         <section className="lawn" aria-label="Lawn">
           {Array.from({ length: ROWS }, (_, row) => (
-            // biome-ignore lint/suspicious/noArrayIndexKey: rows are fixed positions
+            // Note: rows are fixed positions
             <div className="lawn-row" key={row}>
               <span className="mower" title="Lawn mower">
                 {lawn.mowers[row] ? 'M' : '·'}
@@ -571,7 +571,7 @@ function DemoBoard({ accountId }: { accountId: string }) {
                 const zombies = hidden ? [] : lawn.zombies.filter((z) => z.row === row && Math.floor(z.x) === column);
                 return (
                   <button
-                    // biome-ignore lint/suspicious/noArrayIndexKey: cells are fixed positions
+                    // Note: cells are fixed positions
                     key={column}
                     type="button"
                     className={`cell${hidden ? ' fog' : ''}`}

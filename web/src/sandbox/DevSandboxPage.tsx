@@ -156,7 +156,7 @@ export default function DevSandboxPage() {
       />
       <ol data-testid="handler-log">
         {log.map((line, i) => (
-          // biome-ignore lint/suspicious/noArrayIndexKey: an append-only log
+          // Note: an append-only log
           <li key={i}>{line}</li>
         ))}
       </ol>

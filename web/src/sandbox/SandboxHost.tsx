@@ -170,7 +170,7 @@ export function SandboxHost(props: SandboxHostProps) {
     post({ type: 'state', state: data as SandboxState, changed, changedVariables: changedVariables(before?.variables ?? {}, next.variables) });
   }, [post]);
 
-  // biome-ignore lint/correctness/useExhaustiveDependencies: a new fullState is the trigger; pushState reads it from stateRef
+  // Note: a new fullState is the trigger; pushState reads it from stateRef
   useEffect(() => {
     pushState();
   }, [fullState, pushState]);

@@ -43,7 +43,7 @@ export function Overview({ server, dirty, onServer }: { server: ServerWorld | nu
     const res = await send<ReviewInfo>(`/api/worlds/${encodeURIComponent(id)}/review`, 'GET');
     if (res.status === 200) setInfo(res.body);
   }, [id]);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: the review is reloaded when publication status or revision changes
+  // Note: the review is reloaded when publication status or revision changes
   useEffect(() => {
     void loadReview();
   }, [loadReview, server?.status, server?.revision]);

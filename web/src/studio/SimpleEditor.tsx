@@ -324,7 +324,7 @@ export function SimpleEditor({ world, onChange }: { world: Obj; onChange(next: O
           items={arr(world.reactions)}
           path="reactions"
           item={() => reactionFields}
-          // biome-ignore lint/suspicious/noThenProperty: the seed (§2.7) names a reaction's effect list `then`
+          // Note: the seed (§2.7) names a reaction's effect list `then`
           create={() => ({ id: `reaction-${arr(world.reactions).length + 1}`, name: 'New reaction', when: { eventType: 'turn:complete' }, conditions: [], then: [] })}
           itemLabel={(_r, i) => `Reaction ${i + 1}`}
           onChange={(items) => set('reactions', items)}
@@ -363,7 +363,7 @@ export function SimpleEditor({ world, onChange }: { world: Obj; onChange(next: O
         <h3>Custom tags</h3>
         <ul className="list" data-path="customTags">
           {tags.map((tag, i) => (
-            // biome-ignore lint/suspicious/noArrayIndexKey: tags may repeat while being typed
+            // Note: tags may repeat while being typed
             <li key={`${tag}-${i}`} className="row" data-path={`customTags[${i}]`}>
               <input aria-label={`Tag ${i + 1}`} value={tag} onChange={(e) => set('customTags', tags.map((t, j) => (j === i ? e.target.value : t)))} />
               <select

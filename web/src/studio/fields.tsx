@@ -22,7 +22,7 @@ function ListInput({ value, path, label, onChange }: { value: unknown; path: str
   const list = Array.isArray(value) ? value.map(String) : [];
   const [text, setText] = useState(list.join(', '));
   const joined = list.join('\u0000');
-  // biome-ignore lint/correctness/useExhaustiveDependencies: only external changes of the list reset the text
+  // Note: only external changes of the list reset the text
   useEffect(() => {
     const parsed = text.split(',').map((s) => s.trim()).filter(Boolean);
     if (parsed.join('\u0000') !== joined) setText(joined ? joined.split('\u0000').join(', ') : '');
@@ -45,7 +45,7 @@ function JsonInput({ value, path, label, onChange }: { value: unknown; path: str
   const shown = value === undefined ? '' : JSON.stringify(value);
   const [text, setText] = useState(shown);
   const [bad, setBad] = useState(false);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: only external changes reset the text
+  // Note: only external changes reset the text
   useEffect(() => {
     let same = false;
     try {

@@ -70,7 +70,7 @@ export function UpdateHistory({ worldId, surfaceCanEdit, canEdit, unsavedDraft =
     }
   }, [worldId, t.loadFailed]);
 
-  // biome-ignore lint/correctness/useExhaustiveDependencies: the host's status and review flags are reload triggers
+  // Note: the host's status and review flags are reload triggers
   useEffect(() => {
     if (!active) return;
     void load();

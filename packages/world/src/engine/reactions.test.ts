@@ -5,7 +5,7 @@ import type { EngineReaction, EngineReactionEffect, EngineWorld } from './world-
 const NOW = '2026-05-01T12:00:00Z';
 
 function reaction(id: string, when: EngineReaction['when'], effects: EngineReactionEffect[], extra: Partial<EngineReaction> = {}): EngineReaction {
-  // biome-ignore lint/suspicious/noThenProperty: the seed (§2.7) names a reaction's effect list `then`
+  // Note: the seed (§2.7) names a reaction's effect list `then`
   return { id, when, then: effects, ...extra };
 }
 

@@ -265,7 +265,7 @@ export const reactionSchema = z.object({
   when: z.looseObject({ eventType: nonEmpty }),
   conditions,
   conditionLogic,
-  // biome-ignore lint/suspicious/noThenProperty: the seed (§2.7) names a reaction's effect list `then`
+  // Note: the seed (§2.7) names a reaction's effect list `then`
   then: z.array(reactionEffectSchema),
   enabled: z.boolean().optional(),
 });

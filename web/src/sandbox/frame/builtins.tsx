@@ -53,7 +53,7 @@ function visible(content: string): string {
 function DefaultBubble(props: BubbleProps) {
   return (
     <div className={`yumina-bubble yumina-bubble-${props.role}`} data-role={props.role}>
-      {/* biome-ignore lint/security/noDangerouslySetInnerHtml: renderMarkdown escapes HTML first */}
+      {/* Note: renderMarkdown escapes HTML first */}
       <div dangerouslySetInnerHTML={{ __html: props.contentHtml }} />
     </div>
   );
