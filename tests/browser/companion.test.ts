@@ -47,7 +47,7 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('companion on the demo ad
   it('pauses while the companion is open, talks through a local provider, buys and opens a tin, and the notebook records it', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
-    page.setDefaultTimeout(20_000);
+    page.setDefaultTimeout(40_000);
     page.on('pageerror', (e) => console.error('PAGEERROR', e.message));
     await page.goto(`${server.url}/`);
     expect(await inPage(page, '/api/auth/signup', 'POST', { email: `companion-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Gardener' })).toBeLessThan(300);

@@ -29,7 +29,7 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('the model browser in a r
 
   it('lists the models of the account’s OpenAI-compatible server; a pin persists across reloads', async () => {
     const page = await browser.newPage();
-    page.setDefaultTimeout(20_000);
+    page.setDefaultTimeout(40_000);
     await page.goto(`${server.url}/`);
     await page.evaluate(async (url) => {
       const send = (path: string, method: string, body: unknown) =>

@@ -69,7 +69,7 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('partner identity handoff
   it('boots, hands over the identity, ignores a third origin, announces logout and another tab’s login', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
-    page.setDefaultTimeout(20_000);
+    page.setDefaultTimeout(40_000);
     await page.goto(`${platform}/`);
     const signUp = await page.evaluate(async () => {
       const res = await fetch('/api/auth/signup', {

@@ -19,6 +19,8 @@ function testWorld() {
       'index.tsx': `export default function Screen() {
   const yumina = useYumina();
   const [seen, setSeen] = React.useState({ change: '', event: '' });
+  const [answer, setAnswer] = React.useState('');
+  const [deltas, setDeltas] = React.useState(0);
   React.useEffect(() => {
     const off = yumina.onChange((state) => setSeen((s) => ({ ...s, change: String(state.variables.hp) })));
     const onEvent = (e) => setSeen((s) => ({ ...s, event: String(e.detail.variables.hp) }));
@@ -31,6 +33,9 @@ function testWorld() {
       <span id="seen-change">{seen.change}</span>
       <span id="seen-event">{seen.event}</span>
       <button id="attack" type="button" onClick={() => yumina.sendMessage('I attack the ghoul')}>Attack</button>
+      <button id="ask" type="button" onClick={() => yumina.ai.complete({ messages: [{ role: 'user', content: 'A riddle?' }], includeLorebook: 'matched', onDelta: () => setDeltas((n) => n + 1) }).then(setAnswer)}>Ask</button>
+      <span id="answer">{answer}</span>
+      <span id="deltas">{deltas}</span>
     </div>
   );
 }`,
@@ -58,7 +63,7 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('the world player in a re
 
   it('renders the custom interface, streams a reply whose directive the frame sees; swipe and checkpoint restore work', async () => {
     const page = await browser.newPage();
-    page.setDefaultTimeout(20_000);
+    page.setDefaultTimeout(40_000);
     await page.goto(`${server.url}/`);
     const worldId = await page.evaluate(
       async ({ world, providerUrl }) => {
@@ -98,6 +103,15 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('the world player in a re
     await page.getByRole('button', { name: 'Previous reply' }).click();
     await expect.poll(() => page.locator('[data-testid="swipe-index"]').textContent()).toBe('1/2');
     await expect.poll(() => frame.locator('#hp').textContent()).toBe('HP 85');
+
+    // World code's ai.complete: streamed through the parent, on the player's key, with the world's prompt.
+    provider.enqueue({ kind: 'completion', content: 'What walks on ash?', chunks: 3 });
+    await frame.locator('#ask').click();
+    await expect.poll(() => frame.locator('#answer').textContent()).toBe('What walks on ash?');
+    expect(Number(await frame.locator('#deltas').textContent())).toBeGreaterThanOrEqual(2);
+    const askRequest = provider.completions.at(-1)!;
+    expect(askRequest.headers.authorization).toBe('Bearer player-key');
+    expect((askRequest.body!.messages as { role: string }[])[0]!.role).toBe('system');
 
     // Checkpoint, another turn, restore.
     await page.getByRole('button', { name: 'Save checkpoint' }).click();

@@ -186,7 +186,7 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('sandbox escape attempts,
 
   it('every escape fails, nothing reaches another origin, and the shims serve only their scope', async () => {
     const page = await browser.newPage();
-    page.setDefaultTimeout(20_000);
+    page.setDefaultTimeout(40_000);
     await page.context().addCookies([{ name: 'platform_cookie', value: 'cookie-secret', url: server.url }]);
     const pageUrl = `${server.url}/dev/sandbox`;
     const events: string[] = [];

@@ -81,7 +81,7 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('custom-interface sandbox
 
   async function open(): Promise<Page> {
     const page = await browser.newPage();
-    page.setDefaultTimeout(15_000);
+    page.setDefaultTimeout(40_000);
     const events: string[] = [];
     page.on('pageerror', (e) => events.push(`pageerror: ${e.message}`));
     page.on('response', (r) => {
@@ -125,7 +125,7 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('custom-interface sandbox
     );
     await expect.poll(() => frame.locator('header').textContent()).toContain('HP 100/100');
     await page.close();
-  }, 60_000);
+  }, 120_000);
 
   it('delivers pushed state to onChange and the yumina:statechange event, and answers API calls', async () => {
     const page = await open();
@@ -165,5 +165,5 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('custom-interface sandbox
     await frame.getByRole('button', { name: 'Store' }).click();
     await expect.poll(() => frame.getByTestId('stored').textContent()).toBe('kept');
     await page.close();
-  }, 60_000);
+  }, 120_000);
 });

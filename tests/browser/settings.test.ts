@@ -19,7 +19,7 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('settings in a real brows
 
   it('signs up, saves an AI connection on /app/settings#ai-config, reloads and sees it masked', async () => {
     const page = await browser.newPage();
-    page.setDefaultTimeout(20_000);
+    page.setDefaultTimeout(40_000);
     const email = `browser-${Date.now()}@example.com`;
     await page.goto(`${server.url}/signup?returnTo=${encodeURIComponent('/app/settings#ai-config')}`);
     await page.getByLabel('E-mail').fill(email);

@@ -38,7 +38,7 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('world studio in a real b
   const getWorld = async (id: string) => (await (await context.request.get(`${server.url}/api/worlds/${id}`)).json()) as WorldView;
   const newPage = async (ctx = context): Promise<Page> => {
     const page = await ctx.newPage();
-    page.setDefaultTimeout(15_000);
+    page.setDefaultTimeout(40_000);
     return page;
   };
 

@@ -24,7 +24,7 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('update records in a real
 
   async function openOverview(ctx: BrowserContext): Promise<Page> {
     const page = await ctx.newPage();
-    page.setDefaultTimeout(15_000);
+    page.setDefaultTimeout(40_000);
     await page.goto(`${server.url}/worlds/${worldId}`);
     await page.locator('section.updates[data-live="ready"]').waitFor();
     return page;
@@ -134,7 +134,7 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('update records in a real
 
   it('the studio overview hosts the same history with the author controls', async () => {
     const page = await authorCtx.newPage();
-    page.setDefaultTimeout(15_000);
+    page.setDefaultTimeout(40_000);
     await page.goto(`${server.url}/studio/${worldId}`);
     const history = page.locator('#update-history section.updates[data-live="ready"]');
     await history.waitFor();

@@ -9,6 +9,7 @@ import { aiConnectionRoutes } from './accounts/ai-connection.ts';
 import { oauthRoutes } from './accounts/oauth.ts';
 import { personaRoutes } from './accounts/personas.ts';
 import { accountRoutes } from './accounts/routes.ts';
+import { aiCompleteRoutes } from './conversations/ai-complete.ts';
 import { previewRoutes } from './conversations/preview.ts';
 import { conversationRoutes } from './conversations/routes.ts';
 import { modelRoutes } from './ai/models.ts';
@@ -71,6 +72,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     await worldRoutes(app, ctx);
     await conversationRoutes(app, ctx);
     await previewRoutes(app, ctx);
+    await aiCompleteRoutes(app, ctx);
     await studioRoutes(app, ctx);
     await updateRoutes(app, ctx);
     await billingRoutes(app, ctx);

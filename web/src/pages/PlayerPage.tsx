@@ -164,6 +164,26 @@ export function PlayerPage({ worldId }: { worldId: string }) {
       loadCheckpoints: async () => checkpoints.map((c) => ({ ...c, createdAt: '' })),
       restoreCheckpoint: (id: string) => void action(`checkpoints/${id}/restore`),
       deleteCheckpoint: (id: string) => void action(`checkpoints/${id}`, 'DELETE'),
+      'ai.complete': async (options: object, onDelta: (text: string) => void) => {
+        const res = await fetch(`/api/sessions/${sessionRef.current}/ai/complete`, {
+          method: 'POST',
+          credentials: 'same-origin',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ ...options, stream: true }),
+        });
+        if (!res.ok) throw new Error(((await res.json().catch(() => null)) as { error?: { message: string } } | null)?.error?.message ?? `AI call failed (${res.status})`);
+        let text = '';
+        let failure: string | null = null;
+        await readEvents(res, (event, payload) => {
+          if (event === 'delta') {
+            text += String(payload.text ?? '');
+            onDelta(String(payload.text ?? ''));
+          }
+          if (event === 'error') failure = String(payload.message ?? 'AI call failed');
+        });
+        if (failure) throw new Error(failure);
+        return text;
+      },
     }) as SandboxHandlers,
     [stream, action, refresh, checkpoints],
   );

@@ -204,4 +204,38 @@ describe.runIf(hasPostgres && hasRedis)('conversations (real PostgreSQL and Redi
     await player.fetch(`/api/worlds/${dungeonId}/storage/high-score`, { method: 'DELETE' });
     expect(await (await player.fetch(`/api/worlds/${dungeonId}/storage`)).json()).toEqual({ entries: {} });
   });
+
+  it('ai.complete from world code: only the given messages, or with the lorebook; streamed on request; rate limited', async () => {
+    const s = await create(dungeonId);
+    provider.enqueue({ kind: 'completion', content: 'A riddle.' });
+    const plain = await player.fetch(`/api/sessions/${s.session.id}/ai/complete`, {
+      method: 'POST',
+      json: { messages: [{ role: 'user', content: 'Give me a riddle' }] },
+    });
+    expect(await plain.json()).toEqual({ content: 'A riddle.' });
+    expect(provider.completions.at(-1)!.body!.messages).toEqual([{ role: 'user', content: 'Give me a riddle' }]);
+
+    provider.enqueue({ kind: 'completion', content: 'Lore-aware.', chunks: 3 });
+    const streamed = await sse(
+      await player.fetch(`/api/sessions/${s.session.id}/ai/complete`, {
+        method: 'POST',
+        json: { messages: [{ role: 'user', content: 'Tell me of the depths' }], includeLorebook: 'all', stream: true },
+      }),
+    );
+    expect(streamed.filter((e) => e.event === 'delta').length).toBeGreaterThanOrEqual(2);
+    expect(streamed.at(-1)).toEqual({ event: 'done', data: { content: 'Lore-aware.' } });
+    const sent = provider.completions.at(-1)!.body!.messages as { role: string; content: string }[];
+    expect(sent[0]!.role).toBe('system');
+    expect(sent[0]!.content).toContain('Ashen Depths');
+    expect(sent.at(-1)).toEqual({ role: 'user', content: 'Tell me of the depths' });
+
+    const usage = await server.ctx.db.primary.query<{ n: number }>(`select count(*)::int as n from usage_ledger where purpose = 'world-ui'`);
+    expect(usage.rows[0]!.n).toBeGreaterThanOrEqual(2);
+    expect((await player.fetch(`/api/sessions/${s.session.id}/ai/complete`, { method: 'POST', json: { messages: [] } })).status).toBe(400);
+    let status = 200;
+    for (let i = 0; i < 20 && status === 200; i++) {
+      status = (await player.fetch(`/api/sessions/${s.session.id}/ai/complete`, { method: 'POST', json: { messages: [{ role: 'user', content: 'x' }] } })).status;
+    }
+    expect(status).toBe(429);
+  });
 });
