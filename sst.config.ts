@@ -17,7 +17,7 @@ export default $config({
     const { vpc } = await import('./infra/network');
     const { database } = await import('./infra/database');
     const { store } = await import('./infra/store');
-    const { assets, games } = await import('./infra/assets');
+    const { objects } = await import('./infra/assets');
     const { secrets } = await import('./infra/secrets');
     const { api } = await import('./infra/api');
     const { functions } = await import('./infra/functions');
@@ -26,8 +26,7 @@ export default $config({
       vpc: vpc.id,
       database: database.host,
       store: store.host,
-      assets: assets.name,
-      games: games.name,
+      objects: objects.name,
       secrets: Object.keys(secrets).join(','),
       api: api.url,
       functions: Object.keys(functions).join(','),

@@ -1,4 +1,4 @@
-import { assets, games } from './assets';
+import { objects } from './assets';
 import { database } from './database';
 import { vpc } from './network';
 import { secrets } from './secrets';
@@ -13,7 +13,7 @@ export const cluster = new sst.aws.Cluster('Cluster', { vpc });
 export const api = new sst.aws.Service('Api', {
   cluster,
   image: { context: '.', dockerfile: 'containers/api/Dockerfile' },
-  link: [database, store, assets, games, secrets.secretsKey, secrets.identitySigningKey, secrets.metricsToken],
+  link: [database, store, objects, secrets.secretsKey, secrets.identitySigningKey, secrets.metricsToken],
   scaling: { min: 2, max: 2 },
   cpu: '1 vCPU',
   memory: '2 GB',
@@ -33,5 +33,6 @@ export const api = new sst.aws.Service('Api', {
     PORT: '3000',
     REGION: $app.stage,
     DEPLOYMENT_ID: $app.stage,
+    GAMES_BUCKET: objects.name,
   },
 });

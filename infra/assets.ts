@@ -1,3 +1,5 @@
-/** World assets (images, audio, fonts) and game builds, served through the platform's routes. */
-export const assets = new sst.aws.Bucket('Assets');
-export const games = new sst.aws.Bucket('Games');
+/**
+ * One object bucket: game builds under `games/<game>/` and world assets under
+ * `assets/<world>/<asset>`, served through the platform's delivery and asset routes (never public).
+ */
+export const objects = new sst.aws.Bucket('Objects');
