@@ -14,7 +14,7 @@ export interface FakeUsage {
 
 export type FakeReply =
   /** A normal completion; streamed when the request asked for a stream (content split into `chunks`). */
-  | { kind: 'completion'; content: string; usage?: FakeUsage | null; finishReason?: string; model?: string; chunks?: number; chunkDelayMs?: number; refusal?: string }
+  | { kind: 'completion'; content: string; usage?: FakeUsage | null; finishReason?: string; model?: string; chunks?: number; chunkDelayMs?: number; refusal?: string; reasoning?: string }
   /** Any HTTP error with a JSON (or raw text) body. */
   | { kind: 'error'; status: number; body: unknown }
   /** An SSE stream that sends an error event after some content (as OpenRouter does mid-stream). */
@@ -183,6 +183,7 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
     res.write(': OPENROUTER PROCESSING\n\n');
     res.write(chunk({ role: 'assistant', content: '' }, null));
     if (reply.refusal) res.write(chunk({ refusal: reply.refusal }, null));
+    if (reply.reasoning) for (const piece of split(reply.reasoning, 2)) res.write(chunk({ content: null, reasoning: piece }, null));
     for (const piece of reply.refusal ? [] : split(reply.content, reply.chunks ?? 3)) {
       if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
       if (record.aborted || res.destroyed) return;

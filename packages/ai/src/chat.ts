@@ -67,7 +67,8 @@ export interface ChatResult {
   usage: Usage | null;
 }
 
-export type ChatStreamEvent = { type: 'delta'; text: string } | { type: 'done'; result: ChatResult };
+/** Text deltas, reasoning deltas (`delta.reasoning` or `delta.reasoning_content`, never part of the content), then one `done`. */
+export type ChatStreamEvent = { type: 'delta'; text: string } | { type: 'reasoning'; text: string } | { type: 'done'; result: ChatResult };
 
 export function requestBody(request: ChatRequest, stream: boolean): Record<string, unknown> {
   const body: Record<string, unknown> = { model: request.model, messages: request.messages };
@@ -176,7 +177,7 @@ export async function completeChat(endpoint: ProviderEndpoint, request: ChatRequ
 interface StreamChunk {
   id?: string;
   model?: string;
-  choices?: Array<{ delta?: { content?: string | null; refusal?: string | null }; finish_reason?: string | null }>;
+  choices?: Array<{ delta?: { content?: string | null; refusal?: string | null; reasoning?: string | null; reasoning_content?: string | null }; finish_reason?: string | null }>;
   usage?: unknown;
   error?: { message?: string; code?: number | string };
 }
@@ -229,6 +230,8 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
       if (!choice) continue;
       if (choice.finish_reason) result.finishReason = choice.finish_reason;
       if (choice.delta?.refusal) result.refusal = (result.refusal ?? '') + choice.delta.refusal;
+      const thought = choice.delta?.reasoning ?? choice.delta?.reasoning_content;
+      if (thought) yield { type: 'reasoning', text: thought };
       const text = choice.delta?.content;
       if (text) {
         result.content += text;
@@ -248,7 +251,7 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
 export async function collectStream(events: AsyncIterable<ChatStreamEvent>, onDelta?: (text: string) => void): Promise<ChatResult> {
   for await (const event of events) {
     if (event.type === 'delta') onDelta?.(event.text);
-    else return event.result;
+    else if (event.type === 'done') return event.result;
   }
   throw new AiInvalidResponseError('AI stream ended without a result');
 }

@@ -208,6 +208,10 @@ export async function* meteredStream(ctx: MeteringContext, request: ChatRequest,
         yield event;
         continue;
       }
+      if (event.type === 'reasoning') {
+        yield event;
+        continue;
+      }
       const rejected = options.reject?.(event.result);
       if (rejected) {
         await meter.release();

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { api } from '../lib/api.ts';
 import { navigate } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
+import { AudioDirector, type AudioCommand, type AudioTrackDef, browserAudio } from '../player/audio.ts';
 import { type SandboxHandlers, SandboxHost, type SandboxWorld } from '../sandbox/SandboxHost.tsx';
 
 interface Message {
@@ -28,7 +29,7 @@ interface Checkpoint {
 
 interface WorldData {
   id: string;
-  world: { name: string; variables?: { id: string; name?: string }[]; rootComponent?: SandboxWorld['rootComponent'] };
+  world: { name: string; variables?: { id: string; name?: string }[]; rootComponent?: SandboxWorld['rootComponent']; audioTracks?: AudioTrackDef[] };
 }
 
 /** Reads a text/event-stream response, calling `on` for each event. */
@@ -62,6 +63,7 @@ export function PlayerPage({ worldId }: { worldId: string }) {
   const [data, setData] = useState<SessionData | null>(null);
   const [checkpoints, setCheckpoints] = useState<Checkpoint[]>([]);
   const [streaming, setStreaming] = useState('');
+  const [reasoning, setReasoning] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [notes, setNotes] = useState<string[]>([]);
@@ -69,6 +71,27 @@ export function PlayerPage({ worldId }: { worldId: string }) {
   const sessionId = data?.session.id;
   const sessionRef = useRef<string | undefined>(undefined);
   sessionRef.current = sessionId;
+  const audioRef = useRef<AudioDirector | null>(null);
+  const [volumes, setVolumes] = useState({ bgm: 0.8, sfx: 1 });
+
+  // The world's music and sounds, driven by the engine's audio commands after each turn.
+  useEffect(() => {
+    if (!world) return;
+    const director = new AudioDirector(
+      world.world.audioTracks ?? [],
+      (url) => (url.startsWith('asset://') ? `/api/worlds/${encodeURIComponent(world.id)}/assets/${url.slice('asset://'.length)}` : url),
+      browserAudio,
+    );
+    audioRef.current = director;
+    return () => {
+      director.dispose();
+      audioRef.current = null;
+    };
+  }, [world]);
+  useEffect(() => {
+    audioRef.current?.setChannelVolume('bgm', volumes.bgm);
+    audioRef.current?.setChannelVolume('sfx', volumes.sfx);
+  }, [volumes, world]);
 
   useEffect(() => {
     if (!loading && !info?.account) navigate(`/login?returnTo=${encodeURIComponent(`/play/${worldId}`)}`);
@@ -97,6 +120,7 @@ export function PlayerPage({ worldId }: { worldId: string }) {
       setBusy(true);
       setError(null);
       setStreaming('');
+      setReasoning('');
       try {
         const res = await fetch(`/api/sessions/${id}/${path}`, {
           method: 'POST',
@@ -110,10 +134,12 @@ export function PlayerPage({ worldId }: { worldId: string }) {
         }
         await readEvents(res, (event, payload) => {
           if (event === 'delta') setStreaming((s) => s + String(payload.text ?? ''));
+          if (event === 'reasoning') setReasoning((s) => s + String(payload.text ?? ''));
           if (event === 'error') setError(String(payload.message ?? 'The reply failed.'));
           if (event === 'done') {
             const n = (payload.notifications as { message?: string; text?: string }[] | undefined) ?? [];
             setNotes(n.map((x) => x.message ?? x.text ?? JSON.stringify(x)));
+            audioRef.current?.apply((payload.audioCommands as AudioCommand[] | undefined) ?? []);
           }
         });
       } catch (e) {
@@ -197,6 +223,7 @@ export function PlayerPage({ worldId }: { worldId: string }) {
     messages: messages.map((m) => ({ id: m.id, role: m.role, content: m.content, stateSnapshot: m.stateSnapshot?.variables ?? null })),
     isStreaming: busy,
     streamingContent: streaming,
+    streamingReasoning: reasoning,
     error,
   };
 
@@ -246,6 +273,11 @@ export function PlayerPage({ worldId }: { worldId: string }) {
             </li>
           ))}
           {busy && !messages.some((m) => m.status === 'streaming') && <li data-testid="streaming">{streaming}</li>}
+          {busy && reasoning && (
+            <li className="hint" data-testid="reasoning">
+              Thinking: {reasoning}
+            </li>
+          )}
         </ol>
         {notes.map((n) => (
           <p key={n} role="status" className="hint">
@@ -284,6 +316,16 @@ export function PlayerPage({ worldId }: { worldId: string }) {
             </button>
           </div>
         </form>
+        <div className="row" aria-label="Volume">
+          <label className="inline">
+            Music
+            <input type="range" min={0} max={1} step={0.05} value={volumes.bgm} onChange={(e) => setVolumes((v) => ({ ...v, bgm: Number(e.target.value) }))} />
+          </label>
+          <label className="inline">
+            Sounds
+            <input type="range" min={0} max={1} step={0.05} value={volumes.sfx} onChange={(e) => setVolumes((v) => ({ ...v, sfx: Number(e.target.value) }))} />
+          </label>
+        </div>
         <ul className="list" aria-label="Checkpoints">
           {checkpoints.map((c) => (
             <li key={c.id}>

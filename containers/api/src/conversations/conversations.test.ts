@@ -63,8 +63,10 @@ describe.runIf(hasPostgres && hasRedis)('conversations (real PostgreSQL and Redi
 
     const s = await create(dungeonId);
     expect(s.messages).toEqual([]);
-    provider.enqueue({ kind: 'completion', content: 'The ghoul claws you. [hp: -15] You stagger back. [Note: the air smells of ash]', chunks: 4 });
+    provider.enqueue({ kind: 'completion', content: 'The ghoul claws you. [hp: -15] You stagger back. [Note: the air smells of ash]', chunks: 4, reasoning: 'The player opens the door; a ghoul waits.' });
     const events = await send(s.session.id, 'I open the door');
+    // Reasoning deltas stream separately and never become part of the reply.
+    expect(events.filter((e) => e.event === 'reasoning').map((e) => e.data.text).join('')).toBe('The player opens the door; a ghoul waits.');
     expect(events.filter((e) => e.event === 'delta').length).toBeGreaterThanOrEqual(2);
     const done = events.find((e) => e.event === 'done')!;
     expect(done).toBeDefined();
@@ -74,6 +76,7 @@ describe.runIf(hasPostgres && hasRedis)('conversations (real PostgreSQL and Redi
       ['assistant', 'complete'],
     ]);
     expect(after.messages[1]!.content).not.toContain('[hp:');
+    expect(after.messages[1]!.content).not.toContain('ghoul waits');
     expect(after.messages[1]!.content).toContain('[Note: the air smells of ash]');
     expect(after.session.state.variables.hp).toBe(85);
     // The provider got the world's prompt plus the player's message, on the player's own key.

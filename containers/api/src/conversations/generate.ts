@@ -30,6 +30,8 @@ export interface TurnInput {
   prefix?: string;
   signal: AbortSignal;
   onDelta(text: string): void;
+  /** Reasoning deltas of models that stream them (never part of the reply). */
+  onReasoning?(text: string): void;
 }
 
 export interface TurnOutput {
@@ -114,6 +116,8 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
     if (event.type === 'delta') {
       reply += event.text;
       input.onDelta(event.text);
+    } else if (event.type === 'reasoning') {
+      input.onReasoning?.(event.text);
     } else {
       tokensOut = event.result.usage?.tokensOut ?? 0;
     }

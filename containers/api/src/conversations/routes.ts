@@ -137,6 +137,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
           partial += text;
           stream.write('delta', { text });
         },
+        onReasoning: (text) => stream.write('reasoning', { text }),
       });
       const next = apply(out);
       const stateText = JSON.stringify(out.result.state);
