@@ -190,6 +190,22 @@ export function PlayerPage({ worldId }: { worldId: string }) {
       loadCheckpoints: async () => checkpoints.map((c) => ({ ...c, createdAt: '' })),
       restoreCheckpoint: (id: string) => void action(`checkpoints/${id}/restore`),
       deleteCheckpoint: (id: string) => void action(`checkpoints/${id}`, 'DELETE'),
+      // World storage, audio and models, on the same routes and director the page uses.
+      'storage.get': async (key: string) =>
+        (await api<{ entries: Record<string, string> }>(`/api/worlds/${encodeURIComponent(worldId)}/storage`)).entries[key] ?? null,
+      'storage.set': (key: string, value: string) => api(`/api/worlds/${encodeURIComponent(worldId)}/storage/${encodeURIComponent(key)}`, { method: 'PUT', json: { value } }),
+      'storage.remove': (key: string) => api(`/api/worlds/${encodeURIComponent(worldId)}/storage/${encodeURIComponent(key)}`, { method: 'DELETE' }),
+      playAudio: (trackId: string, options?: { volume?: number; fadeDuration?: number; chainTo?: string }) =>
+        audioRef.current?.apply([{ action: 'play', trackId, trackType: 'sfx', volume: options?.volume, fadeInSeconds: options?.fadeDuration, chainTo: options?.chainTo }]),
+      stopAudio: (trackId?: string, fadeDuration?: number) =>
+        trackId ? audioRef.current?.apply([{ action: 'stop', trackId, fadeOutSeconds: fadeDuration }]) : audioRef.current?.dispose(),
+      setAudioVolume: (type: 'bgm' | 'sfx', volume: number) => setVolumes((v) => ({ ...v, [type]: volume })),
+      getModels: async () => {
+        const c = await api<{ models: { id: string; name: string; provider: string; contextLength: number | null }[]; pinned: string[]; recent: string[] }>('/api/models');
+        return { models: c.models.map((m) => ({ ...m, contextLength: m.contextLength ?? 0 })), pinnedModels: c.pinned, recentlyUsed: c.recent };
+      },
+      pinModel: (id: string) => api(`/api/models/pins/${encodeURIComponent(id)}`, { method: 'PUT' }),
+      unpinModel: (id: string) => api(`/api/models/pins/${encodeURIComponent(id)}`, { method: 'DELETE' }),
       'ai.complete': async (options: object, onDelta: (text: string) => void) => {
         const res = await fetch(`/api/sessions/${sessionRef.current}/ai/complete`, {
           method: 'POST',
@@ -211,7 +227,7 @@ export function PlayerPage({ worldId }: { worldId: string }) {
         return text;
       },
     }) as SandboxHandlers,
-    [stream, action, refresh, checkpoints],
+    [stream, action, refresh, checkpoints, worldId],
   );
 
   if (error && !data) return <p role="alert">{error}</p>;
