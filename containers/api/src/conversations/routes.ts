@@ -240,10 +240,38 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     }
     const world = await playableWorld(db, session.world_id, auth.account.id);
     const state = snapshotOf(world, messages, messages.length, session);
-    await runGeneration(request, reply, auth, session, target, { history: historyOf(messages), userMessage: body.content, state }, (out) => {
-      const swipe: Swipe = { content: out.result.displayText, rawContent: out.rawReply, snapshot: out.result.state, stateChanges: out.result.stateChanges };
-      return { content: swipe.content, raw: swipe.rawContent, swipes: [swipe], active: 0 };
-    }, lock);
+    await runGeneration(request, reply, auth, session, target, { history: historyOf(messages), userMessage: body.content, state }, (out) => ({
+      content: out.result.displayText,
+      raw: out.rawReply,
+      swipes: [swipeOf(out)],
+      active: 0,
+    }), lock);
+  });
+
+  /** The last exchange (user message + reply) for regenerate and continue; releases the lock if refused. */
+  async function lastExchange(auth: Authenticated, session: SessionRow, lock: string, refusal: [code: string, message: string]) {
+    try {
+      const messages = await sessionMessages(db, session.id);
+      const last = messages.at(-1);
+      if (last?.role !== 'assistant' || messages.at(-2)?.role !== 'user') throw new HttpError(409, refusal[0], refusal[1]);
+      const world = await playableWorld(db, session.world_id, auth.account.id);
+      const base = {
+        history: historyOf(messages.slice(0, -2)),
+        userMessage: messages.at(-2)!.content,
+        state: snapshotOf(world, messages, messages.length - 2, session),
+      };
+      return { last, base };
+    } catch (err) {
+      await ctx.store.releaseLock(`chat:${session.id}`, lock).catch(() => false);
+      throw err;
+    }
+  }
+
+  const swipeOf = (out: TurnOutput): Swipe => ({
+    content: out.result.displayText,
+    rawContent: out.rawReply,
+    snapshot: out.result.state,
+    stateChanges: out.result.stateChanges,
   });
 
   /** Regenerate the last reply: the earlier reply stays as a swipe. */
@@ -251,35 +279,13 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     const auth = await requireAuth(ctx, request, reply);
     const session = await ownedSession(db, request.params.id, auth.account.id);
     const lock = await lockSession(session.id);
-    let messages: MessageRow[];
-    let last: MessageRow;
-    try {
-      messages = await sessionMessages(db, session.id);
-      last = messages.at(-1)!;
-      const user = messages.at(-2);
-      if (!last || last.role !== 'assistant' || user?.role !== 'user') throw new HttpError(409, 'NOTHING_TO_REGENERATE', 'The last message is not a reply to regenerate.');
-      await db.query(`update chat_messages set status = 'streaming', error_message = null where id = $1`, [last.id]);
-    } catch (err) {
-      await ctx.store.releaseLock(`chat:${session.id}`, lock).catch(() => false);
-      throw err;
-    }
-    const world = await playableWorld(db, session.world_id, auth.account.id);
-    const before = messages.slice(0, -2);
+    const { last, base } = await lastExchange(auth, session, lock, ['NOTHING_TO_REGENERATE', 'The last message is not a reply to regenerate.']);
+    await db.query(`update chat_messages set status = 'streaming', error_message = null where id = $1`, [last.id]);
     const previous = (JSON.parse(last.swipes) as Swipe[]).filter((s) => s.content !== '');
-    await runGeneration(
-      request,
-      reply,
-      auth,
-      session,
-      last,
-      { history: historyOf(before), userMessage: messages.at(-2)!.content, state: snapshotOf(world, messages, messages.length - 2, session) },
-      (out) => {
-        const swipe: Swipe = { content: out.result.displayText, rawContent: out.rawReply, snapshot: out.result.state, stateChanges: out.result.stateChanges };
-        const swipes = [...previous, swipe];
-        return { content: swipe.content, raw: swipe.rawContent, swipes, active: swipes.length - 1 };
-      },
-      lock,
-    );
+    await runGeneration(request, reply, auth, session, last, base, (out) => {
+      const swipes = [...previous, swipeOf(out)];
+      return { content: out.result.displayText, raw: out.rawReply, swipes, active: swipes.length - 1 };
+    }, lock);
   });
 
   /** Continue the last reply where it stopped. */
@@ -287,37 +293,13 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     const auth = await requireAuth(ctx, request, reply);
     const session = await ownedSession(db, request.params.id, auth.account.id);
     const lock = await lockSession(session.id);
-    let messages: MessageRow[];
-    try {
-      messages = await sessionMessages(db, session.id);
-      if (messages.at(-1)?.role !== 'assistant' || messages.at(-2)?.role !== 'user') throw new HttpError(409, 'NOTHING_TO_CONTINUE', 'There is no reply to continue.');
-    } catch (err) {
-      await ctx.store.releaseLock(`chat:${session.id}`, lock).catch(() => false);
-      throw err;
-    }
-    const last = messages.at(-1)!;
-    const world = await playableWorld(db, session.world_id, auth.account.id);
-    await runGeneration(
-      request,
-      reply,
-      auth,
-      session,
-      last,
-      {
-        history: historyOf(messages.slice(0, -2)),
-        userMessage: messages.at(-2)!.content,
-        state: snapshotOf(world, messages, messages.length - 2, session),
-        prefix: last.raw_content ?? last.content,
-      },
-      (out) => {
-        const swipes = JSON.parse(last.swipes) as Swipe[];
-        const swipe: Swipe = { content: out.result.displayText, rawContent: out.rawReply, snapshot: out.result.state, stateChanges: out.result.stateChanges };
-        const index = Math.min(last.active_swipe_index, Math.max(0, swipes.length - 1));
-        swipes[index] = swipe;
-        return { content: swipe.content, raw: swipe.rawContent, swipes, active: index };
-      },
-      lock,
-    );
+    const { last, base } = await lastExchange(auth, session, lock, ['NOTHING_TO_CONTINUE', 'There is no reply to continue.']);
+    await runGeneration(request, reply, auth, session, last, { ...base, prefix: last.raw_content ?? last.content }, (out) => {
+      const swipes = JSON.parse(last.swipes) as Swipe[];
+      const index = Math.min(last.active_swipe_index, Math.max(0, swipes.length - 1));
+      swipes[index] = swipeOf(out);
+      return { content: out.result.displayText, raw: out.rawReply, swipes, active: index };
+    }, lock);
   });
 
   /** Stop a running generation (on whichever replica runs it). */
