@@ -57,7 +57,11 @@ export async function startDemoPartner(options: {
       return reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').sendFile('partner-demo.html', root);
     });
   }
-  const address = await app.listen({ port: options.port, host: options.host });
+  // The demo is a convenience: if its port is taken, any free port will do.
+  const address = await app.listen({ port: options.port, host: options.host }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EADDRINUSE' || options.port === 0) throw err;
+    return app.listen({ port: 0, host: options.host });
+  });
   const port = new URL(address).port;
   return { app, origin: `http://127.0.0.1:${port}` };
 }
