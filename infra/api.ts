@@ -34,5 +34,9 @@ export const api = new sst.aws.Service('Api', {
     REGION: $app.stage,
     DEPLOYMENT_ID: $app.stage,
     GAMES_BUCKET: objects.name,
+    // config reads the environment once at start (packages/config); secrets come from SST.
+    SECRETS_KEY: secrets.secretsKey.value,
+    IDENTITY_SIGNING_KEY: secrets.identitySigningKey.value,
+    METRICS_TOKEN: secrets.metricsToken.value,
   },
 });

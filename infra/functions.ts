@@ -1,7 +1,5 @@
-import { database } from './database';
 import { vpc } from './network';
 import { secrets } from './secrets';
-import { store } from './store';
 
 /**
  * Every stateless handler as its own Lambda. `pg` stays external in the bundles; functions that
@@ -18,17 +16,17 @@ const common = {
 };
 
 export const functions = {
-  partnerConfig: new sst.aws.Function('PartnerConfig', { ...common, handler: 'functions/partner-config/handler.handler' }),
-  jwks: new sst.aws.Function('Jwks', { ...common, handler: 'functions/jwks/handler.handler', link: [secrets.identitySigningKey] }),
-  partnerToken: new sst.aws.Function('PartnerToken', {
+  jwks: new sst.aws.Function('Jwks', {
     ...common,
-    handler: 'functions/partner-token/handler.handler',
-    link: [database, store, secrets.identitySigningKey],
-  }),
-  worldUpdates: new sst.aws.Function('WorldUpdates', {
-    ...common,
-    handler: 'functions/world-updates/handler.handler',
-    link: [database, store],
+    handler: 'functions/jwks/handler.handler',
+    link: [secrets.identitySigningKey],
+    environment: { ...common.environment, IDENTITY_SIGNING_KEY: secrets.identitySigningKey.value },
   }),
   worldValidate: new sst.aws.Function('WorldValidate', { ...common, handler: 'functions/world-validate/handler.handler' }),
 };
+/*
+ * partner-config, partner-token and world-updates are functions too (plugin + handler, each tested
+ * through a Lambda event), but production serves them from the container: partner-token and
+ * world-updates need the platform login session, which lives in the container, and partner-config
+ * shares the /api/partners prefix with partner-token.
+ */

@@ -3,7 +3,6 @@ import { functions } from './functions';
 
 /** One origin: the router sends each function's path to its Lambda, /api and /health to the container, the rest to the web app. */
 export const router = new sst.aws.Router('Router');
-router.route('/api/partners', functions.partnerConfig.url);
 router.route('/api/auth/jwks', functions.jwks.url);
 router.route('/api/worlds/validate', functions.worldValidate.url);
 router.route('/api', api.url);

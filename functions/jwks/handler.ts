@@ -5,3 +5,10 @@ import { type JwksPluginOptions, jwksPlugin } from './plugin.ts';
 export function createHandler(loadOptions: () => JwksPluginOptions | Promise<JwksPluginOptions>) {
   return lambdaHandler(jwksPlugin, loadOptions);
 }
+
+/** The deployed entry: keys from IDENTITY_SIGNING_KEY (+ _NEXT, _PREVIOUS), linked as SST secrets. */
+export const handler = createHandler(async () => {
+  const { loadConfig } = await import('@yumina/config');
+  const { signingKeysFromConfig } = await import('@yumina/identity');
+  return { keys: await signingKeysFromConfig(loadConfig(), { allowGenerated: false }) };
+});

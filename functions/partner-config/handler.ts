@@ -5,3 +5,10 @@ import { type PartnerConfigPluginOptions, partnerConfigPlugin } from './plugin.t
 export function createHandler(loadOptions: () => PartnerConfigPluginOptions | Promise<PartnerConfigPluginOptions>) {
   return lambdaHandler(partnerConfigPlugin, loadOptions);
 }
+
+/** The deployed entry: partners from PARTNERS. */
+export const handler = createHandler(async () => {
+  const { loadConfig } = await import('@yumina/config');
+  const { partnersFromConfig } = await import('@yumina/identity');
+  return { partners: partnersFromConfig(loadConfig()) };
+});

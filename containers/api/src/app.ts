@@ -79,12 +79,13 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     await modelRoutes(app, ctx);
     await gameDeliveryRoutes(app, ctx.objects);
 
+    // Functions that need the login session (and share a path prefix with one that does) are
+    // served by the container in every mode; the others run as Lambdas in production.
+    await app.register(partnerConfigPlugin, { partners: ctx.partners.registry });
+    await app.register(partnerTokenPlugin, partnerTokenOptions(ctx));
     if (ctx.config.mode === 'local') {
-      // In local mode this process also serves every function; in production they are Lambdas.
       await app.register(worldValidate, {});
-      await app.register(partnerConfigPlugin, { partners: ctx.partners.registry });
       await app.register(jwksPlugin, { keys: ctx.partners.keys });
-      await app.register(partnerTokenPlugin, partnerTokenOptions(ctx));
     }
   });
   if (web) {

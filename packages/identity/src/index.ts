@@ -9,3 +9,4 @@ export * from './jwks.ts';
 export * from './partner-config.ts';
 export * from './signing-keys.ts';
 export * from './verifier.ts';
+export * from './from-config.ts';

@@ -10,14 +10,13 @@ import { viewerOf } from './viewer.ts';
 const readBody = z.strictObject({ id: z.string().min(1).max(100).optional() });
 
 /**
- * Update records, container side: the world-updates function (mounted here in local mode), the
- * live overview stream, favorites of a world and the player's notification inbox.
+ * Update records, container side: the world-updates function (mounted here in every mode: it
+ * needs the platform login session, which the container owns), the live overview stream,
+ * favorites of a world and the player's notification inbox.
  */
 export async function updateRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const db = ctx.db.primary;
-  if (ctx.config.mode === 'local') {
-    await app.register(worldUpdates, { db: ctx.db, store: ctx.store, authenticate: (request, reply) => viewerOf(ctx, request, reply) });
-  }
+  await app.register(worldUpdates, { db: ctx.db, store: ctx.store, authenticate: (request, reply) => viewerOf(ctx, request, reply) });
   await updateEventRoutes(app, ctx);
 
   async function signedIn(request: FastifyRequest, reply: FastifyReply) {
