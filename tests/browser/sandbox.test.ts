@@ -129,9 +129,11 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('custom-interface sandbox
 
   it('delivers pushed state to onChange and the yumina:statechange event, and answers API calls', async () => {
     const page = await open();
+    // Let the sample world's frame finish loading before switching worlds.
+    await expect.poll(() => page.frameLocator('[data-testid=sandbox-frame]').locator('header').textContent(), { timeout: 60_000 }).toContain('HP');
     await page.evaluate((world) => window.yuminaDev!.setWorld(world), probeWorld);
     const frame = page.frameLocator('[data-testid=sandbox-frame]');
-    await expect.poll(() => frame.getByTestId('world').textContent()).toBe('Probe');
+    await expect.poll(() => frame.getByTestId('world').textContent(), { timeout: 60_000 }).toBe('Probe');
     expect(await frame.getByTestId('hp').textContent()).toBe('100');
 
     await page.evaluate(() => window.yuminaDev!.setVariables({ hp: 42 }));

@@ -91,7 +91,8 @@ export function SandboxHost(props: SandboxHostProps) {
   const [failure, setFailure] = useState<string | null>(null);
   const readyRef = useRef(false);
   const sentRef = useRef<SandboxState | null>(null);
-  const loadsRef = useRef(0);
+  /** Load events per built document (by channel): a late load of a replaced frame never counts against the new one. */
+  const loadsRef = useRef(new Map<string, number>());
 
   // Latest props for the message handler, without re-subscribing.
   const latest = useRef(props);
@@ -112,7 +113,6 @@ export function SandboxHost(props: SandboxHostProps) {
     setFailure(null);
     readyRef.current = false;
     sentRef.current = null;
-    loadsRef.current = 0;
     if (!root) {
       setFailure('This world has no custom interface.');
       return;
@@ -273,9 +273,10 @@ export function SandboxHost(props: SandboxHostProps) {
       allow="clipboard-write 'none'; camera 'none'; microphone 'none'; geolocation 'none'"
       srcDoc={built.html}
       onLoad={() => {
-        loadsRef.current += 1;
-        // A second load means the frame navigated itself away from the document we built: stop it.
-        if (loadsRef.current > 1) {
+        const loads = (loadsRef.current.get(built.channel) ?? 0) + 1;
+        loadsRef.current.set(built.channel, loads);
+        // A second load of the same document means the frame navigated itself away from it: stop it.
+        if (loads > 1) {
           readyRef.current = false;
           setBuilt(null);
           setFailure('The interface tried to navigate away and was stopped.');
