@@ -8,6 +8,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     globalSetup: ['tests/support/global-setup.ts'],
+    reporters: ['default', './tests/support/no-skips-reporter.ts'],
     benchmark: { include: ['bench/**/*.bench.ts'] },
   },
 });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePrometheus } from '../packages/telemetry/src/prometheus-parse.ts';
 import { buildApp } from '../containers/api/src/app.ts';
 import { contextFor } from './support/context.ts';
-import { createTestDatabase, hasPostgres, type TestDatabase } from './support/postgres.ts';
+import { createTestDatabase, hasPostgres, OwnPostgres, type TestDatabase } from './support/postgres.ts';
 import { freePort, hasRedis, OwnRedis, sharedRedisUrl, testPrefix } from './support/redis.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -94,36 +94,69 @@ describe.runIf(hasPostgres && hasRedis)('GET /health and /health/live', () => {
     }
   }, 20_000);
 
-  it('with the database stopped (nothing listening) /health is 503 and /health/live is 200; with Redis stopped /health is 200 degraded', async () => {
-    const port = await freePort();
-    const noDb = await contextFor({ DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/x` });
-    const app = await buildApp(noDb, { web: false });
-    const t0 = performance.now();
-    const health = await app.inject({ method: 'GET', url: '/health' });
-    expect(health.statusCode).toBe(503);
-    expect(health.json()).toMatchObject({ status: 'down', dependencies: { primary: { status: 'down', error: expect.any(String) } } });
-    const live = await app.inject({ method: 'GET', url: '/health/live' });
-    expect(live.statusCode).toBe(200);
-    expect(live.headers['cache-control']).toBe('no-store');
-    expect(performance.now() - t0).toBeLessThan(5_200);
-    await app.close();
-    await noDb.db.close();
+  it("with the test's own PostgreSQL stopped /health is 503 and /health/live is 200, and it recovers when the server is back", async () => {
+    const own = await OwnPostgres.start();
+    const ctx = await contextFor({ DATABASE_URL: own.url });
+    const app = await buildApp(ctx, { web: false });
+    try {
+      const ready = await app.inject({ method: 'GET', url: '/health' });
+      expect(ready.statusCode).toBe(200);
+      expect(ctx.db.primary.pressure().total).toBeGreaterThan(0); // the pool holds a live connection to the server
 
+      await own.stop(); // the server closes that connection under the pool's feet
+      await sleep(1_100); // past the 1 s cache of the last probe
+      const t0 = performance.now();
+      const health = await app.inject({ method: 'GET', url: '/health' });
+      const healthMs = performance.now() - t0;
+      expect(health.statusCode).toBe(503);
+      expect(health.headers['cache-control']).toBe('no-store');
+      expect(health.json()).toMatchObject({ status: 'down', dependencies: { primary: { status: 'down', error: expect.any(String) } } });
+      expect(healthMs).toBeLessThan(5_200);
+      const t1 = performance.now();
+      const live = await app.inject({ method: 'GET', url: '/health/live' });
+      expect(live.statusCode).toBe(200);
+      expect(live.headers['cache-control']).toBe('no-store');
+      expect(performance.now() - t1).toBeLessThan(1_000);
+
+      await own.start(); // same port and data directory
+      await sleep(1_100);
+      await expect
+        .poll(async () => (await app.inject({ method: 'GET', url: '/health' })).statusCode, { timeout: 10_000, interval: 300 })
+        .toBe(200);
+    } finally {
+      await app.close();
+      await ctx.db.close();
+      await own.destroy();
+    }
+  }, 60_000);
+
+  it("with the test's own Redis stopped /health is 200 degraded and /health/live 200, both within their limits", async () => {
     const own = await OwnRedis.start();
     const redis = new RedisStore({ url: own.url });
     await redis.connect();
-    await own.stop();
-    await expect.poll(() => redis.client.status, { timeout: 3000 }).not.toBe('ready');
-    const noRedis = await contextFor({ DATABASE_URL: database.url }, { store: redis });
-    const app2 = await buildApp(noRedis, { web: false });
-    const degraded = await app2.inject({ method: 'GET', url: '/health' });
-    expect(degraded.statusCode).toBe(200);
-    expect(degraded.json()).toMatchObject({ status: 'degraded', dependencies: { primary: { status: 'up' }, store: { status: 'down' } } });
-    expect((await app2.inject({ method: 'GET', url: '/health/live' })).statusCode).toBe(200);
-    await app2.close();
-    await noRedis.db.close();
-    await redis.close();
-  }, 20_000);
+    const ctx = await contextFor({ DATABASE_URL: database.url }, { store: redis });
+    const app = await buildApp(ctx, { web: false });
+    try {
+      expect((await app.inject({ method: 'GET', url: '/health' })).json()).toMatchObject({ status: 'ok', dependencies: { store: { status: 'up' } } });
+      await own.stop();
+      await expect.poll(() => redis.client.status, { timeout: 3000 }).not.toBe('ready');
+      await sleep(1_100);
+      const t0 = performance.now();
+      const degraded = await app.inject({ method: 'GET', url: '/health' });
+      expect(performance.now() - t0).toBeLessThan(5_200);
+      expect(degraded.statusCode).toBe(200);
+      expect(degraded.headers['cache-control']).toBe('no-store');
+      expect(degraded.json()).toMatchObject({ status: 'degraded', dependencies: { primary: { status: 'up' }, store: { status: 'down' } } });
+      const t1 = performance.now();
+      expect((await app.inject({ method: 'GET', url: '/health/live' })).statusCode).toBe(200);
+      expect(performance.now() - t1).toBeLessThan(1_000);
+    } finally {
+      await app.close();
+      await ctx.db.close();
+      await redis.close();
+      await own.stop();
+    }
+  }, 30_000);
 
   it('/metrics: 404 when METRICS_TOKEN is unset, 401 without the token, Prometheus text with it', async () => {
     const off = await contextFor({ DATABASE_URL: database.url });

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, hasPostgres, type TestDatabase } from './support/postgres.ts';
@@ -41,10 +42,11 @@ describe.runIf(hasPostgres && hasRedis)('two container replicas on one database 
   let db: pg.Client;
   const replicas: Replica[] = [];
   const dataDir = mkdtempSync(join(tmpdir(), 'yumina-replicas-'));
+  let env: Record<string, string>;
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    const env = {
+    env = {
       APP_MODE: 'container',
       LOG_LEVEL: 'warn',
       DATA_DIR: dataDir,
@@ -100,12 +102,21 @@ describe.runIf(hasPostgres && hasRedis)('two container replicas on one database 
     // Kill the leader without a goodbye: the other replica takes over after the lease TTL.
     const dead = replicas.find((r) => r.name === leader)!;
     const survivor = replicas.find((r) => r.name !== leader)!;
+    const redis = new Redis(sharedRedisUrl, { keyPrefix: env.REDIS_KEY_PREFIX });
     dead.child.kill('SIGKILL');
     const killedAt = Date.now();
+    // What is left of the dead leader's lease: the survivor may not run anything before it expires.
+    const leaseLeftMs = await redis.pttl('maintenance:leader');
+    expect(await redis.get('maintenance:leader')).not.toBeNull();
+    // Renewed every TTL/3 (500 ms), so at least ~1000 ms of the 1500 ms lease remain.
+    expect(leaseLeftMs).toBeGreaterThan(800);
     await expect
-      .poll(async () => (await runs()).some((r) => r.replica_id === survivor.name), { timeout: 8_000, interval: 200 })
+      .poll(async () => (await runs()).some((r) => r.replica_id === survivor.name), { timeout: 8_000, interval: 50 })
       .toBe(true);
-    expect(Date.now() - killedAt).toBeGreaterThanOrEqual(500); // not before the lease could expire
+    const takeoverMs = Date.now() - killedAt;
+    expect(takeoverMs).toBeGreaterThanOrEqual(leaseLeftMs - 50); // not before the dead leader's lease expired
+    expect(takeoverMs).toBeLessThan(6_000); // and soon after it (TTL + a period + polling, with room for a loaded machine)
+    redis.disconnect();
 
     const all = await runs();
     const perPeriod = new Map<string, number>();

@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
+import { freePort } from './ports.js';
+import { requireOrSkip } from './required.js';
 
 /** The machine's shared Redis (REDIS_URL in CI); tests isolate themselves with a random key prefix. */
 export const sharedRedisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -14,9 +15,7 @@ async function probe(): Promise<boolean> {
     await client.ping();
     return true;
   } catch (err) {
-    if (process.env.CI) throw new Error(`CI requires Redis at ${sharedRedisUrl}: ${(err as Error).message}`);
-    console.warn(`[tests] Redis at ${sharedRedisUrl} unreachable; its integration suites are skipped`);
-    return false;
+    return requireOrSkip(`Redis at ${sharedRedisUrl}`, (err as Error).message);
   } finally {
     client.disconnect();
   }
@@ -25,15 +24,7 @@ async function probe(): Promise<boolean> {
 export const hasRedis: boolean = await probe();
 export const testPrefix = () => `test:${randomBytes(4).toString('hex')}:`;
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
+export { freePort } from './ports.js';
 
 /** A redis-server of the test's own, on its own port (never the shared 6379), that the test may stop and pause. */
 export class OwnRedis {
@@ -74,7 +65,7 @@ export class OwnRedis {
 
   async stop(): Promise<void> {
     const child = this.#child;
-    if (!child || child.exitCode !== null) return;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
     await new Promise<void>((resolve) => {
       child.once('exit', () => resolve());
       child.kill('SIGKILL');

@@ -1,8 +1,11 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DbPool, runMigrations } from '@yumina/db';
+import { freePort } from '../../../tests/support/ports.ts';
 import { createTestDatabase, hasPostgres, type TestDatabase } from '../../../tests/support/postgres.ts';
 import { balance, grantCredits, InsufficientCreditsError, reserveCredits, settleAbandonedReservations, settleCredits } from './credits.ts';
 
@@ -54,10 +57,9 @@ describe.runIf(hasPostgres)('credits: reserve then settle (real PostgreSQL)', ()
     expect((await db.query('select 1 from credit_reservations where account_id = $1', [id])).rowCount).toBe(0);
   });
 
-  it('charges exactly once when the process is killed between reserve and settle, and after a restart', async () => {
-    const id = await account();
-    await grantCredits(db, id, 5, id, 'test grant');
-    const child = spawn(process.execPath, ['--import', 'tsx', resolve(root, 'tests/fixtures/reserve-then-hang.ts'), database.url, id], {
+  /** Runs the crash fixture up to `step`, then SIGKILLs it there. */
+  async function crashAt(accountId: string, step: 'after-reserve' | 'mid-settle' | 'after-settle'): Promise<string> {
+    const child = spawn(process.execPath, ['--import', 'tsx', resolve(root, 'tests/fixtures/billing-crash.ts'), database.url, accountId, step], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -67,21 +69,84 @@ describe.runIf(hasPostgres)('credits: reserve then settle (real PostgreSQL)', ()
         out += d;
         if (out.includes('\n')) ok(out.trim());
       });
-      child.on('exit', (code) => fail(new Error(`child exited ${code}`)));
+      child.on('exit', (code) => fail(new Error(`child exited ${code} before ${step}`)));
     });
-    const reservation = JSON.parse(line) as { id: string; amount: number };
+    const reported = JSON.parse(line) as { step: string; reservationId: string };
+    expect(reported.step).toBe(step);
     child.kill('SIGKILL');
-    await new Promise((r) => child.once('exit', r));
-    expect((await balance(db, id)).credits).toBe(5 - reservation.amount); // held, not yet charged
+    if (child.exitCode === null && child.signalCode === null) await new Promise((r) => child.once('exit', r));
+    return reported.reservationId;
+  }
 
-    // "Restart": the maintenance job settles what the dead process left open, at the amount held.
-    expect(await settleAbandonedReservations(db, 0)).toBeGreaterThanOrEqual(1);
-    // The dead process's settle arriving late (or a second maintenance run) changes nothing.
-    expect(await settleCredits(db, reservation.id, { tokensIn: 10, tokensOut: 10 })).toBeNull();
+  /**
+   * A restart: the real container server starts on the same database and its scheduled maintenance
+   * settles what the dead process left open. Reservations are settled once they are 15 minutes old,
+   * so the test ages them instead of waiting.
+   */
+  async function restartServerUntilSettled(reservationIds: string[]): Promise<void> {
+    await db.query(`update credit_reservations set created_at = now() - interval '16 minutes' where id = any($1)`, [reservationIds]);
+    const port = await freePort();
+    const dataDir = mkdtempSync(join(tmpdir(), 'yumina-billing-restart-'));
+    const { REDIS_URL: _shared, ...withoutRedis } = process.env; // the in-memory store: a lone replica
+    const server = spawn(process.execPath, ['--import', 'tsx', resolve(root, 'containers/api/src/main.ts')], {
+      cwd: root,
+      env: { ...withoutRedis, APP_MODE: 'container', LOG_LEVEL: 'warn', DATA_DIR: dataDir, DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', MAINTENANCE_PERIOD_MS: '500' },
+      stdio: 'ignore',
+    });
+    try {
+      await expect
+        .poll(
+          async () => (await db.query(`select 1 from credit_reservations where id = any($1) and status = 'reserved'`, [reservationIds])).rowCount,
+          { timeout: 40_000, interval: 250 },
+        )
+        .toBe(0);
+      // Let a few more maintenance periods pass: a second run must change nothing.
+      await new Promise((r) => setTimeout(r, 1_500));
+    } finally {
+      server.kill('SIGTERM');
+      if (server.exitCode === null && server.signalCode === null) await new Promise((r) => server.once('exit', r));
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+
+  it('charges exactly once when the process is killed after reserving, inside the settle transaction, or after settling, across a server restart', async () => {
+    const accounts = { afterReserve: await account(), midSettle: await account(), afterSettle: await account() };
+    for (const id of Object.values(accounts)) await grantCredits(db, id, 5, id, 'test grant');
+
+    const heldBeforeSettle = await crashAt(accounts.afterReserve, 'after-reserve');
+    const killedInSettle = await crashAt(accounts.midSettle, 'mid-settle');
+    const settledBeforeKill = await crashAt(accounts.afterSettle, 'after-settle');
+
+    const reservation = async (id: string) =>
+      (await db.query<{ amount: string; status: string; charged: string | null }>('select amount, status, charged from credit_reservations where id = $1', [id])).rows[0]!;
+    const held = Number((await reservation(heldBeforeSettle)).amount);
+    expect(held).toBeGreaterThan(0);
+    // Killed before COMMIT: the open settle transaction died with its connection; nothing of it stayed.
+    await expect.poll(async () => (await reservation(killedInSettle)).status, { timeout: 10_000 }).toBe('reserved');
+    expect(await charges(killedInSettle)).toBe(0);
+    expect((await balance(db, accounts.midSettle)).credits).toBe(5 - held);
+    // Killed after COMMIT: settled at the actual usage (500 tokens = 1 credit), the rest returned.
+    expect(await reservation(settledBeforeKill)).toMatchObject({ status: 'settled' });
+    expect((await balance(db, accounts.afterSettle)).credits).toBe(4);
+
+    await restartServerUntilSettled([heldBeforeSettle, killedInSettle, settledBeforeKill]);
+
+    for (const [id, reservationId] of [
+      [accounts.afterReserve, heldBeforeSettle],
+      [accounts.midSettle, killedInSettle],
+    ] as const) {
+      // Usage unknown: settled by maintenance at the amount held, charged exactly once.
+      expect(await reservation(reservationId)).toMatchObject({ status: 'settled' });
+      expect(await charges(reservationId)).toBe(1);
+      expect((await balance(db, id)).credits).toBe(5 - held);
+      const ledger = await db.query<{ amount: string }>('select amount from credit_ledger where account_id = $1 order by id', [id]);
+      expect(ledger.rows.map((r) => Number(r.amount))).toEqual([5, -held]);
+      // The dead process's settle arriving late changes nothing.
+      expect(await settleCredits(db, reservationId, { tokensIn: 10, tokensOut: 10 })).toBeNull();
+    }
+    // Already settled before the crash: the restart charged nothing more.
+    expect(await charges(settledBeforeKill)).toBe(1);
+    expect((await balance(db, accounts.afterSettle)).credits).toBe(4);
     expect(await settleAbandonedReservations(db, 0)).toBe(0);
-    expect(await charges(reservation.id)).toBe(1);
-    expect((await balance(db, id)).credits).toBe(5 - reservation.amount);
-    const ledger = await db.query<{ amount: string; balance_after: string }>('select amount, balance_after from credit_ledger where account_id = $1 order by id', [id]);
-    expect(ledger.rows.map((r) => Number(r.amount))).toEqual([5, -reservation.amount]);
-  }, 30_000);
+  }, 90_000);
 });
