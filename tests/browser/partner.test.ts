@@ -29,14 +29,15 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('partner identity handoff
       res.end(`<!doctype html><script>
         window.replies = [];
         window.addEventListener('message', (e) => window.replies.push(e.data));
-        window.attack = (url) => {
-          const w = window.open(url);
-          window.sent = new Promise((done) => setTimeout(() => {
-            w.postMessage({ type: 'platform:auth:request', requestId: 'evil-1' }, '*');
-            try { w.frames[0].postMessage({ type: 'platform:auth:changed' }, '*'); } catch (e) {}
-            try { w.frames[0].postMessage({ type: 'platform:auth:unauthenticated', requestId: 'x' }, '*'); } catch (e) {}
-            done(true);
-          }, 4000));
+        window.attack = (url) => { window.target = window.open(url); return true; };
+        window.fire = () => {
+          const w = window.target;
+          w.postMessage({ type: 'platform:auth:request', requestId: 'evil-1' }, '*');
+          w.postMessage({ type: 'platform:auth:login' }, '*');
+          w.postMessage({ type: 'platform:auth:logout' }, '*');
+          try { w.frames[0].postMessage({ type: 'platform:auth:changed' }, '*'); } catch (e) {}
+          try { w.frames[0].postMessage({ type: 'platform:auth:unauthenticated', requestId: 'x' }, '*'); } catch (e) {}
+          try { w.frames[0].postMessage({ type: 'platform:auth:token', requestId: 'x', token: 'forged' }, '*'); } catch (e) {}
           return true;
         };
       </script>third`);
@@ -118,11 +119,25 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('partner identity handoff
     const popupOpened = context.waitForEvent('page');
     await attacker.evaluate((url) => (window as unknown as { attack(u: string): boolean }).attack(url), `${platform}/demo`);
     const popup = await popupOpened;
+    const platformCalls: string[] = [];
+    popup.on('request', (r) => {
+      const url = new URL(r.url());
+      if (url.origin === platform && url.pathname.startsWith('/api/')) platformCalls.push(`${r.method()} ${url.pathname}`);
+    });
     await expect.poll(() => playerState(popup), { timeout: 15_000 }).toBe('signed-in');
-    await attacker.evaluate(() => (window as unknown as { sent: Promise<boolean> }).sent);
-    await popup.waitForTimeout(1_000);
+    await popup.waitForTimeout(500);
+    const logBefore = (await partnerFrame(popup).textContent('#log')) ?? '';
+    const callsBefore = platformCalls.length;
+    expect(await attacker.evaluate(() => (window as unknown as { fire(): boolean }).fire())).toBe(true);
+    await popup.waitForTimeout(1_500);
     expect(await attacker.evaluate(() => (window as unknown as { replies: unknown[] }).replies)).toEqual([]);
     expect(await playerState(popup)).toBe('signed-in');
+    // Neither the landing page nor the frame acted on them: no token fetch, no logout, no login
+    // redirect, and the frame logged no `changed` / `unauthenticated` / token.
+    expect(platformCalls.slice(callsBefore).filter((c) => !c.endsWith('/api/auth/session'))).toEqual([]);
+    expect(popup.url()).toBe(`${platform}/demo`);
+    expect((await partnerFrame(popup).textContent('#log')) ?? '').toBe(logBefore);
+    expect((await server.ctx.db.primary.query('select 1 from login_sessions where account_id = $1 and ended_at is null', [signUp.account.id])).rowCount).toBeGreaterThan(0);
     await popup.close();
     await attacker.close();
 
