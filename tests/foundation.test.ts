@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { withDeadline } from '@yumina/db';
@@ -73,11 +73,15 @@ describe('npm start on embedded defaults (no DATABASE_URL, no REDIS_URL)', () =>
 
   it('serves GET / and the API on PGlite and the memory store; a row written before a restart is there after it; SIGTERM exits cleanly', async () => {
     const port = await freePort();
-    const env = cleanEnv({ PORT: String(port), DATA_DIR: dataDir, HOST: '127.0.0.1' });
+    // A web build directory that does not exist yet: the first start builds the web shell into it.
+    const webDist = join(dataDir, 'web-dist');
+    const env = cleanEnv({ PORT: String(port), DATA_DIR: dataDir, HOST: '127.0.0.1', WEB_DIST: webDist });
     const base = `http://127.0.0.1:${port}`;
 
     const first = startProcess(env);
-    await waitFor(`${base}/api/version`, 90_000);
+    await waitFor(`${base}/api/version`, 150_000);
+    expect(first.output()).toMatch(/Building the web app \(first start\)/);
+    expect(existsSync(join(webDist, 'index.html'))).toBe(true);
     expect(first.output()).toMatch(/embedded PGlite/);
     expect(first.output()).toMatch(/Shared store: in-memory/);
     const home = await fetch(`${base}/`);
@@ -98,6 +102,7 @@ describe('npm start on embedded defaults (no DATABASE_URL, no REDIS_URL)', () =>
     const second = startProcess(env);
     try {
       await waitFor(`${base}/api/version`, 60_000);
+      expect(second.output()).not.toMatch(/Building the web app/); // the build is there now
       const again = new Browser(base);
       const login = await again.fetch('/api/auth/login', { method: 'POST', json: { email, password: 'survives restarts' } });
       expect(login.status).toBe(200);
@@ -106,7 +111,7 @@ describe('npm start on embedded defaults (no DATABASE_URL, no REDIS_URL)', () =>
       second.child.kill('SIGTERM');
       expect(await exited(second.child)).toBe(0);
     }
-  }, 180_000);
+  }, 240_000);
 });
 
 describe.runIf(hasPostgres && hasRedis)('the container on real PostgreSQL and Redis', () => {

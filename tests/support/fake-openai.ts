@@ -20,7 +20,13 @@ export type FakeReply =
   /** An SSE stream that sends an error event after some content (as OpenRouter does mid-stream). */
   | { kind: 'stream-error'; content: string; error: { message: string; code?: number | string } }
   /** Hangs without answering until the client goes away. */
-  | { kind: 'hang' };
+  | { kind: 'hang' }
+  /**
+   * Streams `content` (in `chunks`), then the connection drops: `destroy` (default) kills the socket
+   * mid-body, as a crashed proxy or a network cut does; `end` closes the body cleanly but without a
+   * finish reason or `[DONE]`, as a proxy that times out between chunks does.
+   */
+  | { kind: 'drop'; content: string; chunks?: number; chunkDelayMs?: number; how?: 'destroy' | 'end' };
 
 export interface RecordedRequest {
   method: string;
@@ -157,6 +163,25 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
       res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta: { role: 'assistant', content: reply.content }, finish_reason: null }] })}\n\n`);
       res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, error: reply.error, choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error' }] })}\n\n`);
       res.end();
+      return;
+    }
+    if (reply.kind === 'drop') {
+      if (!stream) {
+        res.socket?.destroy(); // a JSON answer cut before its body
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.flushHeaders();
+      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] })}\n\n`);
+      for (const piece of split(reply.content, reply.chunks ?? 3)) {
+        if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
+        if (record.aborted || res.destroyed) return;
+        res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] })}\n\n`);
+      }
+      // Let the written chunks reach the client before the connection goes.
+      await sleep(reply.chunkDelayMs ?? 20);
+      if (reply.how === 'end') res.end();
+      else res.socket?.destroy();
       return;
     }
     const model = reply.model ?? (body.model as string);

@@ -189,6 +189,8 @@ interface StreamChunk {
 export async function* streamChat(endpoint: ProviderEndpoint, request: ChatRequest, options: CallOptions = {}): AsyncGenerator<ChatStreamEvent, void, void> {
   const deadline = new Deadline(options.signal, options.timeoutMs);
   let finished = false;
+  /** `[DONE]` arrived: the provider ended the stream on purpose. */
+  let ended = false;
   let events: AsyncGenerator<string, void, void> | undefined;
   const result: ChatResult = { id: null, model: request.model, providerModel: null, content: '', refusal: null, finishReason: null, usage: null };
   try {
@@ -209,7 +211,10 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
       }
       if (next.done) break;
       const data = next.value;
-      if (data === '[DONE]') break;
+      if (data === '[DONE]') {
+        ended = true;
+        break;
+      }
       let chunk: StreamChunk;
       try {
         chunk = JSON.parse(data) as StreamChunk;
@@ -238,6 +243,9 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
         yield { type: 'delta', text };
       }
     }
+    // A body that closes with neither a finish reason nor [DONE] was cut off (a proxy timing out,
+    // a connection closed between chunks): the text so far is partial, never a finished reply.
+    if (!ended && !result.finishReason) throw new AiInvalidResponseError('AI stream ended before the reply was finished');
     finished = true;
     yield { type: 'done', result };
   } finally {

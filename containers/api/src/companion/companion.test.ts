@@ -1,14 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { readFileSync } from 'node:fs';
+import { completeChat } from '@yumina/ai';
+import { grantCredits } from '@yumina/billing';
 import type { CompanionContext } from '@yumina/companion';
+import { ConfigError, loadConfig } from '@yumina/config';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fakeReplies, type FakeOpenAi, startFakeOpenAi } from '../../../../tests/support/fake-openai.ts';
 import { hasPostgres } from '../../../../tests/support/postgres.ts';
 import { hasRedis } from '../../../../tests/support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
+import { meteringFor } from '../ai/metering.ts';
 import { buildApp } from '../app.ts';
 import { mutateNotebook, readNotebook } from './notebook-store.ts';
+import { companionDisabledByConfig } from './routes.ts';
 import { NOTEBOOK_TABLE_DDL, provisionNotebookTable, provisionState } from './table.ts';
 
 const context: CompanionContext = {
@@ -26,12 +31,43 @@ const context: CompanionContext = {
 
 const id = () => randomBytes(6).toString('base64url');
 
+/** The platform's official key: configured on the same fake, so any fallback to it would be recorded there. */
+const OFFICIAL_KEY = 'sk-official-platform-key-0123456789';
+
+describe('GAME_COMPANION_DISABLED through the config loader', () => {
+  it('1 and true set companion.disabled; 0, false, empty and unset leave it on; anything else is a configuration error', () => {
+    for (const [value, disabled] of [
+      ['1', true],
+      ['true', true],
+      ['0', false],
+      ['false', false],
+      ['', false],
+      [undefined, false],
+    ] as const) {
+      const config = loadConfig({ GAME_COMPANION_DISABLED: value });
+      expect(config.companion.disabled, `GAME_COMPANION_DISABLED=${String(value)}`).toBe(disabled);
+      // The routes read the flag from exactly this place.
+      expect(companionDisabledByConfig(config), `GAME_COMPANION_DISABLED=${String(value)}`).toBe(disabled);
+    }
+    let error: unknown;
+    try {
+      loadConfig({ GAME_COMPANION_DISABLED: 'yes' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).variable).toBe('GAME_COMPANION_DISABLED');
+  });
+});
+
 describe.runIf(hasPostgres && hasRedis)('companion routes', () => {
   let server: TestServer;
   let fake: FakeOpenAi;
 
   beforeAll(async () => {
-    [server, fake] = await Promise.all([startTestServer(), startFakeOpenAi()]);
+    fake = await startFakeOpenAi();
+    // The official provider points at the same fake (which accepts any key): a fallback would show up there.
+    server = await startTestServer({ OFFICIAL_AI_BASE_URL: fake.url, OFFICIAL_AI_API_KEY: OFFICIAL_KEY, OFFICIAL_AI_MODEL: 'official-model' });
   });
   afterAll(async () => {
     await fake?.close();
@@ -144,14 +180,32 @@ describe.runIf(hasPostgres && hasRedis)('companion routes', () => {
     expect(JSON.stringify(nb.statements)).not.toContain('hunter2');
   });
 
-  it('no private provider, or private use turned off: refused before any outbound request', async () => {
+  it('no private provider, or private use turned off: refused before any outbound request, with no fallback to the official key', async () => {
+    expect(server.ctx.config.ai.official).toMatchObject({ baseUrl: fake.url, apiKey: OFFICIAL_KEY });
     for (const kind of ['none', 'disabled'] as const) {
       const p = await player(kind);
+      // Everywhere else this account would be served by the official key: it prefers it and has credits.
+      expect((await p.b.fetch('/api/billing/preference', { method: 'PUT', json: { preference: 'official' } })).status).toBe(200);
+      await grantCredits(server.ctx.db.primary, p.accountId, 100_000, p.accountId, 'companion fallback test');
+      const metering = await meteringFor(server.ctx, p.accountId);
+      expect(metering.selection).toMatchObject({ source: 'official', endpoint: { baseUrl: fake.url, apiKey: OFFICIAL_KEY } });
+      // Control: a call on that selection does reach the fake with the official key, so a fallback would be seen.
+      fake.reset();
+      await completeChat(metering.selection.endpoint, { model: 'official-model', messages: [{ role: 'user', content: 'control' }] });
+      expect(fake.completions.map((r) => r.headers.authorization)).toEqual([`Bearer ${OFFICIAL_KEY}`]);
+      fake.reset();
+
+      const config = (await (await p.b.fetch('/api/game/npc/companion/config')).json()) as { enabled: boolean; provider: Record<string, unknown> };
+      expect(config.enabled).toBe(true);
+      expect(config.provider).toMatchObject({ configured: kind === 'disabled', usable: false });
       const res = await p.generate('hello');
-      expect(res.status).toBe(409);
+      expect(res.status, kind).toBe(409);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('PRIVATE_PROVIDER_REQUIRED');
+      // Nothing was remembered for the refused request.
+      expect((await p.notebook()).turns).toEqual([]);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(fake.requests, kind).toHaveLength(0);
     }
-    expect(fake.requests).toHaveLength(0);
   });
 
   it('a mismatched account id and a body that is not strict adventure context are refused', async () => {
@@ -267,6 +321,40 @@ describe.runIf(hasPostgres && hasRedis)('companion routes', () => {
       await app.close();
     }
     expect(fake.requests).toHaveLength(0);
+  });
+
+  it('GAME_COMPANION_DISABLED=1 in the environment of a real server turns generation off; a server without it answers', async () => {
+    const off = await startTestServer({ GAME_COMPANION_DISABLED: '1', OFFICIAL_AI_BASE_URL: fake.url, OFFICIAL_AI_API_KEY: OFFICIAL_KEY });
+    try {
+      expect(off.ctx.config.companion.disabled).toBe(true);
+      const b = new Browser(off.url);
+      expect((await b.fetch('/api/auth/signup', { method: 'POST', json: { email: `off-${id()}@example.com`, password: 'long enough pw' } })).status).toBeLessThan(300);
+      const saved = await b.fetch('/api/settings/ai', {
+        method: 'PUT',
+        json: { baseUrl: fake.url, defaultModel: 'companion-model', apiKey: 'sk-test-abcdefgh12345678', privateEnabled: true },
+      });
+      expect(saved.status).toBe(200);
+      const config = (await (await b.fetch('/api/game/npc/companion/config')).json()) as { accountId: string; enabled: boolean; provider: { usable: boolean } };
+      expect(config).toMatchObject({ enabled: false, provider: { usable: true } });
+      const gen = await b.fetch('/api/game/npc/companion', {
+        method: 'POST',
+        json: { accountId: config.accountId, requestId: id(), runId: id(), boardId: id(), message: 'hi', context },
+      });
+      expect(gen.status).toBe(403);
+      expect(((await gen.json()) as { error: { code: string } }).error.code).toBe('COMPANION_DISABLED');
+      // Logged-in adventure access stays: the save route answers for the account (no save yet), a guest is refused.
+      const save = await b.fetch('/api/games/demo/saves/adventure');
+      expect(save.status).toBe(404);
+      expect(((await save.json()) as { error: { code: string } }).error.code).toBe('NO_SAVE');
+      expect((await new Browser(off.url).fetch('/api/games/demo/saves/adventure')).status).toBe(401);
+      expect(fake.requests).toHaveLength(0);
+    } finally {
+      await off.stop();
+    }
+    // The same steps on the suite's server (no GAME_COMPANION_DISABLED) reach the provider.
+    const p = await player();
+    expect((await p.generate('hi')).status).toBe(200);
+    expect(fake.completions).toHaveLength(1);
   });
 
   it('notebook: two writers lose nothing; outdated destructive writes and writes across a reset are refused', async () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeOpenAi, startFakeOpenAi } from '../../../../tests/support/fake-openai.ts';
+import { type FakeOpenAi, type FakeReply, startFakeOpenAi } from '../../../../tests/support/fake-openai.ts';
 import { hasPostgres } from '../../../../tests/support/postgres.ts';
 import { hasRedis } from '../../../../tests/support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
@@ -24,9 +24,26 @@ async function sse(res: Response): Promise<SseEvent[]> {
     });
 }
 
+interface MessageBody {
+  id: string;
+  position: number;
+  role: string;
+  content: string;
+  status: string;
+  errorMessage: string | null;
+  stateChanges: unknown[];
+  stateSnapshot: { variables: Record<string, unknown> } | null;
+  swipes: { content: string; snapshot: unknown }[];
+  activeSwipeIndex: number;
+}
+
 interface SessionBody {
-  session: { id: string; state: { variables: Record<string, unknown> }; messageCount: number };
-  messages: { id: string; role: string; content: string; status: string; errorMessage: string | null; swipes: unknown[]; activeSwipeIndex: number }[];
+  session: { id: string; worldId: string; title: string; state: { variables: Record<string, unknown> }; messageCount: number; updatedAt: string; branchedFrom: string | null };
+  messages: MessageBody[];
+}
+
+interface SessionListBody {
+  sessions: (Omit<SessionBody['session'], 'state'> & { state?: unknown })[];
 }
 
 describe.runIf(hasPostgres && hasRedis)('conversations (real PostgreSQL and Redis, a loopback OpenAI-compatible provider)', () => {
@@ -87,17 +104,80 @@ describe.runIf(hasPostgres && hasRedis)('conversations (real PostgreSQL and Redi
     expect(messages.some((m) => m.content.includes('Ashen Depths'))).toBe(true);
   });
 
-  it('a provider failure mid-stream keeps the user message and leaves the state unchanged', async () => {
-    const s = await create(dungeonId);
-    provider.enqueue({ kind: 'stream-error', content: 'The floor gives [hp: -50', error: { message: 'upstream exploded' } });
-    const events = await send(s.session.id, 'I step forward');
-    expect(events.at(-1)!.event).toBe('error');
-    const after = await read(s.session.id);
-    expect(after.messages[0]).toMatchObject({ role: 'user', content: 'I step forward', status: 'complete' });
-    expect(after.messages[1]).toMatchObject({ role: 'assistant', status: 'failed' });
-    expect(after.messages[1]!.errorMessage).toBeTruthy();
-    expect(after.session.state.variables.hp).toBe(100);
-  });
+  /** The session row as stored, and its messages' stored state columns (not as a route reports them). */
+  async function stored(sessionId: string) {
+    const db = server.ctx.db.primary;
+    const session = (await db.query<{ state: string; message_count: number }>('select state, message_count from chat_sessions where id = $1', [sessionId])).rows[0]!;
+    const messages = (
+      await db.query<{ role: string; status: string; state_changes: string; state_snapshot: string | null }>(
+        'select role, status, state_changes, state_snapshot from chat_messages where session_id = $1 order by position',
+        [sessionId],
+      )
+    ).rows;
+    return { state: JSON.parse(session.state) as { variables: Record<string, unknown> }, messageCount: session.message_count, messages };
+  }
+
+  for (const failure of [
+    {
+      name: 'an error event after a complete directive',
+      reply: { kind: 'stream-error', content: 'The floor gives way. [hp: -50] You fall into', error: { message: 'upstream exploded' } } as FakeReply,
+      code: 'AI_PROVIDER_UPSTREAM',
+    },
+    {
+      name: 'a dropped connection (socket destroyed) after a complete directive',
+      reply: { kind: 'drop', content: 'The ceiling cracks. [hp: -30] [gold: +7] Dust fills', chunks: 3 } as FakeReply,
+      code: 'AI_PROVIDER_UNREACHABLE',
+    },
+    {
+      name: 'a body that ends without a finish reason or [DONE] after a complete directive',
+      reply: { kind: 'drop', how: 'end', content: 'A dart flies. [hp: -20] It', chunks: 2 } as FakeReply,
+      code: 'AI_PROVIDER_INVALID_RESPONSE',
+    },
+  ]) {
+    it(`a provider failure mid-stream (${failure.name}) keeps the user message, stores a failed reply and applies nothing`, async () => {
+      const s = await create(dungeonId);
+      const initial = s.session.state;
+      expect(initial.variables).toMatchObject({ hp: 100, gold: 10 });
+      const storedBefore = await stored(s.session.id);
+      provider.enqueue(failure.reply);
+      const events = await send(s.session.id, 'I step forward');
+
+      // The partial text (directive included) did stream to the client before the failure.
+      const streamed = events.filter((e) => e.event === 'delta').map((e) => e.data.text).join('');
+      expect(streamed).toBe((failure.reply as { content: string }).content);
+      const last = events.at(-1)!;
+      expect(last.event).toBe('error');
+      expect(last.data).toMatchObject({ code: failure.code, stopped: false });
+      expect(events.some((e) => e.event === 'done')).toBe(false);
+
+      const after = await read(s.session.id);
+      expect(after.messages).toHaveLength(2);
+      expect(after.messages[0]).toMatchObject({ role: 'user', content: 'I step forward', status: 'complete' });
+      // As implemented: the reply is kept as a failed message holding the partial text and the error.
+      expect(after.messages[1]).toMatchObject({ role: 'assistant', status: 'failed', content: streamed, stateChanges: [], stateSnapshot: null });
+      expect(after.messages[1]!.errorMessage).toBeTruthy();
+      expect(after.messages[1]!.errorMessage).toBe(last.data.message);
+      // Nothing of the directive was applied: the session state is exactly the state before the turn.
+      expect(after.session.state).toEqual(initial);
+      expect(after.session.state.variables.hp).toBe(100);
+      const storedAfter = await stored(s.session.id);
+      expect(storedAfter.state).toEqual(storedBefore.state);
+      expect(storedAfter.messageCount).toBe(2);
+      expect(storedAfter.messages.map((m) => [m.role, m.status, m.state_changes, m.state_snapshot])).toEqual([
+        ['user', 'complete', '[]', null],
+        ['assistant', 'failed', '[]', null],
+      ]);
+
+      // The next turn starts from the untouched state, and the failed partial is not sent as history.
+      provider.enqueue({ kind: 'completion', content: 'You steady yourself. [hp: -5]' });
+      const next = await send(s.session.id, 'I try again');
+      expect(next.at(-1)!.event).toBe('done');
+      const sent = provider.completions.at(-1)!.body!.messages as { role: string; content: string }[];
+      expect(sent.some((m) => m.content.includes(streamed))).toBe(false);
+      expect(sent.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(expect.arrayContaining(['I step forward', 'I try again']));
+      expect((await read(s.session.id)).session.state.variables).toMatchObject({ hp: 95, gold: 10 });
+    });
+  }
 
   it('two tabs sending at once: one streams, the other gets a clear 409, nothing is lost', async () => {
     const s = await create(dungeonId);
@@ -157,9 +237,13 @@ describe.runIf(hasPostgres && hasRedis)('conversations (real PostgreSQL and Redi
     expect(restored.messages).toHaveLength(2);
     expect(restored.session.state.variables.gold).toBe(11);
 
-    // Edit a message's text.
+    // Edit a message's text: only that text changes; no state is recomputed, the other message is untouched.
     const edited = (await (await player.fetch(`/api/sessions/${s.session.id}/messages/${restored.messages[0]!.id}`, { method: 'PATCH', json: { content: 'uno' } })).json()) as SessionBody;
     expect(edited.messages[0]!.content).toBe('uno');
+    expect(edited.messages.map((m) => m.id)).toEqual(restored.messages.map((m) => m.id));
+    expect({ ...edited.messages[0]!, content: restored.messages[0]!.content }).toEqual(restored.messages[0]);
+    expect(edited.messages[1]).toEqual(restored.messages[1]);
+    expect(edited.session.state).toEqual(restored.session.state);
 
     // Continue the last reply.
     provider.enqueue({ kind: 'completion', content: ' It goes on.' });
@@ -180,8 +264,17 @@ describe.runIf(hasPostgres && hasRedis)('conversations (real PostgreSQL and Redi
     expect(afterStop.session.state.variables.gold).toBe(11);
 
     // Delete the stopped exchange (the user message and after) and revert to the first message.
-    const del = (await (await player.fetch(`/api/sessions/${s.session.id}/messages/${afterStop.messages.at(-2)!.id}`, { method: 'DELETE' })).json()) as SessionBody;
-    expect(del.messages).toHaveLength(2);
+    const doomed = afterStop.messages.slice(-2);
+    expect(doomed.map((m) => [m.role, m.content])).toEqual([
+      ['user', 'wait'],
+      ['assistant', ''],
+    ]);
+    const del = (await (await player.fetch(`/api/sessions/${s.session.id}/messages/${doomed[0]!.id}`, { method: 'DELETE' })).json()) as SessionBody;
+    expect(del.messages.map((m) => m.id)).toEqual(afterStop.messages.slice(0, -2).map((m) => m.id));
+    expect(del.messages.map((m) => m.content)).toEqual(['uno', 'First hall. It goes on.']);
+    expect(del.messages.map((m) => m.id)).not.toContain(doomed[0]!.id);
+    expect(del.messages.map((m) => m.id)).not.toContain(doomed[1]!.id);
+    expect(del.session.messageCount).toBe(2);
     const reverted = (await (await player.fetch(`/api/sessions/${s.session.id}/revert/${del.messages[0]!.id}`, { method: 'POST' })).json()) as SessionBody;
     expect(reverted.messages).toHaveLength(1);
     expect(reverted.session.state.variables.gold).toBe(10);
@@ -206,6 +299,212 @@ describe.runIf(hasPostgres && hasRedis)('conversations (real PostgreSQL and Redi
     expect((await player.fetch(`/api/worlds/${dungeonId}/storage/high-score`, { method: 'PUT', json: { value: 42 } })).status).toBe(400);
     await player.fetch(`/api/worlds/${dungeonId}/storage/high-score`, { method: 'DELETE' });
     expect(await (await player.fetch(`/api/worlds/${dungeonId}/storage`)).json()).toEqual({ entries: {} });
+  });
+
+  it('sessions list: own sessions of that world only, most recently updated first, without state; another account sees none', async () => {
+    const other = new Browser(server.url);
+    await other.fetch('/api/auth/signup', { method: 'POST', json: { email: `list-${Date.now()}@example.com`, password: 'long enough pw' } });
+    const list = async (who: Browser, worldId: string) => {
+      const res = await who.fetch(`/api/worlds/${worldId}/sessions`);
+      expect(res.status).toBe(200);
+      return ((await res.json()) as SessionListBody).sessions;
+    };
+    const before = (await list(player, dungeonId)).map((x) => x.id);
+    const a = await create(dungeonId);
+    const b = await create(dungeonId);
+    const c = await create(dungeonId);
+    const story = await create(storyId);
+    // A turn in `a` makes it the most recently updated.
+    provider.enqueue({ kind: 'completion', content: 'Torchlight.' });
+    await send(a.session.id, 'look around');
+
+    const mine = await list(player, dungeonId);
+    const ids = mine.map((x) => x.id);
+    expect(ids.slice(0, 3)).toEqual([a.session.id, c.session.id, b.session.id]);
+    expect(new Set(ids)).toEqual(new Set([a.session.id, b.session.id, c.session.id, ...before]));
+    expect(ids).not.toContain(story.session.id);
+    // Ordered by updatedAt, newest first, as implemented.
+    const times = mine.map((x) => Date.parse(x.updatedAt));
+    expect(times).toEqual([...times].sort((x, y) => y - x));
+    const first = mine[0]!;
+    expect(first).toMatchObject({ id: a.session.id, worldId: dungeonId, messageCount: 2, branchedFrom: null });
+    expect(first.title.length).toBeGreaterThan(0);
+    expect(first).not.toHaveProperty('state');
+    expect((await list(player, storyId)).map((x) => x.id)).toContain(story.session.id);
+
+    // Another account: none of the player's sessions, for either world; guests must sign in.
+    expect(await list(other, dungeonId)).toEqual([]);
+    expect(await list(other, storyId)).toEqual([]);
+    expect((await new Browser(server.url).fetch(`/api/worlds/${dungeonId}/sessions`)).status).toBe(401);
+  });
+
+  it('sessions delete: messages and checkpoints go, the list no longer shows it; another account cannot delete it', async () => {
+    const db = server.ctx.db.primary;
+    const other = new Browser(server.url);
+    await other.fetch('/api/auth/signup', { method: 'POST', json: { email: `del-${Date.now()}@example.com`, password: 'long enough pw' } });
+    const s = await create(dungeonId);
+    const keep = await create(dungeonId);
+    provider.enqueue({ kind: 'completion', content: 'A door. [gold: +2]' });
+    await send(s.session.id, 'open');
+    expect((await player.fetch(`/api/sessions/${s.session.id}/checkpoints`, { method: 'POST', json: { name: 'door' } })).status).toBe(201);
+    const branch = (await (await player.fetch(`/api/sessions/${s.session.id}/branch/${(await read(s.session.id)).messages[1]!.id}`, { method: 'POST' })).json()) as SessionBody;
+    expect(branch.session.branchedFrom).toBe(s.session.id);
+    const count = async (table: string, id: string) => (await db.query<{ n: number }>(`select count(*)::int as n from ${table} where session_id = $1`, [id])).rows[0]!.n;
+    expect(await count('chat_messages', s.session.id)).toBe(2);
+    expect(await count('chat_checkpoints', s.session.id)).toBe(1);
+
+    // Another account (and a guest): refused as if it did not exist, and nothing is removed.
+    const refused = await other.fetch(`/api/sessions/${s.session.id}`, { method: 'DELETE' });
+    expect(refused.status).toBe(404);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
+    expect((await new Browser(server.url).fetch(`/api/sessions/${s.session.id}`, { method: 'DELETE' })).status).toBe(401);
+    expect((await player.fetch(`/api/sessions/${s.session.id}`)).status).toBe(200);
+    expect(await count('chat_messages', s.session.id)).toBe(2);
+    expect(await count('chat_checkpoints', s.session.id)).toBe(1);
+
+    const res = await player.fetch(`/api/sessions/${s.session.id}`, { method: 'DELETE' });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ ok: true });
+    expect((await player.fetch(`/api/sessions/${s.session.id}`)).status).toBe(404);
+    expect((await db.query('select 1 from chat_sessions where id = $1', [s.session.id])).rowCount).toBe(0);
+    expect(await count('chat_messages', s.session.id)).toBe(0);
+    expect(await count('chat_checkpoints', s.session.id)).toBe(0);
+    const listed = ((await (await player.fetch(`/api/worlds/${dungeonId}/sessions`)).json()) as SessionListBody).sessions.map((x) => x.id);
+    expect(listed).not.toContain(s.session.id);
+    expect(listed).toContain(keep.session.id);
+    // Its routes are gone with it; a second delete is a 404.
+    expect((await player.fetch(`/api/sessions/${s.session.id}/messages`, { method: 'POST', json: { content: 'hello?' } })).status).toBe(404);
+    expect((await player.fetch(`/api/sessions/${s.session.id}`, { method: 'DELETE' })).status).toBe(404);
+    // Other sessions are untouched: the branch survives with its own copy, no longer pointing at the deleted one.
+    const survivor = await read(branch.session.id);
+    expect(survivor.messages.map((m) => m.content)).toEqual(['open', 'A door.']);
+    expect(survivor.session.state.variables.gold).toBe(12);
+    expect(survivor.session.branchedFrom).toBeNull();
+    expect((await read(keep.session.id)).session.id).toBe(keep.session.id);
+  });
+
+  it('checkpoint delete: saved, deleted, gone from the list, cannot be restored; the conversation is untouched', async () => {
+    const s = await create(dungeonId);
+    provider.enqueue({ kind: 'completion', content: 'A chest. [gold: +3]' });
+    await send(s.session.id, 'search');
+    const cpRes = await player.fetch(`/api/sessions/${s.session.id}/checkpoints`, { method: 'POST', json: { name: 'chest' } });
+    expect(cpRes.status).toBe(201);
+    const cp = (await cpRes.json()) as { id: string; messageCount: number };
+    expect(cp.messageCount).toBe(2);
+    const keepRes = await player.fetch(`/api/sessions/${s.session.id}/checkpoints`, { method: 'POST', json: { name: 'other' } });
+    const kept = (await keepRes.json()) as { id: string };
+    const listIds = async () =>
+      ((await (await player.fetch(`/api/sessions/${s.session.id}/checkpoints`)).json()) as { checkpoints: { id: string }[] }).checkpoints.map((c) => c.id);
+    expect(await listIds()).toEqual([cp.id, kept.id]);
+    provider.enqueue({ kind: 'completion', content: 'Deeper. [gold: +1]' });
+    await send(s.session.id, 'go on');
+    const before = await read(s.session.id);
+
+    // Another account cannot delete it.
+    const other = new Browser(server.url);
+    await other.fetch('/api/auth/signup', { method: 'POST', json: { email: `cp-${Date.now()}@example.com`, password: 'long enough pw' } });
+    expect((await other.fetch(`/api/sessions/${s.session.id}/checkpoints/${cp.id}`, { method: 'DELETE' })).status).toBe(404);
+    expect(await listIds()).toEqual([cp.id, kept.id]);
+
+    const del = await player.fetch(`/api/sessions/${s.session.id}/checkpoints/${cp.id}`, { method: 'DELETE' });
+    expect(del.status).toBe(200);
+    expect(await del.json()).toEqual({ ok: true });
+    expect(await listIds()).toEqual([kept.id]);
+    const restore = await player.fetch(`/api/sessions/${s.session.id}/checkpoints/${cp.id}/restore`, { method: 'POST' });
+    expect(restore.status).toBe(404);
+    expect(((await restore.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
+    expect((await player.fetch(`/api/sessions/${s.session.id}/checkpoints/${cp.id}`, { method: 'DELETE' })).status).toBe(404);
+    // Deleting a checkpoint changes nothing of the conversation (the failed restore neither).
+    const after = await read(s.session.id);
+    expect(after.messages).toEqual(before.messages);
+    expect(after.session.state).toEqual(before.session.state);
+    expect(after.session.state.variables.gold).toBe(14);
+    // The remaining checkpoint still restores (the session lock was released by the refused restore).
+    const restored = (await (await player.fetch(`/api/sessions/${s.session.id}/checkpoints/${kept.id}/restore`, { method: 'POST' })).json()) as SessionBody;
+    expect(restored.messages.map((m) => m.content)).toEqual(['search', 'A chest.']);
+    expect(restored.session.state.variables.gold).toBe(13);
+  });
+
+  it('edit changes only that message’s text (no state recomputed, even for a directive); the next prompt carries the edit', async () => {
+    const s = await create(dungeonId);
+    provider.enqueue({ kind: 'completion', content: 'Gold glints. [gold: +4]' });
+    await send(s.session.id, 'dig');
+    provider.enqueue({ kind: 'completion', content: 'A rat bites. [hp: -6]' });
+    await send(s.session.id, 'dig more');
+    const before = await read(s.session.id);
+    expect(before.session.state.variables).toMatchObject({ gold: 14, hp: 94 });
+    const patch = (messageId: string, content: string, who = player) =>
+      who.fetch(`/api/sessions/${s.session.id}/messages/${messageId}`, { method: 'PATCH', json: { content } });
+
+    // Edit the first reply, even writing a directive into it: text only, no state change anywhere.
+    const res = await patch(before.messages[1]!.id, 'Gold glints, lots of it. [gold: +100]');
+    expect(res.status).toBe(200);
+    const edited = (await res.json()) as SessionBody;
+    expect(edited.messages[1]!.content).toBe('Gold glints, lots of it. [gold: +100]');
+    const { content: _new, swipes: _newSwipes, ...editedRest } = edited.messages[1]!;
+    const { content: _old, swipes: _oldSwipes, ...beforeRest } = before.messages[1]!;
+    expect(editedRest).toEqual(beforeRest); // stateSnapshot, stateChanges, status, active swipe, ids as they were
+    expect(edited.messages[1]!.stateSnapshot!.variables).toMatchObject({ gold: 14, hp: 100 });
+    for (const i of [0, 2, 3]) expect(edited.messages[i]).toEqual(before.messages[i]);
+    expect(edited.session.state).toEqual(before.session.state);
+
+    // Edit the player's message too.
+    const second = (await (await patch(before.messages[2]!.id, 'dig deeper')).json()) as SessionBody;
+    expect(second.messages.map((m) => m.content)).toEqual(['dig', 'Gold glints, lots of it. [gold: +100]', 'dig deeper', 'A rat bites.']);
+    expect(second.session.state).toEqual(before.session.state);
+
+    // The next turn's prompt carries the edited texts; its state builds on the unchanged snapshot.
+    provider.enqueue({ kind: 'completion', content: 'Quiet. [gold: +1]' });
+    await send(s.session.id, 'rest');
+    const sent = provider.completions.at(-1)!.body!.messages as { role: string; content: string }[];
+    expect(sent.map((m) => m.content)).toEqual(expect.arrayContaining(['dig deeper', 'Gold glints, lots of it. [gold: +100]']));
+    expect(sent.map((m) => m.content)).not.toContain('dig more');
+    expect((await read(s.session.id)).session.state.variables).toMatchObject({ gold: 15, hp: 94 });
+
+    // Not found: an unknown message, another account's view of the session.
+    expect((await patch('msg_nope', 'x')).status).toBe(404);
+    const other = new Browser(server.url);
+    await other.fetch('/api/auth/signup', { method: 'POST', json: { email: `edit-${Date.now()}@example.com`, password: 'long enough pw' } });
+    expect((await patch(before.messages[0]!.id, 'hijack', other)).status).toBe(404);
+    expect((await read(s.session.id)).messages[0]!.content).toBe('dig');
+  });
+
+  it('delete message: that message and every later one go, earlier ones stay, the state returns to before it', async () => {
+    const s = await create(dungeonId);
+    const turns = [
+      ['north', 'A hall. [gold: +1]'],
+      ['east', 'A pit. [hp: -10]'],
+      ['south', 'A shrine. [gold: +5]'],
+    ] as const;
+    for (const [user, reply] of turns) {
+      provider.enqueue({ kind: 'completion', content: reply });
+      await send(s.session.id, user);
+    }
+    const before = await read(s.session.id);
+    expect(before.messages.map((m) => m.content)).toEqual(['north', 'A hall.', 'east', 'A pit.', 'south', 'A shrine.']);
+    expect(before.session.state.variables).toMatchObject({ gold: 16, hp: 90 });
+
+    // Delete the second player message: it and everything after it go.
+    const target = before.messages[2]!;
+    const res = await player.fetch(`/api/sessions/${s.session.id}/messages/${target.id}`, { method: 'DELETE' });
+    expect(res.status).toBe(200);
+    const after = (await res.json()) as SessionBody;
+    expect(after.messages.map((m) => m.id)).toEqual(before.messages.slice(0, 2).map((m) => m.id));
+    expect(after.messages).toEqual(before.messages.slice(0, 2));
+    expect(after.messages.map((m) => m.id)).not.toContain(target.id);
+    expect(after.session.messageCount).toBe(2);
+    expect(after.session.state).toEqual(before.messages[1]!.stateSnapshot);
+    expect(after.session.state.variables).toMatchObject({ gold: 11, hp: 100 });
+    expect((await read(s.session.id)).messages.map((m) => m.content)).toEqual(['north', 'A hall.']);
+    // A message id that is no longer there: 404, nothing more removed.
+    expect((await player.fetch(`/api/sessions/${s.session.id}/messages/${target.id}`, { method: 'DELETE' })).status).toBe(404);
+    expect((await read(s.session.id)).messages).toHaveLength(2);
+
+    // Deleting the very first message empties the conversation back to the initial state.
+    const emptied = (await (await player.fetch(`/api/sessions/${s.session.id}/messages/${before.messages[0]!.id}`, { method: 'DELETE' })).json()) as SessionBody;
+    expect(emptied.messages).toEqual([]);
+    expect(emptied.session.state).toEqual(s.session.state);
+    expect(emptied.session.state.variables).toMatchObject({ gold: 10, hp: 100 });
   });
 
   it('ai.complete from world code: only the given messages, or with the lorebook; streamed on request; rate limited', async () => {

@@ -88,6 +88,106 @@ describe.runIf(hasPostgres && hasRedis)('world storage routes', () => {
     expect(final).toMatchObject({ revision: 2, world: { description: 'Second draft' } });
   });
 
+  /** The stored row as the database holds it (not as a route reports it). */
+  async function storedRow(id: string) {
+    const { rows } = await server.ctx.db.primary.query<{
+      status: string;
+      revision: number;
+      definition: string;
+      name: string;
+      updated_at: Date;
+      published_at: Date | null;
+      live_revision: number | null;
+      live_definition: string | null;
+    }>('select status, revision, definition, name, updated_at, published_at, live_revision, live_definition from worlds where id = $1', [id]);
+    return rows[0]!;
+  }
+  const eventCount = async (id: string) =>
+    (await server.ctx.db.primary.query<{ n: number }>('select count(*)::int as n from world_publication_events where world_id = $1', [id])).rows[0]!.n;
+
+  it('publish by a non-author is refused in every state, and the world’s status and live version stay as they were', async () => {
+    const world = sample('willow-street');
+    const guest = new Browser(server.url);
+
+    // A saved (never published) world: invisible to the other account, so 404; a guest is 401.
+    const { body: saved } = await create(world);
+    const savedBefore = await storedRow(saved.id);
+    const refusedSaved = await other.fetch(`/api/worlds/${saved.id}/publish`, { method: 'POST' });
+    expect(refusedSaved.status).toBe(404);
+    expect(((await refusedSaved.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
+    expect((await guest.fetch(`/api/worlds/${saved.id}/publish`, { method: 'POST' })).status).toBe(401);
+    expect(await storedRow(saved.id)).toEqual(savedBefore);
+    expect(savedBefore.status).toBe('saved');
+    expect(await eventCount(saved.id)).toBe(0);
+    expect((await other.fetch(`/api/library/${saved.id}`)).status).toBe(404);
+
+    // A published world: visible, but only its author may (re)publish it: 403, nothing recorded.
+    const { body: live } = await create(world);
+    expect((await author.fetch(`/api/worlds/${live.id}/publish`, { method: 'POST' })).status).toBe(200);
+    const liveBefore = await storedRow(live.id);
+    const liveEvents = await eventCount(live.id);
+    expect(liveBefore).toMatchObject({ status: 'published', live_revision: 1 });
+    const refusedLive = await other.fetch(`/api/worlds/${live.id}/publish`, { method: 'POST' });
+    expect(refusedLive.status).toBe(403);
+    expect(((await refusedLive.json()) as { error: { code: string } }).error.code).toBe('NOT_AUTHOR');
+    expect(await storedRow(live.id)).toEqual(liveBefore);
+    expect(await eventCount(live.id)).toBe(liveEvents);
+
+    // An unpublished world with a newer draft: a non-author publish would put the draft live; it is refused.
+    const { body: withdrawn } = await create(world);
+    expect((await author.fetch(`/api/worlds/${withdrawn.id}/publish`, { method: 'POST' })).status).toBe(200);
+    expect((await author.fetch(`/api/worlds/${withdrawn.id}/unpublish`, { method: 'POST' })).status).toBe(200);
+    const draft = await author.fetch(`/api/worlds/${withdrawn.id}`, { method: 'PUT', json: { world: { ...world, description: 'Unreleased draft' }, revision: 1 } });
+    expect(draft.status).toBe(200);
+    const withdrawnBefore = await storedRow(withdrawn.id);
+    const withdrawnEvents = await eventCount(withdrawn.id);
+    expect(withdrawnBefore).toMatchObject({ status: 'unpublished', revision: 2, live_revision: 1 });
+    expect((await other.fetch(`/api/worlds/${withdrawn.id}/publish`, { method: 'POST' })).status).toBe(404);
+    expect(await storedRow(withdrawn.id)).toEqual(withdrawnBefore);
+    expect(await eventCount(withdrawn.id)).toBe(withdrawnEvents);
+    expect((await other.fetch(`/api/library/${withdrawn.id}`)).status).toBe(404);
+
+    // The author still can: the same route works for the owner, so the refusals above were about authorship.
+    const own = await author.fetch(`/api/worlds/${withdrawn.id}/publish`, { method: 'POST' });
+    expect(own.status).toBe(200);
+    expect(await storedRow(withdrawn.id)).toMatchObject({ status: 'published', live_revision: 2 });
+  });
+
+  it('an invalid update is 422 with every issue path; the stored world and its revision are unchanged', async () => {
+    const world = sample('willow-street');
+    const { body } = await create(world);
+    const before = await storedRow(body.id);
+    const invalid = { ...world, name: '', settings: { ...world.settings, temperature: 5 }, description: 'Broken edit' };
+    const res = await author.fetch(`/api/worlds/${body.id}`, { method: 'PUT', json: { world: invalid, revision: 1 } });
+    expect(res.status).toBe(422);
+    const result = (await res.json()) as { valid: boolean; issues: { path: string; message: string }[] };
+    expect(result.valid).toBe(false);
+    expect(result.issues.map((i) => i.path).sort()).toEqual(['name', 'settings.temperature']);
+    expect(result.issues.every((i) => i.message.length > 0)).toBe(true);
+
+    // Byte for byte the same row: definition, revision, name, updated_at.
+    expect(await storedRow(body.id)).toEqual(before);
+    const read = (await (await author.fetch(`/api/worlds/${body.id}`)).json()) as { revision: number; world: unknown };
+    expect(read.revision).toBe(1);
+    expect(read.world).toEqual(world);
+
+    // A published world: the invalid edit neither changes the draft nor the live version, nor publishes anything.
+    expect((await author.fetch(`/api/worlds/${body.id}/publish`, { method: 'POST' })).status).toBe(200);
+    const published = await storedRow(body.id);
+    const events = await eventCount(body.id);
+    const again = await author.fetch(`/api/worlds/${body.id}`, { method: 'PUT', json: { world: { ...world, variables: 'nope' }, revision: 1 } });
+    expect(again.status).toBe(422);
+    expect(((await again.json()) as { issues: { path: string }[] }).issues.map((i) => i.path)).toContain('variables');
+    expect(await storedRow(body.id)).toEqual(published);
+    expect(await eventCount(body.id)).toBe(events);
+    expect(((await (await other.fetch(`/api/library/${body.id}`)).json()) as { world: unknown }).world).toEqual(world);
+
+    // The refused write consumed no revision: a valid update on revision 1 still applies and makes revision 2.
+    const ok = await author.fetch(`/api/worlds/${body.id}`, { method: 'PUT', json: { world: { ...world, description: 'Valid edit' }, revision: 1 } });
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as { revision: number }).revision).toBe(2);
+  });
+
   it('public browsing lists and searches published worlds by name, tag and language, paginated', async () => {
     const zh = sample('changan-nights');
     const { body: z } = await create(zh);
