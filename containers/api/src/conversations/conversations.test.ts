@@ -461,6 +461,21 @@ describe.runIf(hasPostgres && hasRedis)('conversations (real PostgreSQL and Redi
     expect(sent.map((m) => m.content)).not.toContain('dig more');
     expect((await read(s.session.id)).session.state.variables).toMatchObject({ gold: 15, hp: 94 });
 
+    // An edited reply stays edited: its active alternative carries the edit, and "continue" goes on from it.
+    const afterRest = await read(s.session.id);
+    const last = afterRest.messages.at(-1)!;
+    const lastEdited = (await (await patch(last.id, 'Quiet, and the torch gutters.')).json()) as SessionBody;
+    const lastView = lastEdited.messages.at(-1)!;
+    expect(lastView.swipes[lastView.activeSwipeIndex]!.content).toBe('Quiet, and the torch gutters.');
+    provider.enqueue({ kind: 'completion', content: ' Darkness.' });
+    const cont = await player.fetch(`/api/sessions/${s.session.id}/continue`, { method: 'POST' });
+    expect(cont.status).toBe(200);
+    await cont.text(); // the stream to its end
+    expect(provider.completions.at(-1)!.body!.messages).toEqual(expect.arrayContaining([{ role: 'assistant', content: 'Quiet, and the torch gutters.' }]));
+    expect((await read(s.session.id)).messages.at(-1)!.content).toBe('Quiet, and the torch gutters. Darkness.');
+    // Continue re-runs the turn on the whole reply as it now reads: the edit dropped `[gold: +1]`.
+    expect((await read(s.session.id)).session.state.variables).toMatchObject({ gold: 14, hp: 94 });
+
     // Not found: an unknown message, another account's view of the session.
     expect((await patch('msg_nope', 'x')).status).toBe(404);
     const other = new Browser(server.url);

@@ -336,17 +336,31 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     return full(request.params.id, auth.account.id);
   });
 
-  /** Edit a message's text (no state is recomputed; regenerate for that). */
+  /**
+   * Edit a message's text. No state is recomputed (regenerate for that): directives typed into an
+   * edit change nothing. The edited text replaces the raw text too, and the active alternative of a
+   * reply, so "continue" carries on from the edit and swiping away and back keeps it.
+   */
   app.patch<{ Params: { id: string; messageId: string } }>('/api/sessions/:id/messages/:messageId', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     const body = parseWith(editBody, request.body);
     await ownedSession(db, request.params.id, auth.account.id);
-    const { rowCount } = await db.query(`update chat_messages set content = $3 where id = $2 and session_id = $1 and status <> 'streaming'`, [
-      request.params.id,
-      request.params.messageId,
-      body.content,
-    ]);
-    if (!rowCount) throw new HttpError(404, 'NOT_FOUND', 'No such message (or it is still being written).');
+    await db.transaction(async (tx) => {
+      const { rows } = await tx.query<{ swipes: string; active_swipe_index: number }>(
+        `select swipes, active_swipe_index from chat_messages where id = $2 and session_id = $1 and status <> 'streaming' for update`,
+        [request.params.id, request.params.messageId],
+      );
+      const row = rows[0];
+      if (!row) throw new HttpError(404, 'NOT_FOUND', 'No such message (or it is still being written).');
+      const swipes = JSON.parse(row.swipes) as Swipe[];
+      const active = swipes[row.active_swipe_index];
+      if (active) swipes[row.active_swipe_index] = { ...active, content: body.content, rawContent: body.content };
+      await tx.query(`update chat_messages set content = $2, raw_content = $2, swipes = $3 where id = $1`, [
+        request.params.messageId,
+        body.content,
+        JSON.stringify(swipes),
+      ]);
+    });
     return full(request.params.id, auth.account.id);
   });
 
