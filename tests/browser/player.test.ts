@@ -84,10 +84,18 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('the world player in a re
     expect(await page.locator('[data-variable="hp"] dd').textContent()).toBe('100');
 
     // World code calls sendMessage; the reply streams in chunks; its directive changes hp.
-    provider.enqueue({ kind: 'completion', content: 'You swing; the ghoul rakes you. [hp: -15] It howls.', chunks: 5, chunkDelayMs: 60 });
+    provider.enqueue({ kind: 'completion', content: 'You swing; the ghoul rakes you. [hp: -15] It howls.', chunks: 5, chunkDelayMs: 400 });
     await frame.locator('#attack').click();
-    await expect.poll(() => page.locator('[data-variable="hp"] dd').textContent()).toBe('85');
-    await expect.poll(() => frame.locator('#hp').textContent()).toBe('HP 85');
+    // While it streams, the page shows the reply growing: some of it, not yet the end.
+    const live = page.locator('[data-testid="messages"] li[data-status="streaming"], [data-testid="streaming"]').first();
+    await expect
+      .poll(async () => {
+        const text = (await live.textContent({ timeout: 200 }).catch(() => '')) ?? '';
+        return text.includes('You swing') && !text.includes('It howls.');
+      }, { timeout: 10_000, interval: 50 })
+      .toBe(true);
+    await expect.poll(() => page.locator('[data-variable="hp"] dd').textContent(), { timeout: 15_000 }).toBe('85');
+    await expect.poll(() => frame.locator('#hp').textContent(), { timeout: 10_000 }).toBe('HP 85');
     expect(await frame.locator('#seen-change').textContent()).toBe('85');
     expect(await frame.locator('#seen-event').textContent()).toBe('85');
     const assistant = page.locator('[data-testid="messages"] li[data-role="assistant"]').last();
