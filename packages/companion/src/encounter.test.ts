@@ -237,3 +237,69 @@ describe('defeat aside', () => {
     expect(mayWritePlayableSave('in-progress')).toBe(true);
   });
 });
+
+describe('item encounter: the whole transition table', () => {
+  const { level, cycle } = invitedLevel('sun');
+  const setup = setupFor(level, cycle);
+  const at = invitationDelayMs(level, cycle);
+  const inPhase = (phase: EncounterState['phase']): EncounterState => ({
+    level,
+    cycle,
+    phase,
+    outcome: phase === 'pending' ? null : 'sun',
+    offeredAtMs: phase === 'pending' ? null : at,
+  });
+  const events = {
+    decline: { type: 'decline' },
+    pay: { type: 'pay', sun: 500, activeMs: at + 1_000 },
+    open: { type: 'open' },
+    'level-end': { type: 'level-end', result: 'won' },
+  } as const;
+  type Row = [EncounterState['phase'], keyof typeof events, EncounterState['phase'], string | undefined, string[]];
+  // phase, event → next phase, refusal, effects (take/add sun amounts and recorded milestones)
+  const table: Row[] = [
+    ['pending', 'decline', 'pending', 'not-offered', []],
+    ['pending', 'pay', 'pending', 'not-offered', []],
+    ['pending', 'open', 'pending', 'not-sealed', []],
+    ['pending', 'level-end', 'passed', undefined, []],
+    ['offered', 'decline', 'passed', undefined, ['record:tin-passed']],
+    ['offered', 'pay', 'sealed', undefined, ['take-sun:25', 'record:tin-bought']],
+    ['offered', 'open', 'offered', 'not-sealed', []],
+    ['offered', 'level-end', 'passed', undefined, []],
+    ['sealed', 'decline', 'sealed', 'not-offered', []],
+    ['sealed', 'pay', 'sealed', 'not-offered', []],
+    ['sealed', 'open', 'opened', undefined, ['add-sun:75', 'record:tin-opened-sun']],
+    ['sealed', 'level-end', 'gone', undefined, ['record:tin-gone']],
+    ['opened', 'decline', 'opened', 'not-offered', []],
+    ['opened', 'pay', 'opened', 'not-offered', []],
+    ['opened', 'open', 'opened', 'not-sealed', []],
+    ['opened', 'level-end', 'opened', undefined, []],
+    ['passed', 'decline', 'passed', 'not-offered', []],
+    ['passed', 'pay', 'passed', 'not-offered', []],
+    ['passed', 'open', 'passed', 'not-sealed', []],
+    ['passed', 'level-end', 'passed', undefined, []],
+    ['gone', 'decline', 'gone', 'not-offered', []],
+    ['gone', 'pay', 'gone', 'not-offered', []],
+    ['gone', 'open', 'gone', 'not-sealed', []],
+    ['gone', 'level-end', 'gone', undefined, []],
+  ];
+
+  it.each(table)('%s + %s → %s (refused: %s)', (phase, event, next, refusal, effects) => {
+    const before = inPhase(phase);
+    const step = stepEncounter(before, events[event], setup);
+    expect(step.state.phase).toBe(next);
+    expect(step.rejected).toBe(refusal);
+    expect(step.effects.map((e) => ('milestone' in e ? `${e.type}:${e.milestone}` : `${e.type}:${'amount' in e ? e.amount : ''}`))).toEqual(effects);
+    if (refusal) expect(step.state).toEqual(before); // a refused event changes nothing
+  });
+
+  it('an event for another level or cycle is refused and changes nothing', () => {
+    const state = inPhase('offered');
+    for (const other of [setupFor(level + 1, cycle), setupFor(level, cycle + 1)]) {
+      const step = stepEncounter(state, events.pay, other);
+      expect(step.rejected).toBe('wrong-level');
+      expect(step.state).toEqual(state);
+      expect(step.effects).toEqual([]);
+    }
+  });
+});
