@@ -100,6 +100,7 @@ describe.runIf(hasPostgres && hasRedis)('game delivery and saves', () => {
     const guest = new Browser(server.url);
     const save = { format: 'yumina-save', version: 3, chunks: [{ id: 1, data: b64('board') }, { id: 99, data: b64('\u0000future\u00ff'), note: 'x' }] };
     expect((await guest.fetch('/api/games/demo/saves/adventure', { method: 'PUT', json: { revision: 0, save } })).status).toBe(401);
+    expect((await guest.fetch('/api/games/demo/saves/adventure')).status).toBe(401);
     const put = await guest.fetch('/api/games/demo/saves/versus', { method: 'PUT', json: { revision: 0, save } });
     expect(put.status).toBe(200);
     expect(await put.json()).toEqual({ revision: 1, slot: 'main' });
