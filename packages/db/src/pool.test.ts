@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, hasPostgres, observer, type TestDatabase } from '../../../tests/support/postgres.ts';
 import { withDeadline } from './deadline.ts';
@@ -130,11 +130,18 @@ describe.runIf(hasPostgres)('DbPool on real PostgreSQL (seed 000 deadline contra
 
   it('(f) cursor and submittable query objects are refused with a clear error', async () => {
     const pool = makePool();
-    const submittable = { text: 'select 1', submit() {} };
-    await expect(pool.query(submittable as never)).rejects.toBeInstanceOf(DbUnsupportedQueryError);
-    const client = await pool.connect();
-    await expect(client.query(submittable as never)).rejects.toThrow(/not supported by the protected database pools/);
-    client.release();
+    // node-postgres' own Query object is the submittable every cursor library builds on.
+    const submittable = new pg.Query('select 1');
+    expect(typeof (submittable as unknown as { submit: unknown }).submit).toBe('function');
+    const cursorLike = { text: 'select 1', submit() {} };
+    for (const q of [submittable, cursorLike]) {
+      await expect(pool.query(q as never)).rejects.toBeInstanceOf(DbUnsupportedQueryError);
+      const client = await pool.connect();
+      await expect(client.query(q as never)).rejects.toThrow(/not supported by the protected database pools/);
+      client.release();
+    }
+    expect(pool.pressure().total).toBeLessThanOrEqual(1); // nothing leaked; the client serves again
+    expect((await pool.query('select 1 as one')).rows[0]).toEqual({ one: 1 });
   });
 
   it('(g) every connection carries the server-side limits', async () => {

@@ -2,3 +2,4 @@ export * from './state.ts';
 export * from './members.ts';
 export * from './protocol.ts';
 export * from './allowlist.ts';
+export * from './asset-url.ts';

@@ -82,6 +82,9 @@ describe('parent → frame validators', () => {
     expect(parseParentMessage({ yumina: 1, channel, type: 'response', id: 3, ok: true, value: { a: 1 } }, channel)).not.toBeNull();
     expect(parseParentMessage({ yumina: 1, channel, type: 'response', id: 3, ok: false, error: { code: 'X', message: 'no' } }, channel)).not.toBeNull();
     expect(parseParentMessage({ yumina: 1, channel, type: 'delta', id: 3, text: 'tok' }, channel)).not.toBeNull();
+    const token = `1760000000.${'A'.repeat(43)}`;
+    expect(parseParentMessage({ yumina: 1, channel, type: 'assets', token }, channel)).toEqual({ yumina: 1, channel, type: 'assets', token });
+    expect(parseParentMessage({ yumina: 1, channel, type: 'assets', token: null }, channel)).not.toBeNull();
   });
 
   it('drops malformed state and responses', () => {
@@ -96,6 +99,9 @@ describe('parent → frame validators', () => {
       { yumina: 1, channel, type: 'response', id: 1, ok: false, error: 'bad' },
       { yumina: 1, channel, type: 'response', id: 1 },
       { yumina: 1, channel, type: 'delta', id: 1, text: 5 },
+      { yumina: 1, channel, type: 'assets' },
+      { yumina: 1, channel, type: 'assets', token: 'x&y=../z' },
+      { yumina: 1, channel, type: 'assets', token: 5 },
     ];
     for (const message of bad) expect(parseParentMessage(message, channel)).toBeNull();
   });

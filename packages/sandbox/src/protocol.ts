@@ -4,8 +4,10 @@
  * channel, a malformed field, arguments of the wrong shape — is dropped by the validators (null).
  *
  * frame → parent: ready, request (an API method or the fetch shim), storage (shim write), error.
- * parent → frame: state (the whole pushed state), response (to one request), delta (ai.complete stream).
+ * parent → frame: state (the whole pushed state), response (to one request), delta (ai.complete stream),
+ * assets (the signed token for a private world's assets, renewed before it expires).
  */
+import { ASSET_TOKEN_PATTERN } from './asset-url.ts';
 import { type AiCompleteOptions, isRemoteMethod, type RemoteMethod, type RemoteMethods } from './members.ts';
 import { STATE_KEYS, type SandboxState, type StateKey } from './state.ts';
 
@@ -52,7 +54,8 @@ export type ParentMessage =
   | (Envelope & { type: 'state'; state: SandboxState; changed: StateKey[]; changedVariables: string[] })
   | (Envelope & { type: 'response'; id: number; ok: true; value: unknown })
   | (Envelope & { type: 'response'; id: number; ok: false; error: { code: string; message: string } })
-  | (Envelope & { type: 'delta'; id: number; text: string });
+  | (Envelope & { type: 'delta'; id: number; text: string })
+  | (Envelope & { type: 'assets'; token: string | null });
 
 /* ---------- small structural checks ---------- */
 
@@ -297,6 +300,10 @@ export function parseParentMessage(data: unknown, channel: string): ParentMessag
     case 'delta':
       return Number.isSafeInteger(data.id) && isString(data.text)
         ? { yumina: PROTOCOL_VERSION, channel, type: 'delta', id: data.id as number, text: data.text as string }
+        : null;
+    case 'assets':
+      return data.token === null || (typeof data.token === 'string' && ASSET_TOKEN_PATTERN.test(data.token))
+        ? { yumina: PROTOCOL_VERSION, channel, type: 'assets', token: data.token as string | null }
         : null;
     default:
       return null;

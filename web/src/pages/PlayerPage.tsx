@@ -1,8 +1,11 @@
+import { type AssetScope, resolveAssetUrl } from '@yumina/sandbox';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { api } from '../lib/api.ts';
 import { navigate } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
+import { useAssetScope } from '../player/asset-access.ts';
 import { AudioDirector, type AudioCommand, type AudioTrackDef, browserAudio } from '../player/audio.ts';
+import { MessageText } from '../player/MessageText.tsx';
 import { type SandboxHandlers, SandboxHost, type SandboxWorld } from '../sandbox/SandboxHost.tsx';
 
 interface Message {
@@ -73,13 +76,17 @@ export function PlayerPage({ worldId }: { worldId: string }) {
   sessionRef.current = sessionId;
   const audioRef = useRef<AudioDirector | null>(null);
   const [volumes, setVolumes] = useState({ bgm: 0.8, sfx: 1 });
+  // Where this world's `asset://<id>` references resolve (signed while the world is private), here and in the sandbox.
+  const assetScope = useAssetScope(world?.id ?? null);
+  const assetScopeRef = useRef<AssetScope | null>(null);
+  assetScopeRef.current = assetScope;
 
   // The world's music and sounds, driven by the engine's audio commands after each turn.
   useEffect(() => {
     if (!world) return;
     const director = new AudioDirector(
       world.world.audioTracks ?? [],
-      (url) => (url.startsWith('asset://') ? `/api/worlds/${encodeURIComponent(world.id)}/assets/${url.slice('asset://'.length)}` : url),
+      (url) => resolveAssetUrl(url, assetScopeRef.current ?? { origin: window.location.origin, worldId: world.id, token: null }),
       browserAudio,
     );
     audioRef.current = director;
@@ -231,7 +238,7 @@ export function PlayerPage({ worldId }: { worldId: string }) {
   );
 
   if (error && !data) return <p role="alert">{error}</p>;
-  if (!world || !data) return <p>Loading…</p>;
+  if (!world || !data || !assetScope) return <p>Loading…</p>;
 
   const sandboxState = {
     variables,
@@ -251,6 +258,7 @@ export function PlayerPage({ worldId }: { worldId: string }) {
           world={{ id: world.id, name: world.world.name, rootComponent: world.world.rootComponent }}
           state={sandboxState as never}
           handlers={handlers}
+          assetToken={assetScope.token}
           title="World interface"
           className="sandbox-frame"
           style={{ width: '100%', height: 420, border: '1px solid #ddd', borderRadius: 8 }}
@@ -271,7 +279,7 @@ export function PlayerPage({ worldId }: { worldId: string }) {
         <ol className="list" data-testid="messages">
           {messages.map((m) => (
             <li key={m.id} data-role={m.role} data-status={m.status}>
-              <strong>{m.role === 'user' ? 'You' : world.world.name}:</strong> {m.status === 'streaming' ? streaming : m.content}
+              <strong>{m.role === 'user' ? 'You' : world.world.name}:</strong> {m.status === 'streaming' ? streaming : <MessageText text={m.content} scope={assetScope} />}
               {m.status === 'failed' && <span className="error"> ({m.errorMessage})</span>}
               {m === last && m.role === 'assistant' && m.swipes.length > 1 && (
                 <span className="row">

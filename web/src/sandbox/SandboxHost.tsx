@@ -55,8 +55,12 @@ export interface SandboxHostProps {
   handlers: SandboxHandlers;
   /** Origin that may serve images, fonts and media to the frame (CSP); default: this page's origin. */
   assetOrigin?: string;
-  /** Where `asset://path` references resolve; default `${assetOrigin}/api/worlds/<id>/assets`. */
-  assetBaseUrl?: string;
+  /**
+   * Signed token of this world for a private world's assets (from `useAssetScope`): the frame's
+   * `resolveAssetUrl` adds it, since the frame's opaque origin sends no session cookie. A new token
+   * reaches the running frame without rebuilding it. null/absent: plain (public) asset URLs.
+   */
+  assetToken?: string | null;
   /** Extra fetch-proxy rules on top of DEFAULT_API_ALLOWLIST. */
   apiAllowlist?: readonly AllowRule[];
   className?: string;
@@ -85,7 +89,7 @@ function plain(value: unknown): unknown {
 export function SandboxHost(props: SandboxHostProps) {
   const { world, state, className, title } = props;
   const assetOrigin = props.assetOrigin ?? window.location.origin;
-  const assetBaseUrl = props.assetBaseUrl ?? `${assetOrigin}/api/worlds/${encodeURIComponent(world.id)}/assets`;
+  const assetToken = props.assetToken ?? null;
   const frameRef = useRef<HTMLIFrameElement | null>(null);
   const [built, setBuilt] = useState<{ channel: string; html: string } | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
@@ -133,7 +137,6 @@ export function SandboxHost(props: SandboxHostProps) {
           worldName: world.name,
           entryFile,
           assetOrigin: new URL(assetOrigin).origin,
-          assetBaseUrl,
           href: window.location.href,
           storage: { local: storageSnapshot('local', world.id), session: storageSnapshot('session', world.id) },
         },
@@ -146,7 +149,7 @@ export function SandboxHost(props: SandboxHostProps) {
     return () => {
       cancelled = true;
     };
-  }, [root, world.id, world.name, assetOrigin, assetBaseUrl]);
+  }, [root, world.id, world.name, assetOrigin]);
 
   const post = useCallback(
     (body: ParentMessageBody) => {
@@ -169,6 +172,11 @@ export function SandboxHost(props: SandboxHostProps) {
     if (!isSandboxState(data)) console.error('SandboxHost: the state prop does not fit SandboxState; the frame will drop it', data);
     post({ type: 'state', state: data as SandboxState, changed, changedVariables: changedVariables(before?.variables ?? {}, next.variables) });
   }, [post]);
+
+  // A renewed (or first) asset token goes to the running frame; 'ready' sends the current one too.
+  useEffect(() => {
+    if (readyRef.current) post({ type: 'assets', token: assetToken });
+  }, [assetToken, post]);
 
   // Note: a new fullState is the trigger; pushState reads it from stateRef
   useEffect(() => {
@@ -199,6 +207,8 @@ export function SandboxHost(props: SandboxHostProps) {
         case 'ready':
           readyRef.current = true;
           sentRef.current = null;
+          // The asset token first: the world's code first renders when the state arrives.
+          post({ type: 'assets', token: current.assetToken ?? null });
           pushState();
           return;
         case 'error':

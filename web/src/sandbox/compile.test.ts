@@ -60,7 +60,6 @@ describe('the frame document', () => {
         worldName: '</script><script>alert(1)</script>',
         entryFile: 'index.tsx',
         assetOrigin: 'https://assets.example',
-        assetBaseUrl: 'https://assets.example/w',
         href: 'https://app.example/play/w',
         storage: { local: {}, session: {} },
       },

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
@@ -34,6 +34,14 @@ export class SecretBox {
     const cipher = createCipheriv('aes-256-gcm', this.#key, iv);
     const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
     return { ciphertext, iv, tag: cipher.getAuthTag(), keyId: this.keyId };
+  }
+
+  /**
+   * A separate 32-byte key for one purpose (HKDF-SHA256 of the server key, `purpose` as info), so
+   * that, for example, asset link signatures never share a key with the encryption of secrets.
+   */
+  deriveKey(purpose: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.#key, Buffer.alloc(0), `yumina:${purpose}`, 32));
   }
 
   open(sealed: Sealed): string {

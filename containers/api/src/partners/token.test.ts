@@ -41,7 +41,7 @@ describe.runIf(hasPostgres && hasRedis)('partner token endpoint in the container
     expect(Date.parse(issued.expiresAt)).toBe(claims.exp * 1000);
 
     expect((await token(new Browser(server.url))).status).toBe(401);
-    for (const headers of [{ origin: 'http://evil.example' }, { 'sec-fetch-site': 'cross-site' }]) {
+    for (const headers of [{ origin: 'http://evil.example' }, { 'sec-fetch-site': 'cross-site' }] as Record<string, string>[]) {
       const refused = await token(b, headers);
       expect(refused.status).toBe(403);
       expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('CROSS_SITE_REQUEST');

@@ -1,19 +1,17 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { HttpError, parseWith } from '@yumina/http';
+import { ASSET_TOKEN_PARAM, assetPath, isAssetId } from '@yumina/sandbox';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { authenticate, requireAuth } from '../accounts/auth.ts';
 import type { AppContext } from '../context.ts';
+import { AssetLinkSigner } from './asset-link.ts';
 import { sniffAssetType } from './asset-type.ts';
 
 /** Per-file and per-world limits of world assets (413 beyond them; nothing is stored). */
 export const ASSET_LIMITS = { fileBytes: 8 * 1024 * 1024, worldBytes: 64 * 1024 * 1024, worldFiles: 500 } as const;
 
-/** The reference form authors write in tracks, entries and custom UI. */
-export const ASSET_REF = /^asset:\/\/(ast_[A-Za-z0-9_-]{16,})$/;
 export const assetKey = (worldId: string, assetId: string) => `assets/${worldId}/${assetId}`;
-/** Where `asset://<id>` of a world resolves: only that world's own assets are reachable through it. */
-export const assetPath = (worldId: string, assetId: string) => `/api/worlds/${encodeURIComponent(worldId)}/assets/${encodeURIComponent(assetId)}`;
 
 interface AssetRow {
   id: string;
@@ -38,16 +36,18 @@ const assetView = (a: AssetRow) => ({
 });
 
 const uploadQuery = z.object({ name: z.string().trim().max(200).default('') });
-const ASSET_ID = /^ast_[A-Za-z0-9_-]{16,}$/;
 
 /**
  * World assets: upload (author only; type by content; per-file and per-world limits), list,
- * delete, and the read route `asset://<id>` resolves to, with long-lived immutable caching.
- * A private (unpublished) world's assets are readable only by its author and administrators,
- * and only through that world's own path.
+ * delete, and the read route `asset://<id>` resolves to (through `resolveAssetUrl` of
+ * @yumina/sandbox: only that world's own path), with long-lived immutable caching.
+ * A private (unpublished) world's assets are readable by its author and administrators (session),
+ * or with a short-lived signed token of that world (`?sig=`, from POST …/asset-access), which the
+ * sandbox frame uses because its opaque origin sends no session cookie.
  */
 export async function assetRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const db = ctx.db.primary;
+  const links = new AssetLinkSigner(ctx.secrets.deriveKey('asset-links'));
 
   async function ownWorld(worldId: string, accountId: string) {
     const { rows } = await db.query<{ owner_id: string; status: string }>('select owner_id, status from worlds where id = $1', [worldId]);
@@ -113,10 +113,33 @@ export async function assetRoutes(app: FastifyInstance, ctx: AppContext): Promis
     return { ok: true };
   });
 
-  /** The read route of `asset://<id>` in a world: ids are immutable, so caches may keep the bytes for a year. */
-  app.get<{ Params: { worldId: string; assetId: string } }>('/api/worlds/:worldId/assets/:assetId', async (request, reply) => {
+  /**
+   * Access to a world's assets for whoever may read the world: a published world's assets are
+   * public (token null: plain URLs); for a private world its author or an administrator gets a
+   * signed token of this world, valid 10 to 15 minutes (renew when less than 5 are left).
+   */
+  app.post<{ Params: { worldId: string } }>('/api/worlds/:worldId/asset-access', async (request, reply) => {
+    const { worldId } = request.params;
+    const { rows } = await db.query<{ owner_id: string; status: string }>('select owner_id, status from worlds where id = $1', [worldId]);
+    const world = rows[0];
+    if (!world) throw new HttpError(404, 'NOT_FOUND', 'No such world.');
+    reply.header('cache-control', 'no-store');
+    if (world.status === 'published') return { worldId, token: null, expiresAt: null, expiresInSeconds: null };
+    const auth = await authenticate(ctx, request, reply);
+    if (!auth || (auth.account.id !== world.owner_id && !auth.account.isAdmin)) throw new HttpError(404, 'NOT_FOUND', 'No such world.');
+    const link = links.sign(worldId);
+    return { worldId, token: link.token, expiresAt: link.expiresAt.toISOString(), expiresInSeconds: Math.round((link.expiresAt.getTime() - Date.now()) / 1000) };
+  });
+
+  /**
+   * The read route of `asset://<id>` in a world: ids are immutable, so caches may keep the bytes for
+   * a year (public for a published world; private for a private one read with the session). Read
+   * with a valid signed token of THIS world, a private asset may be embedded cross-origin (the
+   * sandbox frame) and is cached privately until the token expires.
+   */
+  app.get<{ Params: { worldId: string; assetId: string }; Querystring: Record<string, unknown> }>('/api/worlds/:worldId/assets/:assetId', async (request, reply) => {
     const { worldId, assetId } = request.params;
-    if (!ASSET_ID.test(assetId)) throw new HttpError(404, 'NOT_FOUND', 'No such asset.');
+    if (!isAssetId(assetId)) throw new HttpError(404, 'NOT_FOUND', 'No such asset.');
     const { rows } = await db.query<AssetRow & { owner_id: string; status: string } & Record<string, unknown>>(
       `select a.*, w.owner_id, w.status from world_assets a join worlds w on w.id = a.world_id where a.id = $1 and a.world_id = $2`,
       [assetId, worldId],
@@ -124,19 +147,32 @@ export async function assetRoutes(app: FastifyInstance, ctx: AppContext): Promis
     const asset = rows[0];
     if (!asset) throw new HttpError(404, 'NOT_FOUND', 'No such asset.');
     const isPublic = asset.status === 'published';
+    /** Seconds the signed token has left when the read is by signature; null when by the session. */
+    let signedFor: number | null = null;
     if (!isPublic) {
-      const auth = await authenticate(ctx, request, reply);
-      if (!auth || (auth.account.id !== asset.owner_id && !auth.account.isAdmin)) throw new HttpError(404, 'NOT_FOUND', 'No such asset.');
+      const token = request.query[ASSET_TOKEN_PARAM];
+      // Checked against the world of the path: a token of another world never matches it.
+      const check = token === undefined ? 'invalid' : links.check(worldId, token);
+      if (check === 'valid') signedFor = Math.max(0, Number(String(token).split('.')[0]) - Math.floor(Date.now() / 1000));
+      else {
+        const auth = await authenticate(ctx, request, reply);
+        if (!auth || (auth.account.id !== asset.owner_id && !auth.account.isAdmin)) {
+          if (check === 'expired') throw new HttpError(403, 'ASSET_LINK_EXPIRED', 'This asset link has expired; reload the page for a new one.');
+          throw new HttpError(404, 'NOT_FOUND', 'No such asset.');
+        }
+      }
     }
     const etag = `"${asset.sha256.slice(0, 32)}"`;
     reply
-      .header('cache-control', `${isPublic ? 'public' : 'private'}, max-age=31536000, immutable`)
+      .header('cache-control', isPublic ? 'public, max-age=31536000, immutable' : signedFor !== null ? `private, max-age=${signedFor}` : 'private, max-age=31536000, immutable')
       .header('etag', etag)
       .header('x-content-type-options', 'nosniff')
       .header('content-security-policy', "default-src 'none'; sandbox")
-      .header('cross-origin-resource-policy', isPublic ? 'cross-origin' : 'same-origin')
+      // Public and signed reads may be embedded by the sandbox frame (an opaque, cross-origin document).
+      .header('cross-origin-resource-policy', isPublic || signedFor !== null ? 'cross-origin' : 'same-origin')
       .header('vary', 'cookie');
-    if (isPublic) reply.header('access-control-allow-origin', '*');
+    // Fonts load in CORS mode (FontFace, @font-face); no credentials are involved either way.
+    if (isPublic || signedFor !== null) reply.header('access-control-allow-origin', '*');
     if (request.headers['if-none-match'] === etag) return reply.code(304).send();
     const object = await ctx.objects.get(assetKey(worldId, assetId));
     if (!object) throw new HttpError(404, 'NOT_FOUND', 'No such asset.');

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasPostgres } from '../../../../tests/support/postgres.ts';
 import { hasRedis } from '../../../../tests/support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
+import { AssetLinkSigner } from './asset-link.ts';
 import { ASSET_LIMITS } from './asset-routes.ts';
 import { sniffAssetType } from './asset-type.ts';
 
@@ -129,5 +130,74 @@ describe.runIf(hasPostgres && hasRedis)('world assets', () => {
     expect(pub.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
     // Still not through another world's reference.
     expect((await author.fetch(`/api/worlds/${worldId}/assets/${mine.id}`)).status).toBe(404);
+  });
+
+  it("a signed link of a private world reads that world's assets only, until it expires", async () => {
+    const guest = new Browser(server.url);
+    const create = async (who: Browser, name: string) =>
+      ((await (await who.fetch('/api/worlds', { method: 'POST', json: { world: sample(name) } })).json()) as { id: string }).id;
+    const uploadAsset = async (who: Browser, world: string) => ((await (await upload(who, world, PNG, 'p.png')).json()) as { asset: { id: string; url: string } }).asset;
+    // A: the author's private world; B: another private world of the same author; C: another account's private world.
+    const worldA = await create(author, 'willow-street');
+    const worldB = await create(author, 'ashen-depths');
+    const worldC = await create(other, 'changan-nights');
+    const [a, b, c] = [await uploadAsset(author, worldA), await uploadAsset(author, worldB), await uploadAsset(other, worldC)];
+
+    // The author (session) gets a token for A; nobody else does; a published world needs none.
+    const grant = await author.fetch(`/api/worlds/${worldA}/asset-access`, { method: 'POST' });
+    expect(grant.status).toBe(200);
+    expect(grant.headers.get('cache-control')).toBe('no-store');
+    const access = (await grant.json()) as { worldId: string; token: string; expiresAt: string; expiresInSeconds: number };
+    expect(access.worldId).toBe(worldA);
+    expect(access.expiresInSeconds).toBeGreaterThanOrEqual(590);
+    expect(access.expiresInSeconds).toBeLessThanOrEqual(900);
+    const tokenA = access.token;
+    expect((await guest.fetch(`/api/worlds/${worldA}/asset-access`, { method: 'POST' })).status).toBe(404);
+    expect((await other.fetch(`/api/worlds/${worldA}/asset-access`, { method: 'POST' })).status).toBe(404);
+    expect((await guest.fetch(`/api/worlds/00000000-0000-4000-8000-000000000000/asset-access`, { method: 'POST' })).status).toBe(404);
+    expect(await (await guest.fetch(`/api/worlds/${otherWorldId}/asset-access`, { method: 'POST' })).json()).toMatchObject({ token: null });
+
+    // No session, a valid signature of A: A's private asset, embeddable by the sandbox frame, cached privately.
+    const signed = await guest.fetch(`${a.url}?sig=${tokenA}`);
+    expect(signed.status).toBe(200);
+    expect(Buffer.from(await signed.arrayBuffer()).equals(PNG)).toBe(true);
+    expect(signed.headers.get('cross-origin-resource-policy')).toBe('cross-origin');
+    expect(signed.headers.get('access-control-allow-origin')).toBe('*');
+    const maxAge = Number(/^private, max-age=(\d+)$/.exec(signed.headers.get('cache-control') ?? '')?.[1]);
+    expect(maxAge).toBeGreaterThan(0);
+    expect(maxAge).toBeLessThanOrEqual(900);
+    expect(signed.headers.get('x-content-type-options')).toBe('nosniff');
+
+    // No signature and no session: refused.
+    expect((await guest.fetch(a.url)).status).toBe(404);
+    // The same signature never opens another world's asset: not B's (same author), not C's (another account),
+    // neither through that world's own path nor through A's path (the reference form resolves there).
+    for (const path of [`${b.url}?sig=${tokenA}`, `${c.url}?sig=${tokenA}`, `/api/worlds/${worldA}/assets/${b.id}?sig=${tokenA}`, `/api/worlds/${worldA}/assets/${c.id}?sig=${tokenA}`]) {
+      const res = await guest.fetch(path);
+      expect(res.status, path).toBe(404);
+      expect(res.headers.get('content-type'), path).not.toBe('image/png');
+    }
+    expect((await other.fetch(`${b.url}?sig=${tokenA}`)).status).toBe(404);
+
+    // Tampered signatures: refused.
+    const [exp, mac] = tokenA.split('.') as [string, string];
+    const flipped = `${exp}.${mac[0] === 'A' ? 'B' : 'A'}${mac.slice(1)}`;
+    for (const token of [flipped, `${Number(exp) + 300}.${mac}`, `${exp}.${mac.slice(0, -1)}`, 'garbage', `${tokenA}&sig=${tokenA}`]) {
+      expect((await guest.fetch(`${a.url}?sig=${token}`)).status, token).toBe(404);
+    }
+    // A signature of the wrong key: refused.
+    const foreign = new AssetLinkSigner(Buffer.alloc(32, 1)).sign(worldA).token;
+    expect((await guest.fetch(`${a.url}?sig=${foreign}`)).status).toBe(404);
+
+    // Expired (a genuine signature of A from 20 minutes ago): refused with its own code.
+    const expired = new AssetLinkSigner(server.ctx.secrets.deriveKey('asset-links')).sign(worldA, Date.now() - 20 * 60_000).token;
+    const late = await guest.fetch(`${a.url}?sig=${expired}`);
+    expect(late.status).toBe(403);
+    expect(((await late.json()) as { error: { code: string } }).error.code).toBe('ASSET_LINK_EXPIRED');
+    // The author's session still reads it (same-origin only, as before).
+    const bySession = await author.fetch(`${a.url}?sig=${expired}`);
+    expect(bySession.status).toBe(200);
+    expect(bySession.headers.get('cross-origin-resource-policy')).toBe('same-origin');
+    expect(bySession.headers.get('cache-control')).toBe('private, max-age=31536000, immutable');
   });
 });

@@ -10,6 +10,7 @@ import {
   REMOTE_METHODS,
   type RemoteMethod,
   type RequestMethod,
+  resolveAssetUrl,
   type SandboxState,
   type StateKey,
   STATE_KEYS,
@@ -22,8 +23,8 @@ export interface Boot {
   worldId: string;
   worldName: string;
   entryFile: string;
+  /** Origin serving the world's assets (also the CSP's img/font/media source). */
   assetOrigin: string;
-  assetBaseUrl: string;
   href: string;
   storage: { local: Record<string, string>; session: Record<string, string> };
 }
@@ -47,6 +48,8 @@ export class SandboxError extends Error {
 
 export class Bridge {
   state: SandboxState | null = null;
+  /** Signed token for a private world's assets (parent → frame `assets` messages); null: plain URLs. */
+  assetToken: string | null = null;
   private nextId = 1;
   private pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void; onDelta?: (text: string) => void }>();
   private changeListeners = new Set<ChangeListener>();
@@ -85,6 +88,16 @@ export class Bridge {
   receive(data: unknown): void {
     const message = parseParentMessage(data, this.boot.channel);
     if (!message) return;
+    if (message.type === 'assets') {
+      const modeChanged = (this.assetToken === null) !== (message.token === null);
+      this.assetToken = message.token;
+      // Going between plain and signed URLs re-renders; a renewed token is used from the next render on.
+      if (modeChanged) {
+        this.snapshot = null;
+        for (const fn of this.renderListeners) fn();
+      }
+      return;
+    }
     if (message.type === 'state') {
       this.state = message.state;
       this.snapshot = null;
@@ -124,12 +137,6 @@ export class Bridge {
     return this.snapshot;
   };
 
-  private resolveAssetUrl(ref: string): string {
-    const text = String(ref ?? '');
-    if (text.startsWith('asset://')) return `${this.boot.assetBaseUrl.replace(/\/$/, '')}/${text.slice('asset://'.length).replace(/^\/+/, '')}`;
-    return text;
-  }
-
   private buildApi(): Record<string, unknown> {
     const api: Record<string, unknown> = {};
     const remote = (method: RemoteMethod) => (...args: unknown[]) => this.call(method, args);
@@ -151,7 +158,7 @@ export class Bridge {
     api.copyToClipboard = (text: string) => this.call('copyToClipboard', [String(text)]);
     api.getEntry = (name: string) => this.state?.entries.find((e) => e.name === name || e.id === name) ?? null;
     api.getAudioVolume = (type: 'bgm' | 'sfx') => (type === 'sfx' ? this.state?.sfxVolume : this.state?.bgmVolume) ?? 1;
-    api.resolveAssetUrl = (ref: string) => this.resolveAssetUrl(ref);
+    api.resolveAssetUrl = (ref: string) => resolveAssetUrl(ref, { origin: this.boot.assetOrigin, worldId: this.boot.worldId, token: this.assetToken });
     api.renderMarkdown = (text: string) => renderMarkdown(text);
     api.onChange = (fn: ChangeListener) => {
       if (typeof fn !== 'function') throw new TypeError('yumina.onChange expects a function');
