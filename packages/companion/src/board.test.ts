@@ -6,18 +6,9 @@ import { adventureLevel } from './levels.ts';
 import { availableOffers } from './offers.ts';
 import { DEFAULT_PREFERENCES } from './proactive.ts';
 import { decodeCompanionSave, EMPTY_COMPANION_SAVE, encodeCompanionSave } from './save-chunks.ts';
+import { quietMoment } from './test-moments.ts';
 
-const quiet = (activeMs: number) => ({
-  activeMs,
-  paused: false,
-  houseDanger: false,
-  lastMowerAtMs: null,
-  finalWaveSpawned: false,
-  companionScene: false,
-  modalOpen: false,
-  scriptedSequence: false,
-  transition: false,
-});
+const quiet = (activeMs: number) => quietMoment(activeMs);
 
 function findLevel(want: 'sun' | 'empty') {
   for (let level = 5; level <= 49; level++) {

@@ -10,6 +10,7 @@ import {
 } from './eligibility.ts';
 import { fnv1a32, levelHash } from './hash.ts';
 import { ADVENTURE_LEVELS, adventureLevel } from './levels.ts';
+import { quietMoment } from './test-moments.ts';
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -98,17 +99,7 @@ describe('idle delay', () => {
 });
 
 describe('deferrals', () => {
-  const base = {
-    activeMs: 100_000,
-    paused: false,
-    houseDanger: false,
-    lastMowerAtMs: null,
-    finalWaveSpawned: false,
-    companionScene: false,
-    modalOpen: false,
-    scriptedSequence: false,
-    transition: false,
-  };
+  const base = quietMoment(100_000);
   it('names the reason an invitation waits', () => {
     expect(invitationDeferral(base)).toBeNull();
     expect(invitationDeferral({ ...base, paused: true })).toBe('paused');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type BoardMoment, invitationDelayMs, levelGetsInvitation, tinOutcome, type TinOutcome } from './eligibility.ts';
+import { invitationDelayMs, levelGetsInvitation, tinOutcome, type TinOutcome } from './eligibility.ts';
 import {
   defeatAside,
   type EncounterSetup,
@@ -13,19 +13,9 @@ import {
 } from './encounter.ts';
 import { adventureLevel } from './levels.ts';
 import { TIN } from './limits.ts';
+import { quietMoment } from './test-moments.ts';
 
-const quiet = (activeMs: number, over: Partial<BoardMoment> = {}): BoardMoment => ({
-  activeMs,
-  paused: false,
-  houseDanger: false,
-  lastMowerAtMs: null,
-  finalWaveSpawned: false,
-  companionScene: false,
-  modalOpen: false,
-  scriptedSequence: false,
-  transition: false,
-  ...over,
-});
+const quiet = quietMoment;
 
 /** An invited level (and cycle) whose tin holds `want`, found through the public rules. */
 function invitedLevel(want: TinOutcome): { level: number; cycle: number } {

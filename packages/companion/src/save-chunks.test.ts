@@ -17,6 +17,7 @@ import {
   encodeInteractionChunk,
   resumeLevel,
 } from './save-chunks.ts';
+import { quietMoment } from './test-moments.ts';
 
 const sample: CompanionSave = {
   companion: {
@@ -129,17 +130,7 @@ describe('format evolution and damage', () => {
 });
 
 describe('the same outcome after reload', () => {
-  const quiet = (activeMs: number) => ({
-    activeMs,
-    paused: false,
-    houseDanger: false,
-    lastMowerAtMs: null,
-    finalWaveSpawned: false,
-    companionScene: false,
-    modalOpen: false,
-    scriptedSequence: false,
-    transition: false,
-  });
+  const quiet = (activeMs: number) => quietMoment(activeMs);
 
   it('a tin bought before saving opens to the same contents after loading, for many levels', () => {
     let checked = 0;

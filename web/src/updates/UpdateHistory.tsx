@@ -1,26 +1,11 @@
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import type { History, UpdateRecord } from '@yumina/updates';
 import { api } from '../lib/api.ts';
 import { labelsFor, type UpdatesLabels, type UpdatesLanguage } from './labels.ts';
 
-/** One record as GET /api/worlds/:id/updates returns it; worldId is the record's own source work. */
-export interface UpdateRecordView {
-  id: string;
-  worldId: string;
-  title: string;
-  content: string;
-  isMajor: boolean;
-  timestamp: string;
-  language: string | null;
-}
-
-export interface HistoryView {
-  worldId: string;
-  status: string;
-  updates: UpdateRecordView[];
-  canEdit: boolean;
-  canCreate: boolean;
-  canNotify: boolean;
-}
+/** One record and the history as GET /api/worlds/:id/updates returns them (the server's own types). */
+export type UpdateRecordView = UpdateRecord;
+export type HistoryView = History;
 
 export interface UpdateHistoryProps {
   /** The work; null (or undefined) for a new draft that was never saved. */

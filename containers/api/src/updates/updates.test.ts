@@ -3,17 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasPostgres, observer } from '../../../../tests/support/postgres.ts';
 import { hasRedis } from '../../../../tests/support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
+import type { UpdateRecord } from '@yumina/updates';
 
 const sample = JSON.parse(readFileSync(new URL('../../../../packages/world/samples/willow-street.json', import.meta.url), 'utf8'));
 
-interface Record_ {
-  id: string;
-  worldId: string;
-  title: string;
-  content: string;
-  isMajor: boolean;
-  timestamp: string;
-}
+type Record_ = UpdateRecord;
 interface History {
   updates: Record_[];
   canEdit: boolean;
