@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { requireAuth } from '../accounts/auth.ts';
 import type { AppContext } from '../context.ts';
+import { announceWorkStatus } from '../updates/announce.ts';
 import { approveReview, readReviewRule, rejectReview } from './review.ts';
 
 interface ReviewListRow {
@@ -127,14 +128,16 @@ export async function reviewRoutes(app: FastifyInstance, ctx: AppContext): Promi
   app.post<{ Params: { id: string } }>('/api/admin/reviews/:id/approve', async (request, reply) => {
     const auth = await requireAdmin(request, reply);
     const body = parseWith(approveBody, request.body ?? undefined);
-    await approveReview(db, request.params.id, auth.account.id, body?.reason || null);
+    const worldId = await approveReview(db, request.params.id, auth.account.id, body?.reason || null);
+    await announceWorkStatus(ctx, worldId, { wentLive: true });
     return { ok: true };
   });
 
   app.post<{ Params: { id: string } }>('/api/admin/reviews/:id/reject', async (request, reply) => {
     const auth = await requireAdmin(request, reply);
     const body = parseWith(rejectBody, request.body);
-    await rejectReview(db, request.params.id, auth.account.id, body.reason);
+    const worldId = await rejectReview(db, request.params.id, auth.account.id, body.reason);
+    await announceWorkStatus(ctx, worldId, { wentLive: false });
     return { ok: true };
   });
 

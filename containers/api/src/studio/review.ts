@@ -172,8 +172,8 @@ async function lockPendingReview(tx: DbClient, reviewId: string): Promise<Review
 }
 
 /** Approve: the held snapshot goes live (the work is published, or its live version replaced). */
-export async function approveReview(db: DbPool, reviewId: string, adminId: string, reason: string | null): Promise<void> {
-  await db.transaction(async (tx) => {
+export async function approveReview(db: DbPool, reviewId: string, adminId: string, reason: string | null): Promise<string> {
+  return db.transaction(async (tx) => {
     const review = await lockPendingReview(tx, reviewId);
     await lockWorld(tx, review.world_id);
     await tx.query(
@@ -185,12 +185,13 @@ export async function approveReview(db: DbPool, reviewId: string, adminId: strin
     );
     await tx.query(`update world_reviews set state = 'approved', decided_by = $2, decided_at = now(), reason = $3 where id = $1`, [reviewId, adminId, reason]);
     await recordEvent(tx, { worldId: review.world_id, ownerId: review.owner_id, actorId: adminId, action: 'approved', revision: review.revision, reviewId, reason });
+    return review.world_id;
   });
 }
 
 /** Reject: nothing goes live; a held first publication returns to the author; the reason is kept for the author. */
-export async function rejectReview(db: DbPool, reviewId: string, adminId: string, reason: string): Promise<void> {
-  await db.transaction(async (tx) => {
+export async function rejectReview(db: DbPool, reviewId: string, adminId: string, reason: string): Promise<string> {
+  return db.transaction(async (tx) => {
     const review = await lockPendingReview(tx, reviewId);
     const world = await lockWorld(tx, review.world_id);
     if (world.status === 'held') {
@@ -198,6 +199,7 @@ export async function rejectReview(db: DbPool, reviewId: string, adminId: string
     }
     await tx.query(`update world_reviews set state = 'rejected', decided_by = $2, decided_at = now(), reason = $3 where id = $1`, [reviewId, adminId, reason]);
     await recordEvent(tx, { worldId: review.world_id, ownerId: review.owner_id, actorId: adminId, action: 'rejected', revision: review.revision, reviewId, reason });
+    return review.world_id;
   });
 }
 

@@ -432,29 +432,49 @@ describe.runIf(hasPostgres && hasRedis)('update records of a work', () => {
       expect((got.data as { update: Record_ }).update).toMatchObject({ id: live.body.update.id, title: 'Live note', worldId: world });
       expect((await history(other, world)).body.updates.map((u) => u.title)).toEqual(['Live note']);
 
-      // Unpublishing is noticed (announced or polled) and the stream ends for a reader.
+      // Unpublishing is announced by the route, and the stream ends for a reader.
       await author.fetch(`/api/worlds/${world}/unpublish`, { method: 'POST' });
-      const { announceStatus } = await import('@yumina/updates');
-      await announceStatus(server.ctx.store, world);
       expect((await events.next()).event).toBe('gone');
     } finally {
       await events.close();
     }
 
-    // The author's stream reports canCreate/canNotify changes.
+    // The author's stream reports canCreate/canNotify changes. Every route that changes the work's
+    // status announces it on the store (not left to the overview's slow re-check): count them.
+    const announced: string[] = [];
+    const publish = server.ctx.store.publish.bind(server.ctx.store);
+    server.ctx.store.publish = async (channel: string, message: string) => {
+      if (channel === `world-updates:${world}`) announced.push((JSON.parse(message) as { type: string }).type);
+      return publish(channel, message);
+    };
     const mine = eventReader(await author.fetch(`/api/worlds/${world}/updates/events`));
     try {
       expect(await mine.next()).toEqual({ event: 'ready', data: { status: 'unpublished', canEdit: true, canCreate: true, canNotify: false } });
+      // Publishing is announced by the route; going live releases the records held meanwhile into
+      // the published history, live.
       await author.fetch(`/api/worlds/${world}/publish`, { method: 'POST' });
-      const { announceStatus, releaseHeldRecords } = await import('@yumina/updates');
-      await announceStatus(server.ctx.store, world);
-      expect(await mine.next()).toEqual({ event: 'status', data: { status: 'published', canEdit: true, canCreate: true, canNotify: true } });
-      // Resolving a review releases held records into the published history, live.
-      await releaseHeldRecords(server.ctx.db.primary, server.ctx.store, world);
       const released = await mine.next();
       expect(released.event).toBe('record');
       expect((released.data as { update: Record_ }).update.id).toBe('upd_held_1');
+      expect(await mine.next()).toEqual({ event: 'status', data: { status: 'published', canEdit: true, canCreate: true, canNotify: true } });
+      expect(announced).toEqual(['record', 'status']);
+
+      // Review: an edit held under an administrator's flag, then approved on the administrators' page.
+      expect((await admin.fetch(`/api/admin/accounts/${ids.author}/review-flag`, { method: 'PUT', json: { hold: true, reason: 'spot check' } })).status).toBe(200);
+      try {
+        const revision = (await q<{ revision: number }>('select revision from worlds where id = $1', [world])).rows[0]!.revision;
+        const saved = await author.fetch(`/api/worlds/${world}`, { method: 'PUT', json: { world: { ...sample, description: 'Held edit' }, revision } });
+        expect(saved.status).toBe(200);
+        expect(await mine.next()).toEqual({ event: 'status', data: { status: 'published', canEdit: true, canCreate: false, canNotify: false } });
+        const review = (await q<{ id: string }>(`select id from world_reviews where world_id = $1 and state = 'pending'`, [world])).rows[0]!;
+        expect((await admin.fetch(`/api/admin/reviews/${review.id}/approve`, { method: 'POST', json: {} })).status).toBe(200);
+        expect(await mine.next()).toEqual({ event: 'status', data: { status: 'published', canEdit: true, canCreate: true, canNotify: true } });
+        expect(announced).toEqual(['record', 'status', 'status', 'status']); // the held save, then the approval
+      } finally {
+        await admin.fetch(`/api/admin/accounts/${ids.author}/review-flag`, { method: 'PUT', json: { hold: false, reason: '' } });
+      }
     } finally {
+      server.ctx.store.publish = publish;
       await mine.close();
     }
     expect((await guest.fetch(`/api/worlds/${await newWorld(false)}/updates/events`)).status).toBe(404);
