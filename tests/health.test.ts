@@ -158,6 +158,53 @@ describe.runIf(hasPostgres && hasRedis)('GET /health and /health/live', () => {
     }
   }, 30_000);
 
+  it('GET /health/live over HTTP is answered before routing with what the route answers; timed like any request', async () => {
+    const ctx = await contextFor({ DATABASE_URL: `postgres://postgres@127.0.0.1:${await freePort()}/stopped` });
+    const timings: { route: string; status: number }[] = [];
+    const record = ctx.telemetry.recordRequest.bind(ctx.telemetry);
+    ctx.telemetry.recordRequest = (t) => {
+      timings.push({ route: t.route, status: t.status });
+      record(t);
+    };
+    const app = await buildApp(ctx, { web: false });
+    const base = await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const routed = await app.inject({ method: 'GET', url: '/health/live' }); // through Fastify's route
+      const fast = await fetch(`${base}/health/live`);
+      expect(fast.status).toBe(200);
+      expect(fast.headers.get('cache-control')).toBe('no-store');
+      expect(fast.headers.get('content-type')).toBe(routed.headers['content-type']);
+      const body = (await fast.json()) as { status: string; replica: unknown; uptimeSeconds: number; version: string };
+      const viaRoute = routed.json() as typeof body;
+      expect(Object.keys(body)).toEqual(Object.keys(viaRoute));
+      expect({ ...body, uptimeSeconds: 0 }).toEqual({ ...viaRoute, uptimeSeconds: 0 });
+      expect(Math.abs(body.uptimeSeconds - viaRoute.uptimeSeconds)).toBeLessThanOrEqual(1);
+      expect(body.replica).toEqual({ ...ctx.identity });
+
+      const head = await fetch(`${base}/health/live`, { method: 'HEAD' });
+      expect(head.status).toBe(200);
+      expect(await head.text()).toBe('');
+      // The uptime moves on (the body is re-serialized once per tenth of a second at most).
+      await sleep(250);
+      const later = (await (await fetch(`${base}/health/live`)).json()) as typeof body;
+      expect(later.uptimeSeconds).toBeGreaterThan(body.uptimeSeconds);
+      // Not the exact URL: Fastify's route answers it, the same way.
+      const withQuery = await fetch(`${base}/health/live?probe=1`);
+      expect(withQuery.status).toBe(200);
+      expect(((await withQuery.json()) as typeof body).status).toBe('ok');
+      // The three answered before routing were timed under the route template (the routed ones go
+      // through the app's onResponse hook as every route does).
+      expect(timings).toEqual([
+        { route: '/health/live', status: 200 },
+        { route: '/health/live', status: 200 },
+        { route: '/health/live', status: 200 },
+      ]);
+    } finally {
+      await app.close();
+      await ctx.db.close();
+    }
+  });
+
   it('/metrics: 404 when METRICS_TOKEN is unset, 401 without the token, Prometheus text with it', async () => {
     const off = await contextFor({ DATABASE_URL: database.url });
     const offApp = await buildApp(off, { web: false });

@@ -4,6 +4,7 @@ import { partnerConfigPlugin } from '@yumina/fn-partner-config';
 import { partnerTokenPlugin } from '@yumina/fn-partner-token';
 import worldValidate from '@yumina/fn-world-validate';
 import { crossSiteGuard, installErrorHandling } from '@yumina/http';
+import { createServer, type ServerOptions } from 'node:http';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { aiConnectionRoutes } from './accounts/ai-connection.ts';
 import { oauthRoutes } from './accounts/oauth.ts';
@@ -21,7 +22,7 @@ import { gameDeliveryRoutes } from './games/delivery.ts';
 import { gameSaveRoutes } from './games/saves.ts';
 import { SESSION_COOKIE } from './accounts/sessions.ts';
 import type { AppContext } from './context.ts';
-import { healthRoutes } from './health.ts';
+import { healthRoutes, livenessFastPath } from './health.ts';
 import { serveWeb, webNotFound } from './web.ts';
 import { worldRoutes } from './worlds/routes.ts';
 import { studioRoutes } from './studio/routes.ts';
@@ -38,16 +39,32 @@ export interface BuildOptions {
  */
 export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Promise<FastifyInstance> {
   const web = options.web ?? ctx.config.mode === 'local';
+  let closing = false;
+  const live = livenessFastPath(ctx, () => closing);
   const app = Fastify({
     loggerInstance: ctx.log,
     logController: new LogController({ disableRequestLogging: true }),
     trustProxy: true,
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
+    // Fastify's own HTTP/1 server, with GET /health/live answered before routing (health.ts).
+    serverFactory: (handler, options) => {
+      // What Fastify would apply to the server it creates (its options, defaults filled in).
+      const o = options as { http?: ServerOptions; keepAliveTimeout?: number; requestTimeout?: number; connectionTimeout?: number; maxRequestsPerSocket?: number };
+      const server = createServer(o.http ?? {}, (req, res) => {
+        if (!live(req, res)) handler(req, res);
+      });
+      server.keepAliveTimeout = o.keepAliveTimeout ?? 72_000;
+      server.requestTimeout = o.requestTimeout ?? 0;
+      server.setTimeout(o.connectionTimeout ?? 0);
+      if ((o.maxRequestsPerSocket ?? 0) > 0) server.maxRequestsPerSocket = o.maxRequestsPerSocket!;
+      return server;
+    },
   }) as unknown as FastifyInstance;
   // Graceful shutdown: once closing, keep-alive connections are closed as soon as their request in
   // flight has been answered, so the drain does not wait for idle sockets (Fastify keeps them 72 s).
   app.addHook('preClose', (done) => {
+    closing = true;
     const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
     app.server.once('close', () => clearInterval(sweep));
     done();
