@@ -244,4 +244,25 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('world studio in a real b
     await adminContext.close();
     await page.close();
   }, 90_000);
+
+  it('language variants: the overview links this work as a variant of another and lists its group', async () => {
+    const create = async (name: string, language: string) =>
+      ((await (await context.request.post(`${server.url}/api/worlds`, { data: { world: { version: '20.0.0', name, language } } })).json()) as { id: string }).id;
+    const original = await create('Lantern Road', 'en');
+    const variant = await create('提灯の道', 'ja');
+    const page = await newPage();
+    await page.goto(`${server.url}/studio/${variant}`);
+    const section = page.getByRole('group', { name: 'Language variants' });
+    await section.getByLabel('Make this a language variant of', { exact: true }).selectOption(original);
+    await section.getByRole('button', { name: 'Link', exact: true }).click();
+    const item = section.locator(`li[data-variant-id="${original}"]`);
+    await poll(() => item.textContent()).toMatch(/Lantern Road \(en\).*original/);
+    expect(await item.getByRole('link', { name: 'Lantern Road' }).getAttribute('href')).toBe(`/studio/${original}`);
+    const rows = await server.ctx.db.primary.query('select original_id from world_variants where world_id = $1', [variant]);
+    expect(rows.rows).toEqual([{ original_id: original }]);
+    await section.getByRole('button', { name: 'Unlink', exact: true }).click();
+    await poll(() => item.count()).toBe(0);
+    expect((await server.ctx.db.primary.query('select 1 from world_variants where world_id = $1', [variant])).rowCount).toBe(0);
+    await page.close();
+  }, 60_000);
 });

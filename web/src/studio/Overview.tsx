@@ -22,6 +22,18 @@ interface ReviewInfo {
 const updateModules = import.meta.glob('../updates/UpdateHistory.tsx', { eager: true }) as Record<string, { UpdateHistory?: ComponentType<Record<string, unknown>> }>;
 const UpdateHistory = Object.values(updateModules)[0]?.UpdateHistory;
 
+interface VariantGroup {
+  /** The original this work is a variant of; null when it is the original or stands alone. */
+  originalId: string | null;
+  variants: { id: string; name: string; language: string | null; status: ServerWorld['status']; isOriginal: boolean }[];
+}
+
+interface WorldCard {
+  id: string;
+  name: string;
+  language: string | null;
+}
+
 const STATUS_LABEL: Record<ServerWorld['status'], string> = {
   saved: 'Saved, never published',
   unpublished: 'Unpublished',
@@ -32,11 +44,15 @@ const STATUS_LABEL: Record<ServerWorld['status'], string> = {
 /** The overview of a work: status, review, language variants, publish/unpublish, update history. */
 export function Overview({ server, dirty, onServer }: { server: ServerWorld | null; dirty: boolean; onServer(next: ServerWorld): void }) {
   const [info, setInfo] = useState<ReviewInfo | null>(null);
-  const [variants, setVariants] = useState<{ id: string; name: string; language: string | null }[]>([]);
+  const [group, setGroup] = useState<VariantGroup | null>(null);
+  const [mine, setMine] = useState<WorldCard[]>([]);
+  const [target, setTarget] = useState('');
+  const [variantError, setVariantError] = useState<string | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const id = server?.id;
-  const name = typeof server?.world.name === 'string' ? server.world.name : '';
+  // The studio is the author's; a reader who opens it (GET says canEdit: false) gets no link form.
+  const owner = (server as (ServerWorld & { canEdit?: boolean }) | null)?.canEdit !== false;
 
   const loadReview = useCallback(async () => {
     if (!id) return;
@@ -47,12 +63,22 @@ export function Overview({ server, dirty, onServer }: { server: ServerWorld | nu
   useEffect(() => {
     void loadReview();
   }, [loadReview, server?.status, server?.revision]);
+  // The language variants come from the work's group (world_variants), not from names.
   useEffect(() => {
     if (!id) return;
-    void send<{ worlds: { id: string; name: string; language: string | null }[] }>('/api/worlds', 'GET').then((res) => {
-      if (res.status === 200) setVariants(res.body.worlds.filter((w) => w.id !== id && w.name.trim().toLowerCase() === name.trim().toLowerCase()));
+    setGroup(null);
+    setVariantError(null);
+    void send<VariantGroup>(`/api/worlds/${encodeURIComponent(id)}/variants`, 'GET').then((res) => {
+      if (res.status === 200) setGroup({ originalId: res.body.originalId, variants: res.body.variants });
+      else setVariantError(res.body.error?.message ?? `Could not load the language variants (${res.status}).`);
     });
-  }, [id, name]);
+  }, [id]);
+  useEffect(() => {
+    if (!id || !owner) return;
+    void send<{ worlds: WorldCard[] }>('/api/worlds', 'GET').then((res) => {
+      if (res.status === 200) setMine(res.body.worlds);
+    });
+  }, [id, owner]);
 
   if (!server) {
     return (
@@ -81,6 +107,24 @@ export function Overview({ server, dirty, onServer }: { server: ServerWorld | nu
     else setMessage('Unpublished.');
   }
 
+  async function linkTo(originalId: string | null) {
+    setBusy(true);
+    setVariantError(null);
+    const res = await send<VariantGroup>(`/api/worlds/${encodeURIComponent(server!.id)}/variant-of`, 'PUT', { originalId });
+    setBusy(false);
+    if (res.status !== 200) {
+      setVariantError(res.body.error?.message ?? `Failed (${res.status}).`);
+      return;
+    }
+    setGroup({ originalId: res.body.originalId, variants: res.body.variants });
+    setTarget('');
+  }
+
+  const inGroup = new Set([server.id, ...(group?.variants.map((v) => v.id) ?? [])]);
+  const candidates = mine.filter((w) => !inGroup.has(w.id));
+  // An original with variants cannot become a variant itself (one level only).
+  const isOriginal = group !== null && group.originalId === null && group.variants.length > 0;
+  const linkLabel = group?.originalId ? 'Move to the variants of' : 'Make this a language variant of';
   const review = info?.review;
   const heldEdit = info?.pending && review?.kind === 'edit';
   return (
@@ -122,21 +166,56 @@ export function Overview({ server, dirty, onServer }: { server: ServerWorld | nu
         </a>
       </div>
       {message && <p role="status">{message}</p>}
-      <div>
+      <div aria-label="Language variants" role="group">
         <strong>Language variants</strong>
-        {variants.length === 0 ? (
-          <p className="hint">No other language variant of “{name}”. Create one with the same name and another language.</p>
+        {group === null ? (
+          !variantError && <p className="hint">Loading…</p>
+        ) : group.variants.length === 0 ? (
+          <p className="hint">No other language variant of this work.</p>
         ) : (
-          <ul className="list">
-            {variants.map((v) => (
-              <li key={v.id}>
-                <Link to={`/studio/${v.id}`}>
-                  {v.name} ({v.language ?? 'no language'})
-                </Link>
+          <ul className="list" data-testid="variant-list">
+            {group.variants.map((v) => (
+              <li key={v.id} data-variant-id={v.id}>
+                <Link to={`/studio/${v.id}`}>{v.name}</Link> ({v.language ?? 'no language'}) · {STATUS_LABEL[v.status]}
+                {v.isOriginal && <strong> · original</strong>}
               </li>
             ))}
           </ul>
         )}
+        {group && owner && group.originalId !== null && (
+          <div className="row">
+            <span className="hint">This work is a language variant of the original above.</span>
+            <button type="button" className="secondary" disabled={busy} onClick={() => linkTo(null)}>
+              Unlink
+            </button>
+          </div>
+        )}
+        {group && owner && isOriginal && <p className="hint">This is the original of its language variants; to make it a variant of another work, unlink its variants first.</p>}
+        {group && owner && !isOriginal && candidates.length > 0 && (
+          <form
+            className="row"
+            onSubmit={(e) => {
+              e.preventDefault();
+              if (target) void linkTo(target);
+            }}
+          >
+            <label>
+              {linkLabel}{' '}
+              <select aria-label={linkLabel} value={target} onChange={(e) => setTarget(e.target.value)}>
+                <option value="">Choose one of your works…</option>
+                {candidates.map((w) => (
+                  <option key={w.id} value={w.id}>
+                    {w.name} ({w.language ?? 'no language'})
+                  </option>
+                ))}
+              </select>
+            </label>
+            <button type="submit" disabled={busy || !target}>
+              Link
+            </button>
+          </form>
+        )}
+        {variantError && <p role="alert">{variantError}</p>}
       </div>
       {info && info.events.length > 0 && (
         <details>

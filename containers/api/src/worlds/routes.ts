@@ -7,6 +7,7 @@ import { newId } from '../accounts/ids.ts';
 import type { AppContext } from '../context.ts';
 import { publishWorld, unpublishWorld } from '../studio/review.ts';
 import { announceWorkStatus } from '../updates/announce.ts';
+import { variantRoutes } from './variants.ts';
 
 const WORLD_BODY_LIMIT = 5 * 1024 * 1024;
 
@@ -234,4 +235,7 @@ export async function worldRoutes(app: FastifyInstance, ctx: AppContext): Promis
     if (!row) throw new HttpError(404, 'NOT_FOUND', 'No such world.');
     return { ...publicCard(row), world: JSON.parse(row.definition) as unknown };
   });
+
+  // Language variants of one work: GET /api/worlds/:id/variants, PUT /api/worlds/:id/variant-of.
+  await variantRoutes(app, ctx);
 }
