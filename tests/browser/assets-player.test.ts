@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import type { Browser as PwBrowser, Locator, Page, Response } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchBrowser } from '../support/browser.ts';
-import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
+import { describe, expect, it } from 'vitest';
+import { hasChromium } from '../support/browser.ts';
+import type { FakeOpenAi } from '../support/fake-openai.ts';
 import { hasPostgres } from '../support/postgres.ts';
 import { hasRedis } from '../support/redis.ts';
-import { Browser, startTestServer, type TestServer } from '../support/server.ts';
+import { Browser, type TestServer } from '../support/server.ts';
+import { useBrowserPlatform } from '../support/browser-platform.ts';
 
 /** A 1×1 PNG. */
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
@@ -20,16 +21,9 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('a world asset in the pla
   let server: TestServer;
   let browser: PwBrowser;
   let provider: FakeOpenAi;
-  beforeAll(async () => {
-    provider = await startFakeOpenAi({ apiKey: 'k' });
-    server = await startTestServer({}, { web: true });
+  useBrowserPlatform({ provider: { apiKey: 'k' } }, async (p) => {
+    ({ server, browser, provider } = p);
     await server.ctx.db.primary.query('update review_rule set hold_first_publication = false');
-    browser = await launchBrowser();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-    await provider?.close();
   });
 
   async function account(name: string): Promise<Browser> {

@@ -1,11 +1,12 @@
 import { adventureLevel, CHAPTER_SCENES, invitationDelayMs, levelGetsInvitation, tinOutcome } from '@yumina/companion';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchBrowser } from '../support/browser.ts';
-import { fakeReplies, type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
+import { describe, expect, it } from 'vitest';
+import { hasChromium } from '../support/browser.ts';
+import { fakeReplies, type FakeOpenAi } from '../support/fake-openai.ts';
 import { hasPostgres } from '../support/postgres.ts';
 import { hasRedis } from '../support/redis.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import type { TestServer } from '../support/server.ts';
+import { useBrowserPlatform } from '../support/browser-platform.ts';
 
 /** A level of the demo board whose tin is offered soon and holds sun (daylight chapters collect sky sun). */
 function tinLevel(): number {
@@ -30,18 +31,13 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('companion on the demo ad
   let server: TestServer;
   let browser: Browser;
   let fake: FakeOpenAi;
-  beforeAll(async () => {
-    [server, browser, fake] = await Promise.all([startTestServer({}, { web: true }), launchBrowser(), startFakeOpenAi()]);
+  useBrowserPlatform({ provider: {} }, (p) => {
+    ({ server, browser, provider: fake } = p);
     fake.setHandler((body) => {
       const messages = body.messages as { role: string; content: string }[];
       const last = messages.at(-1)!.content;
       return fakeReplies.completion(JSON.stringify({ reply: `Hello gardener! You said: ${last}`, quote: last.includes('Sunflowers') ? 'Sunflowers' : undefined }));
     });
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-    await fake?.close();
   });
 
   it('pauses while the companion is open, talks through a local provider, buys and opens a tin, and the notebook records it', async () => {

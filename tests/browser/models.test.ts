@@ -1,31 +1,28 @@
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchBrowser } from '../support/browser.ts';
-import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
+import { describe, expect, it } from 'vitest';
+import { hasChromium } from '../support/browser.ts';
+import type { FakeOpenAi } from '../support/fake-openai.ts';
 import { hasPostgres } from '../support/postgres.ts';
 import { hasRedis } from '../support/redis.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import type { TestServer } from '../support/server.ts';
+import { useBrowserPlatform } from '../support/browser-platform.ts';
 
 describe.runIf(hasPostgres && hasRedis && hasChromium)('the model browser in a real browser', () => {
   let server: TestServer;
   let browser: Browser;
   let provider: FakeOpenAi;
-  beforeAll(async () => {
-    provider = await startFakeOpenAi({
-      apiKey: 'k-models',
-      models: [
-        { id: 'tiny-story', context_length: 4096 },
-        { id: 'big-story', name: 'Big Story', context_length: 128000 },
-      ],
-    });
-    server = await startTestServer({}, { web: true });
-    browser = await launchBrowser();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-    await provider?.close();
-  });
+  useBrowserPlatform(
+    {
+      provider: {
+        apiKey: 'k-models',
+        models: [
+          { id: 'tiny-story', context_length: 4096 },
+          { id: 'big-story', name: 'Big Story', context_length: 128000 },
+        ],
+      },
+    },
+    (p) => ({ server, browser, provider } = p),
+  );
 
   it('lists the models of the account’s OpenAI-compatible server; a pin persists across reloads', async () => {
     const page = await browser.newPage();

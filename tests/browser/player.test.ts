@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchBrowser } from '../support/browser.ts';
-import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
+import { describe, expect, it } from 'vitest';
+import { hasChromium } from '../support/browser.ts';
+import type { FakeOpenAi } from '../support/fake-openai.ts';
 import { hasPostgres } from '../support/postgres.ts';
 import { hasRedis } from '../support/redis.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import type { TestServer } from '../support/server.ts';
+import { useBrowserPlatform } from '../support/browser-platform.ts';
 
 /** A world whose custom interface shows hp and records what onChange and the statechange event saw. */
 function testWorld() {
@@ -50,16 +51,7 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('the world player in a re
   let browser: Browser;
   let provider: FakeOpenAi;
 
-  beforeAll(async () => {
-    provider = await startFakeOpenAi({ apiKey: 'player-key' });
-    server = await startTestServer({}, { web: true });
-    browser = await launchBrowser();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-    await provider?.close();
-  });
+  useBrowserPlatform({ provider: { apiKey: 'player-key' } }, (p) => ({ server, browser, provider } = p));
 
   it('renders the custom interface, streams a reply whose directive the frame sees; swipe and checkpoint restore work', async () => {
     const page = await browser.newPage();

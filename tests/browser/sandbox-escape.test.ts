@@ -2,10 +2,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchBrowser } from '../support/browser.ts';
+import { hasChromium } from '../support/browser.ts';
 import { hasPostgres } from '../support/postgres.ts';
 import { hasRedis } from '../support/redis.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import type { TestServer } from '../support/server.ts';
+import { useBrowserPlatform } from '../support/browser-platform.ts';
 
 const WORLD_ID = '5e5c3a9b-0d1f-4e2a-9b8c-7d6e5f4a3b2c';
 const OTHER_WORLD_ID = '00000000-0000-4000-8000-0000000000ff';
@@ -167,9 +168,8 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('sandbox escape attempts,
   let other: Server;
   let otherOrigin: string;
   const otherHits: string[] = [];
+  useBrowserPlatform({}, (p) => ({ server, browser } = p));
   beforeAll(async () => {
-    server = await startTestServer({}, { web: true });
-    browser = await launchBrowser();
     other = createServer((req, res) => {
       otherHits.push(req.url ?? '');
       res.writeHead(200, { 'access-control-allow-origin': '*', 'content-type': 'text/plain' });
@@ -179,8 +179,6 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('sandbox escape attempts,
     otherOrigin = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
   });
   afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
     await new Promise((resolve) => other?.close(resolve));
   });
 

@@ -1,9 +1,10 @@
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchBrowser } from '../support/browser.ts';
+import { describe, expect, it } from 'vitest';
+import { hasChromium } from '../support/browser.ts';
 import { hasPostgres } from '../support/postgres.ts';
 import { hasRedis } from '../support/redis.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import type { TestServer } from '../support/server.ts';
+import { useBrowserPlatform } from '../support/browser-platform.ts';
 
 /** A world whose interface subscribes with onChange and the yumina:statechange event and drives the API. */
 const probeWorld = {
@@ -70,14 +71,7 @@ export function Panel({ hp, gold, world }: { hp: unknown; gold: unknown; world: 
 describe.runIf(hasPostgres && hasRedis && hasChromium)('custom-interface sandbox in a real browser', () => {
   let server: TestServer;
   let browser: Browser;
-  beforeAll(async () => {
-    server = await startTestServer({}, { web: true });
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  useBrowserPlatform({}, (p) => ({ server, browser } = p));
 
   async function open(): Promise<Page> {
     const page = await browser.newPage();

@@ -1,21 +1,15 @@
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchBrowser } from '../support/browser.ts';
+import { describe, expect, it } from 'vitest';
+import { hasChromium } from '../support/browser.ts';
 import { hasPostgres } from '../support/postgres.ts';
 import { hasRedis } from '../support/redis.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import type { TestServer } from '../support/server.ts';
+import { useBrowserPlatform } from '../support/browser-platform.ts';
 
 describe.runIf(hasPostgres && hasRedis && hasChromium)('settings in a real browser', () => {
   let server: TestServer;
   let browser: Browser;
-  beforeAll(async () => {
-    server = await startTestServer({}, { web: true });
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  useBrowserPlatform({}, (p) => ({ server, browser } = p));
 
   it('signs up, saves an AI connection on /app/settings#ai-config, reloads and sees it masked', async () => {
     const page = await browser.newPage();

@@ -1,9 +1,10 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchBrowser } from '../support/browser.ts';
+import { describe, expect, it } from 'vitest';
+import { hasChromium } from '../support/browser.ts';
 import { hasPostgres } from '../support/postgres.ts';
 import { hasRedis } from '../support/redis.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import type { TestServer } from '../support/server.ts';
+import { useBrowserPlatform } from '../support/browser-platform.ts';
 
 interface WorldView {
   id: string;
@@ -42,15 +43,10 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('world studio in a real b
     return page;
   };
 
-  beforeAll(async () => {
-    server = await startTestServer({}, { web: true });
-    browser = await launchBrowser();
+  useBrowserPlatform({}, async (p) => {
+    ({ server, browser } = p);
     context = await browser.newContext();
     await signup(context, 'Studio Author');
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
   });
 
   it('creates a world in simple mode with an entry, a bounded number variable and a rule; saves; reloads; all there', async () => {

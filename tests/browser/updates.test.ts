@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchBrowser } from '../support/browser.ts';
+import { describe, expect, it } from 'vitest';
+import { hasChromium } from '../support/browser.ts';
 import { hasPostgres } from '../support/postgres.ts';
 import { hasRedis } from '../support/redis.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import type { TestServer } from '../support/server.ts';
+import { useBrowserPlatform } from '../support/browser-platform.ts';
 
 const sample = JSON.parse(readFileSync(new URL('../../packages/world/samples/willow-street.json', import.meta.url), 'utf8'));
 
@@ -30,10 +31,9 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('update records in a real
     return page;
   }
 
-  beforeAll(async () => {
-    server = await startTestServer({}, { web: true });
+  useBrowserPlatform({}, async (p) => {
+    ({ server, browser } = p);
     await server.ctx.db.primary.query('update review_rule set hold_first_publication = false, hold_all_publications = false');
-    browser = await launchBrowser();
     authorCtx = await browser.newContext({ locale: 'en-US' });
     readerCtx = await browser.newContext({ locale: 'en-US' });
     await signUp(authorCtx, 'Author');
@@ -41,10 +41,6 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('update records in a real
     const created = await authorCtx.request.post(`${server.url}/api/worlds`, { data: { world: sample } });
     worldId = ((await created.json()) as { id: string }).id;
     expect((await authorCtx.request.post(`${server.url}/api/worlds/${worldId}/publish`)).status()).toBe(200);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
   });
 
   it('the author adds a record with notification; a second open overview and a reader see it live; the reader has no edit control', async () => {
