@@ -49,15 +49,15 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     return503OnClosing: true,
     // Fastify's own HTTP/1 server, with GET /health/live answered before routing (health.ts).
     serverFactory: (handler, options) => {
-      // What Fastify would apply to the server it creates (its options, defaults filled in).
-      const o = options as { http?: ServerOptions; keepAliveTimeout?: number; requestTimeout?: number; connectionTimeout?: number; maxRequestsPerSocket?: number };
+      // What Fastify applies to the server it creates; it passes its options with defaults filled in.
+      const o = options as { http?: ServerOptions; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket: number };
       const server = createServer(o.http ?? {}, (req, res) => {
         if (!live(req, res)) handler(req, res);
       });
-      server.keepAliveTimeout = o.keepAliveTimeout ?? 72_000;
-      server.requestTimeout = o.requestTimeout ?? 0;
-      server.setTimeout(o.connectionTimeout ?? 0);
-      if ((o.maxRequestsPerSocket ?? 0) > 0) server.maxRequestsPerSocket = o.maxRequestsPerSocket!;
+      server.keepAliveTimeout = o.keepAliveTimeout;
+      server.requestTimeout = o.requestTimeout;
+      server.setTimeout(o.connectionTimeout);
+      if (o.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = o.maxRequestsPerSocket;
       return server;
     },
   }) as unknown as FastifyInstance;

@@ -1,11 +1,11 @@
 import type { ObjectStore } from '@yumina/assets';
 import type { Config } from '@yumina/config';
+import type { PartnerRegistry, SigningKeySet } from '@yumina/identity';
 import type { Database } from '@yumina/db';
 import type { Store } from '@yumina/store';
 import type { Telemetry } from '@yumina/telemetry';
 import type pino from 'pino';
 import type { SecretBox } from './accounts/secret-box.ts';
-import type { Partners } from './partners/setup.ts';
 import type { ReplicaIdentity } from './logger.ts';
 
 /** What every container route receives: one config, one database, one store, one logger. */
@@ -22,6 +22,7 @@ export interface AppContext {
   /** Game builds (and later world assets): S3 in production, a folder locally. */
   objects: ObjectStore;
   /** Partner games and the identity-token signing keys. */
-  partners: Partners;
+  /** Partner games (PARTNERS, or the demo partner) and the identity-token signing keys. */
+  partners: { registry: PartnerRegistry; keys: SigningKeySet };
   startedAt: number;
 }

@@ -11,7 +11,7 @@ import { buildApp, type BuildOptions } from './app.ts';
 import { openObjectStore, publishDemoGame } from './games/demo.ts';
 import { startMaintenance } from './maintenance.ts';
 import { startDemoPartner } from './partners/demo-partner.ts';
-import { loadKeys, loadRegistry, type Partners } from './partners/setup.ts';
+import { partnersFromConfig, signingKeysFromConfig } from '@yumina/identity';
 import type { AppContext } from './context.ts';
 import { createLogger, replicaIdentity } from './logger.ts';
 import { repoRoot } from './web.ts';
@@ -64,7 +64,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const secrets = loadSecretBox(config.auth.secretsKey, config.dataDir);
   const objects = openObjectStore(config);
   // The demo partner (local mode, no PARTNERS configured) listens first: its origin is part of the partner config.
-  let registry: Partners['registry'] = new Map();
+  let registry: AppContext['partners']['registry'] = new Map();
   const demo =
     config.mode === 'local' && !config.partners.json
       ? await startDemoPartner({
@@ -75,8 +75,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           partners: () => registry,
         })
       : undefined;
-  registry = loadRegistry(config, demo?.origin);
-  const partners: Partners = { registry, keys: await loadKeys(config) };
+  registry = partnersFromConfig(config, demo?.origin);
+  const partners: AppContext['partners'] = { registry, keys: await signingKeysFromConfig(config) };
   if (demo) log.info({ type: 'startup', demoPartner: demo.origin }, `Demo partner game at ${demo.origin}; open ${config.publicOrigin}/demo`);
   const ctx: AppContext = { config, db, store, log, identity, telemetry, secrets, objects, partners, startedAt: Date.now() };
   if (config.mode === 'local') await publishDemoGame(objects, log);

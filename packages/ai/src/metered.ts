@@ -203,12 +203,8 @@ export async function* meteredStream(ctx: MeteringContext, request: ChatRequest,
   let done = false;
   try {
     for await (const event of streamChat(ctx.selection.endpoint, request, meter.callOptions())) {
-      if (event.type === 'delta') {
-        content += event.text;
-        yield event;
-        continue;
-      }
-      if (event.type === 'reasoning') {
+      if (event.type !== 'done') {
+        if (event.type === 'delta') content += event.text;
         yield event;
         continue;
       }

@@ -75,13 +75,23 @@ export async function loadWork(db: Queryable, worldId: string, lock = false): Pr
   return row ? { id: row.id, ownerId: row.owner_id, status: row.status, name: row.name, pendingReview: row.pending_review } : null;
 }
 
+/**
+ * The language-variant group of the world `$1` (table world_variants: every variant names the
+ * original, the original names nobody), as the CTEs `root` (the original's id) and `grp` (the ids
+ * of the original and all its variants), to start a query with.
+ */
+export const VARIANT_GROUP_CTE = `with root as (select coalesce((select original_id from world_variants where world_id = $1), $1) as id),
+          grp as (select id from root union select world_id from world_variants where original_id = (select id from root))`;
+
+/** The original of a world's language-variant group: the world it names, or itself. */
+export async function variantRoot(db: Queryable, worldId: string): Promise<string> {
+  const { rows } = await db.query<{ id: string }>(`${VARIANT_GROUP_CTE} select id from root`, [worldId]);
+  return rows[0]!.id;
+}
+
 /** A work and its language variants: the original and every world naming it. */
 export async function variantGroup(db: Queryable, worldId: string): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(
-    `with root as (select coalesce((select original_id from world_variants where world_id = $1), $1) as id)
-     select id from root union select world_id from world_variants where original_id = (select id from root)`,
-    [worldId],
-  );
+  const { rows } = await db.query<{ id: string }>(`${VARIANT_GROUP_CTE} select id from grp`, [worldId]);
   return rows.map((r) => r.id);
 }
 
@@ -90,8 +100,7 @@ export async function readHistory(db: Queryable, worldId: string, viewer: Viewer
   const work = await loadWork(db, worldId);
   if (!work || !canView(work, viewer)) throw worldNotFound();
   const { rows } = await db.query<RecordRow>(
-    `with root as (select coalesce((select original_id from world_variants where world_id = $1), $1) as id),
-          grp as (select id from root union select world_id from world_variants where original_id = (select id from root))
+    `${VARIANT_GROUP_CTE}
      select u.id, u.world_id, u.title, u.content, u.is_major, u.created_at, w.language
        from world_updates u join worlds w on w.id = u.world_id
       where u.world_id in (select id from grp) and u.status = 'published'

@@ -7,7 +7,8 @@ import { z } from 'zod';
 import { requireAuth } from '../accounts/auth.ts';
 import { meteringFor } from '../ai/metering.ts';
 import type { AppContext } from '../context.ts';
-import { ownedSession, playableWorld, sessionMessages } from './model.ts';
+import { openEventStream } from '../event-stream.ts';
+import { historyOf, ownedSession, playableWorld, sessionMessages } from './model.ts';
 
 /** Calls per minute per account from world code (the sandbox's ai.complete). */
 export const AI_COMPLETE_PER_MINUTE = 20;
@@ -46,9 +47,7 @@ export async function aiCompleteRoutes(app: FastifyInstance, ctx: AppContext): P
       const lore = world.entries.filter((e) => e.enabled !== false && e.role !== 'greeting').map((e) => e.content);
       if (lore.length) context = [{ role: 'system', content: lore.join('\n\n') }];
     } else if (input.includeLorebook) {
-      const history = (await sessionMessages(ctx.db.primary, session.id))
-        .filter((m) => m.status === 'complete' && m.role !== 'system')
-        .map((m) => ({ role: m.role as 'user' | 'assistant', content: m.content }));
+      const history = historyOf(await sessionMessages(ctx.db.primary, session.id));
       const counter = sharedTokenCounter();
       const prompt = assemblePrompt(world, JSON.parse(session.state) as WorldState, {
         now: new Date(),
@@ -66,8 +65,7 @@ export async function aiCompleteRoutes(app: FastifyInstance, ctx: AppContext): P
       for await (const event of meteredStream(metering, request_, { purpose: 'world-ui' })) if (event.type === 'delta') text += event.text;
       return { content: text };
     }
-    reply.hijack();
-    reply.raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' });
+    const stream = openEventStream(reply);
     const controller = new AbortController();
     request.raw.on('close', () => controller.abort());
     let text = '';
@@ -75,12 +73,12 @@ export async function aiCompleteRoutes(app: FastifyInstance, ctx: AppContext): P
       for await (const event of meteredStream(metering, request_, { purpose: 'world-ui', signal: controller.signal })) {
         if (event.type === 'delta') {
           text += event.text;
-          reply.raw.write(`event: delta\ndata: ${JSON.stringify({ text: event.text })}\n\n`);
+          stream.write('delta', { text: event.text });
         }
       }
-      reply.raw.write(`event: done\ndata: ${JSON.stringify({ content: text })}\n\n`);
+      stream.write('done', { content: text });
     } catch (err) {
-      reply.raw.write(`event: error\ndata: ${JSON.stringify({ code: (err as { code?: string }).code ?? 'AI_FAILED', message: (err as Error).message })}\n\n`);
+      stream.write('error', { code: (err as { code?: string }).code ?? 'AI_FAILED', message: (err as Error).message });
     } finally {
       reply.raw.end();
     }

@@ -104,3 +104,7 @@ export async function sessionMessages(db: Queryable, sessionId: string): Promise
   const { rows } = await db.query<MessageRow & Record<string, unknown>>('select * from chat_messages where session_id = $1 order by position', [sessionId]);
   return rows;
 }
+
+/** History for the prompt: complete messages only (failed and partial replies are not sent). */
+export const historyOf = (messages: readonly MessageRow[]) =>
+  messages.filter((m) => m.status === 'complete' && m.role !== 'system').map((m) => ({ role: m.role as 'user' | 'assistant', content: m.content }));

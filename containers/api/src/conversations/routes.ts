@@ -8,7 +8,9 @@ import { requireAuth } from '../accounts/auth.ts';
 import { newId } from '../accounts/ids.ts';
 import type { AppContext } from '../context.ts';
 import { generateTurn, type TurnOutput } from './generate.ts';
+import { openEventStream } from '../event-stream.ts';
 import {
+  historyOf,
   type MessageRow,
   messageView,
   ownedSession,
@@ -31,20 +33,8 @@ const checkpointBody = z.strictObject({ name: z.string().trim().min(1).max(100) 
 const storageValue = z.strictObject({ value: z.string().max(64 * 1024) });
 const storageKey = z.string().min(1).max(200).regex(/^[\w.:-]+$/, 'letters, digits and . _ : - only');
 
-type Stream = { write(event: string, data: unknown): void };
-
 /** Generations running in this process, by session: stopped locally or through the store's pub/sub. */
 const running = new Map<string, AbortController>();
-
-function openStream(reply: FastifyReply): Stream {
-  reply.hijack();
-  reply.raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
-  return {
-    write(event, data) {
-      if (!reply.raw.writableEnded) reply.raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-    },
-  };
-}
 
 /** The world state after the first `before` messages: the newest complete snapshot, else the session's initial state. */
 function snapshotOf(world: WorldDefinition, messages: MessageRow[], before: number, session: SessionRow): WorldState {
@@ -54,10 +44,6 @@ function snapshotOf(world: WorldDefinition, messages: MessageRow[], before: numb
   }
   return normalizeState(world as never, JSON.parse(session.initial_state) as WorldState);
 }
-
-/** History for the prompt: complete messages only (failed and partial replies are not sent). */
-const historyOf = (messages: MessageRow[]) =>
-  messages.filter((m) => m.status === 'complete' && m.role !== 'system').map((m) => ({ role: m.role as 'user' | 'assistant', content: m.content }));
 
 export async function conversationRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const db = ctx.db.primary;
@@ -117,7 +103,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     request.raw.on('close', () => {
       if (!reply.raw.writableEnded) controller.abort(new Error('The client went away'));
     });
-    const stream = openStream(reply);
+    const stream = openEventStream(reply);
     stream.write('start', { messageId: target.id });
     let partial = prepare.prefix ?? '';
     try {

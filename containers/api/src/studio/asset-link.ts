@@ -35,16 +35,22 @@ export class AssetLinkSigner {
 
   /** 'valid' only for a genuine, unexpired token of exactly this world. */
   check(worldId: string, token: unknown, nowMs = Date.now()): AssetLinkCheck {
-    if (typeof token !== 'string' || !ASSET_TOKEN_PATTERN.test(token)) return 'invalid';
+    return this.verify(worldId, token, nowMs).check;
+  }
+
+  /** The check, and for a valid token the whole seconds it has left (0 otherwise). */
+  verify(worldId: string, token: unknown, nowMs = Date.now()): { check: AssetLinkCheck; secondsLeft: number } {
+    const invalid = { check: 'invalid' as const, secondsLeft: 0 };
+    if (typeof token !== 'string' || !ASSET_TOKEN_PATTERN.test(token)) return invalid;
     const [expText, macText] = token.split('.') as [string, string];
     const exp = Number(expText);
     const given = Buffer.from(macText, 'base64url');
     const expected = this.#mac(worldId, exp);
     // The canonical encoding only (the last base64url character carries spare bits).
-    if (given.length !== expected.length || given.toString('base64url') !== macText || !timingSafeEqual(given, expected)) return 'invalid';
+    if (given.length !== expected.length || given.toString('base64url') !== macText || !timingSafeEqual(given, expected)) return invalid;
     const now = Math.floor(nowMs / 1000);
     // No genuine token reaches further ahead than the server issues them (a minute of clock skew between replicas allowed).
-    if (exp > now + ASSET_LINK_TTL_SECONDS + ASSET_LINK_WINDOW_SECONDS + 60) return 'invalid';
-    return exp > now ? 'valid' : 'expired';
+    if (exp > now + ASSET_LINK_TTL_SECONDS + ASSET_LINK_WINDOW_SECONDS + 60) return invalid;
+    return exp > now ? { check: 'valid', secondsLeft: exp - now } : { check: 'expired', secondsLeft: 0 };
   }
 }

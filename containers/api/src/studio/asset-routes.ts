@@ -4,6 +4,7 @@ import { ASSET_TOKEN_PARAM, assetPath, isAssetId } from '@yumina/sandbox';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { authenticate, requireAuth } from '../accounts/auth.ts';
+import type { Authenticated } from '../accounts/sessions.ts';
 import type { AppContext } from '../context.ts';
 import { AssetLinkSigner } from './asset-link.ts';
 import { sniffAssetType } from './asset-type.ts';
@@ -48,6 +49,8 @@ const uploadQuery = z.object({ name: z.string().trim().max(200).default('') });
 export async function assetRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const db = ctx.db.primary;
   const links = new AssetLinkSigner(ctx.secrets.deriveKey('asset-links'));
+  /** Who may read a private (unpublished) world's assets with their session: its author and administrators. */
+  const readsPrivate = (auth: Authenticated | null, ownerId: string) => auth !== null && (auth.account.id === ownerId || auth.account.isAdmin);
 
   async function ownWorld(worldId: string, accountId: string) {
     const { rows } = await db.query<{ owner_id: string; status: string }>('select owner_id, status from worlds where id = $1', [worldId]);
@@ -126,7 +129,7 @@ export async function assetRoutes(app: FastifyInstance, ctx: AppContext): Promis
     reply.header('cache-control', 'no-store');
     if (world.status === 'published') return { worldId, token: null, expiresAt: null, expiresInSeconds: null };
     const auth = await authenticate(ctx, request, reply);
-    if (!auth || (auth.account.id !== world.owner_id && !auth.account.isAdmin)) throw new HttpError(404, 'NOT_FOUND', 'No such world.');
+    if (!readsPrivate(auth, world.owner_id)) throw new HttpError(404, 'NOT_FOUND', 'No such world.');
     const link = links.sign(worldId);
     return { worldId, token: link.token, expiresAt: link.expiresAt.toISOString(), expiresInSeconds: Math.round((link.expiresAt.getTime() - Date.now()) / 1000) };
   });
@@ -150,13 +153,12 @@ export async function assetRoutes(app: FastifyInstance, ctx: AppContext): Promis
     /** Seconds the signed token has left when the read is by signature; null when by the session. */
     let signedFor: number | null = null;
     if (!isPublic) {
-      const token = request.query[ASSET_TOKEN_PARAM];
       // Checked against the world of the path: a token of another world never matches it.
-      const check = token === undefined ? 'invalid' : links.check(worldId, token);
-      if (check === 'valid') signedFor = Math.max(0, Number(String(token).split('.')[0]) - Math.floor(Date.now() / 1000));
+      const { check, secondsLeft } = links.verify(worldId, request.query[ASSET_TOKEN_PARAM]);
+      if (check === 'valid') signedFor = secondsLeft;
       else {
         const auth = await authenticate(ctx, request, reply);
-        if (!auth || (auth.account.id !== asset.owner_id && !auth.account.isAdmin)) {
+        if (!readsPrivate(auth, asset.owner_id)) {
           if (check === 'expired') throw new HttpError(403, 'ASSET_LINK_EXPIRED', 'This asset link has expired; reload the page for a new one.');
           throw new HttpError(404, 'NOT_FOUND', 'No such asset.');
         }

@@ -3,7 +3,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { requireAuth } from '../accounts/auth.ts';
 import type { AppContext } from '../context.ts';
-import { announceWorkStatus } from '../updates/announce.ts';
 import { approveReview, readReviewRule, rejectReview } from './review.ts';
 
 interface ReviewListRow {
@@ -128,16 +127,14 @@ export async function reviewRoutes(app: FastifyInstance, ctx: AppContext): Promi
   app.post<{ Params: { id: string } }>('/api/admin/reviews/:id/approve', async (request, reply) => {
     const auth = await requireAdmin(request, reply);
     const body = parseWith(approveBody, request.body ?? undefined);
-    const worldId = await approveReview(db, request.params.id, auth.account.id, body?.reason || null);
-    await announceWorkStatus(ctx, worldId, { wentLive: true });
+    await approveReview(ctx, request.params.id, auth.account.id, body?.reason || null);
     return { ok: true };
   });
 
   app.post<{ Params: { id: string } }>('/api/admin/reviews/:id/reject', async (request, reply) => {
     const auth = await requireAdmin(request, reply);
     const body = parseWith(rejectBody, request.body);
-    const worldId = await rejectReview(db, request.params.id, auth.account.id, body.reason);
-    await announceWorkStatus(ctx, worldId, { wentLive: false });
+    await rejectReview(ctx, request.params.id, auth.account.id, body.reason);
     return { ok: true };
   });
 

@@ -1,6 +1,8 @@
-import type { DbClient, DbPool, Queryable } from '@yumina/db';
+import type { DbClient, Queryable } from '@yumina/db';
 import { HttpError } from '@yumina/http';
 import { randomBytes } from 'node:crypto';
+import type { AppContext } from '../context.ts';
+import { announceWorkStatus } from '../updates/announce.ts';
 
 /**
  * The review workflow of a work's publication (issue 13, item 3).
@@ -10,7 +12,8 @@ import { randomBytes } from 'node:crypto';
  * live, unless the review rule holds it: then a snapshot waits in `world_reviews` until an
  * administrator approves (the snapshot goes live) or rejects it (with a reason the author sees).
  * A held edit of a published work leaves the live version serving. Every transition is a row
- * of `world_publication_events` (who, when, which revision, why).
+ * of `world_publication_events` (who, when, which revision, why), and once committed it is
+ * announced to the work's open overviews (`announceWorkStatus`).
  */
 
 export interface WorldRowForReview {
@@ -104,8 +107,8 @@ export interface PublishOutcome {
  * published or held). Runs the review rule; a held publication or edit waits for an administrator.
  * Returns the outcome; the caller reads the row again for its answer.
  */
-export async function publishWorld(db: DbPool, worldId: string, actorId: string): Promise<PublishOutcome> {
-  return db.transaction(async (tx) => {
+export async function publishWorld(ctx: AppContext, worldId: string, actorId: string): Promise<PublishOutcome> {
+  const outcome = await ctx.db.primary.transaction(async (tx): Promise<PublishOutcome> => {
     const row = await lockWorld(tx, worldId);
     const live = row.status === 'published' && row.live_revision !== null;
     if (live && row.live_revision === row.revision) return { held: false, because: null, reviewId: null };
@@ -133,14 +136,16 @@ export async function publishWorld(db: DbPool, worldId: string, actorId: string)
     await recordEvent(tx, { worldId: row.id, ownerId: row.owner_id, actorId, action: 'published', revision: row.revision });
     return { held: false, because: null, reviewId: null };
   });
+  await announceWorkStatus(ctx, worldId, { wentLive: !outcome.held });
+  return outcome;
 }
 
 /**
  * Unpublishes a work, or withdraws its held first publication. A pending review is withdrawn.
  * Returns false when there was nothing to unpublish (a work never published nor held).
  */
-export async function unpublishWorld(db: DbPool, worldId: string, actorId: string): Promise<boolean> {
-  return db.transaction(async (tx) => {
+export async function unpublishWorld(ctx: AppContext, worldId: string, actorId: string): Promise<boolean> {
+  const changed = await ctx.db.primary.transaction(async (tx) => {
     const row = await lockWorld(tx, worldId);
     if (row.status === 'saved') return false;
     const withdrawn = await supersedePending(tx, worldId, 'withdrawn');
@@ -152,6 +157,8 @@ export async function unpublishWorld(db: DbPool, worldId: string, actorId: strin
     }
     return true;
   });
+  if (changed) await announceWorkStatus(ctx, worldId, { wentLive: false });
+  return changed;
 }
 
 interface ReviewRow {
@@ -172,8 +179,8 @@ async function lockPendingReview(tx: DbClient, reviewId: string): Promise<Review
 }
 
 /** Approve: the held snapshot goes live (the work is published, or its live version replaced). */
-export async function approveReview(db: DbPool, reviewId: string, adminId: string, reason: string | null): Promise<string> {
-  return db.transaction(async (tx) => {
+export async function approveReview(ctx: AppContext, reviewId: string, adminId: string, reason: string | null): Promise<void> {
+  const worldId = await ctx.db.primary.transaction(async (tx) => {
     const review = await lockPendingReview(tx, reviewId);
     await lockWorld(tx, review.world_id);
     await tx.query(
@@ -187,11 +194,12 @@ export async function approveReview(db: DbPool, reviewId: string, adminId: strin
     await recordEvent(tx, { worldId: review.world_id, ownerId: review.owner_id, actorId: adminId, action: 'approved', revision: review.revision, reviewId, reason });
     return review.world_id;
   });
+  await announceWorkStatus(ctx, worldId, { wentLive: true });
 }
 
 /** Reject: nothing goes live; a held first publication returns to the author; the reason is kept for the author. */
-export async function rejectReview(db: DbPool, reviewId: string, adminId: string, reason: string): Promise<string> {
-  return db.transaction(async (tx) => {
+export async function rejectReview(ctx: AppContext, reviewId: string, adminId: string, reason: string): Promise<void> {
+  const worldId = await ctx.db.primary.transaction(async (tx) => {
     const review = await lockPendingReview(tx, reviewId);
     const world = await lockWorld(tx, review.world_id);
     if (world.status === 'held') {
@@ -201,6 +209,7 @@ export async function rejectReview(db: DbPool, reviewId: string, adminId: string
     await recordEvent(tx, { worldId: review.world_id, ownerId: review.owner_id, actorId: adminId, action: 'rejected', revision: review.revision, reviewId, reason });
     return review.world_id;
   });
+  await announceWorkStatus(ctx, worldId, { wentLive: false });
 }
 
 /** Whether a work has a review waiting (the Update records routes refuse standalone records then). */

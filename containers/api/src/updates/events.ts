@@ -4,6 +4,7 @@ import { canView, historyPermissions, loadWork, parseUpdatesMessage, readRecord,
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { viewerOf } from './viewer.ts';
+import { type EventStream, openEventStream } from '../event-stream.ts';
 
 /** How often an open overview re-reads the work's status, for changes nobody announced. */
 const STATUS_POLL_MS = 5_000;
@@ -32,8 +33,10 @@ export async function updateEventRoutes(app: FastifyInstance, ctx: AppContext): 
 
     const res: ServerResponse = reply.raw;
     let ended = false;
+    /** Opened once the subscription is in place (below); nothing is sent before. */
+    let stream: EventStream | null = null;
     const send = (event: string, data: unknown) => {
-      if (!ended) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+      if (!ended) stream?.write(event, data);
     };
     const view = (w: NonNullable<typeof work>) => ({ status: w.status, ...historyPermissions(w, viewer) });
     let lastView = JSON.stringify(view(work));
@@ -104,14 +107,7 @@ export async function updateEventRoutes(app: FastifyInstance, ctx: AppContext): 
     open.add(end);
     res.on('close', end);
 
-    reply.hijack();
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-store',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
-    res.write('retry: 3000\n\n');
+    stream = openEventStream(reply, { retryMs: 3000 });
     send('ready', view(work));
   });
 }

@@ -6,7 +6,6 @@ import { authenticate, requireAuth } from '../accounts/auth.ts';
 import { newId } from '../accounts/ids.ts';
 import type { AppContext } from '../context.ts';
 import { publishWorld, unpublishWorld } from '../studio/review.ts';
-import { announceWorkStatus } from '../updates/announce.ts';
 import { variantRoutes } from './variants.ts';
 
 const WORLD_BODY_LIMIT = 5 * 1024 * 1024;
@@ -153,8 +152,7 @@ export async function worldRoutes(app: FastifyInstance, ctx: AppContext): Promis
     );
     if (rows[0] && (rows[0].status === 'published' || rows[0].status === 'held')) {
       // Saving a published (or held) work publishes the edit, through the review rule.
-      const outcome = await publishWorld(db, request.params.id, auth.account.id);
-      await announceWorkStatus(ctx, request.params.id, { wentLive: !outcome.held });
+      await publishWorld(ctx, request.params.id, auth.account.id);
       return { ...ownerView(await ownedWorld(request.params.id, auth.account.id)), warnings };
     }
     if (!rows[0]) {
@@ -183,12 +181,10 @@ export async function worldRoutes(app: FastifyInstance, ctx: AppContext): Promis
       await ownedWorld(request.params.id, auth.account.id);
       // Publication goes through the review rule (containers/api/src/studio/review.ts).
       if (action === 'publish') {
-        const outcome = await publishWorld(db, request.params.id, auth.account.id);
-        await announceWorkStatus(ctx, request.params.id, { wentLive: !outcome.held });
+        const outcome = await publishWorld(ctx, request.params.id, auth.account.id);
         return { ...ownerView(await ownedWorld(request.params.id, auth.account.id)), review: outcome };
       }
-      if (!(await unpublishWorld(db, request.params.id, auth.account.id))) throw new HttpError(409, 'NOT_PUBLISHED', 'This world was never published.');
-      await announceWorkStatus(ctx, request.params.id, { wentLive: false });
+      if (!(await unpublishWorld(ctx, request.params.id, auth.account.id))) throw new HttpError(409, 'NOT_PUBLISHED', 'This world was never published.');
       return ownerView(await ownedWorld(request.params.id, auth.account.id));
     });
   }

@@ -1,5 +1,6 @@
 import type { Queryable } from '@yumina/db';
 import { HttpError, parseWith } from '@yumina/http';
+import { VARIANT_GROUP_CTE, variantRoot } from '@yumina/updates';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { authenticate, requireAuth } from '../accounts/auth.ts';
@@ -36,20 +37,13 @@ const notFound = () => new HttpError(404, 'NOT_FOUND', 'No such world.');
 class RootMoved extends Error {}
 const LINK_ATTEMPTS = 3;
 
-/** The original of a world's group: what it names, or itself. */
-async function rootOf(db: Queryable, worldId: string): Promise<string> {
-  const { rows } = await db.query<{ id: string }>('select coalesce((select original_id from world_variants where world_id = $1), $1) as id', [worldId]);
-  return rows[0]!.id;
-}
-
 /**
  * The group of a world as a viewer sees it. The owner sees every member with its saved name and
  * language; anyone else sees published members only, with their live name and language.
  */
 export async function readVariantGroup(db: Queryable, worldId: string, viewerId: string | null): Promise<VariantGroupView> {
   const { rows } = await db.query<{ id: string; owner_id: string; status: WorldStatus; name: string; language: string | null; live_name: string; live_language: string | null; is_original: boolean }>(
-    `with root as (select coalesce((select original_id from world_variants where world_id = $1), $1) as id),
-          grp as (select id from root union select world_id from world_variants where original_id = (select id from root))
+    `${VARIANT_GROUP_CTE}
      select w.id, w.owner_id, w.status, w.name, w.language,
             coalesce(w.live_name, w.name) as live_name, coalesce(w.live_language, w.language) as live_language,
             w.id = (select id from root) as is_original
@@ -99,7 +93,7 @@ export async function variantRoutes(app: FastifyInstance, ctx: AppContext): Prom
 
     for (let attempt = 1; ; attempt++) {
       // A guess of the target's original, read without a lock; confirmed once the locks are held.
-      const guessedRoot = originalId === null ? null : await rootOf(db, originalId);
+      const guessedRoot = originalId === null ? null : await variantRoot(db, originalId);
       try {
         return await db.transaction(async (tx) => {
           const involved = [...new Set([worldId, originalId, guessedRoot].filter((x): x is string => x !== null))];
@@ -112,11 +106,11 @@ export async function variantRoutes(app: FastifyInstance, ctx: AppContext): Prom
           }
           if (!owned.has(originalId)) throw new HttpError(404, 'NOT_FOUND', 'No such original world among your works.');
           if (originalId === worldId) throw new HttpError(409, 'VARIANT_SELF', 'A world cannot be a language variant of itself.');
-          const root = await rootOf(tx, originalId);
+          const root = await variantRoot(tx, originalId);
           if (root !== guessedRoot) throw new RootMoved();
           if (!owned.has(root)) throw new HttpError(404, 'NOT_FOUND', 'No such original world among your works.');
           if (root === worldId) throw new HttpError(409, 'VARIANT_SAME_GROUP', 'That world is already a language variant of this one.');
-          if ((await rootOf(tx, worldId)) === root) throw new HttpError(409, 'VARIANT_SAME_GROUP', 'This world is already a language variant of that work.');
+          if ((await variantRoot(tx, worldId)) === root) throw new HttpError(409, 'VARIANT_SAME_GROUP', 'This world is already a language variant of that work.');
           const own = await tx.query('select 1 from world_variants where original_id = $1 limit 1', [worldId]);
           if (own.rowCount) throw new HttpError(409, 'VARIANT_HAS_VARIANTS', 'This world has language variants of its own: unlink its variants first.');
           await tx.query(
