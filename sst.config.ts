@@ -2,7 +2,7 @@
 
 /**
  * AWS for the platform: one file per concern under infra/, imported here.
- * Deploy with `npx sst deploy --stage production` (docs/OPERATIONS.md).
+ * Deploy with `npx sst deploy --stage production` (docs/DEPLOY.md).
  */
 export default $config({
   app(input) {
@@ -19,9 +19,10 @@ export default $config({
     const { store } = await import('./infra/store');
     const { objects } = await import('./infra/assets');
     const { secrets } = await import('./infra/secrets');
+    const { router } = await import('./infra/router');
     const { api } = await import('./infra/api');
     const { functions } = await import('./infra/functions');
-    const { web } = await import('./infra/web');
+    const { web, partnerRoutes } = await import('./infra/web');
     return {
       vpc: vpc.id,
       database: database.host,
@@ -31,6 +32,8 @@ export default $config({
       api: api.url,
       functions: Object.keys(functions).join(','),
       web: web.url,
+      url: router.url,
+      partnerRoutes,
     };
   },
 });

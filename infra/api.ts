@@ -1,42 +1,69 @@
 import { objects } from './assets';
 import { database } from './database';
 import { vpc } from './network';
+import { publicOrigin } from './router';
 import { secrets } from './secrets';
 import { store } from './store';
 
 export const cluster = new sst.aws.Cluster('Cluster', { vpc });
 
+/** Two replicas in one region (seed 000 §1), each with the seed's pool caps. */
+export const REPLICAS = 2;
+export const POOL = { primary: 100, read: 80 };
+export const CONTAINER_PORT = 3000;
+
 /**
- * The long-lived server (containers/api): two replicas in one region. Deployments wait for
- * GET /health (readiness); /health/live is diagnostic only, not a restart policy.
+ * The long-lived server (containers/api). It reads its database, store, bucket and keys from the
+ * links below (packages/config maps them); container mode refuses to start without them.
+ *
+ * Two health checks with two jobs: the container's own check (ECS restarts a task that fails it)
+ * only asks whether the process answers, GET /health/live, with `node` (the image has no wget or
+ * curl); the load balancer's target health and deployments use GET /health, so a database outage
+ * takes replicas out of rotation without killing them.
  */
 export const api = new sst.aws.Service('Api', {
   cluster,
   image: { context: '.', dockerfile: 'containers/api/Dockerfile' },
-  link: [database, store, objects, secrets.secretsKey, secrets.identitySigningKey, secrets.metricsToken],
-  scaling: { min: 2, max: 2 },
+  link: [
+    database,
+    store,
+    objects,
+    secrets.secretsKey,
+    secrets.identitySigningKey,
+    secrets.identitySigningKeyNext,
+    secrets.identitySigningKeyPrevious,
+    secrets.metricsToken,
+    secrets.partners,
+    secrets.databaseReadUrl,
+  ],
+  scaling: { min: REPLICAS, max: REPLICAS },
   cpu: '1 vCPU',
   memory: '2 GB',
   health: {
-    command: ['CMD-SHELL', 'wget -qO- http://localhost:3000/health || exit 1'],
+    command: ['CMD', 'node', 'containers/api/liveness-check.mjs'],
     interval: '10 seconds',
-    timeout: '6 seconds',
+    timeout: '5 seconds',
     retries: 3,
     startPeriod: '60 seconds',
   },
   loadBalancer: {
-    rules: [{ listen: '80/http', forward: '3000/http' }],
-    health: { '3000/http': { path: '/health', interval: '10 seconds', timeout: '6 seconds' } },
+    rules: [{ listen: '80/http', forward: `${CONTAINER_PORT}/http` }],
+    health: {
+      [`${CONTAINER_PORT}/http`]: { path: '/health', interval: '10 seconds', timeout: '6 seconds', healthyThreshold: 2, unhealthyThreshold: 2 },
+    },
   },
   environment: {
     APP_MODE: 'container',
-    PORT: '3000',
+    NODE_ENV: 'production',
+    PORT: String(CONTAINER_PORT),
     REGION: $app.stage,
     DEPLOYMENT_ID: $app.stage,
-    GAMES_BUCKET: objects.name,
-    // config reads the environment once at start (packages/config); secrets come from SST.
-    SECRETS_KEY: secrets.secretsKey.value,
-    IDENTITY_SIGNING_KEY: secrets.identitySigningKey.value,
-    METRICS_TOKEN: secrets.metricsToken.value,
+    PUBLIC_ORIGIN: publicOrigin,
+    // Requests arrive through CloudFront and then the load balancer: the client address is two hops back.
+    TRUST_PROXY: '2',
+    DATABASE_POOL_MAX: String(POOL.primary),
+    DATABASE_READ_POOL_MAX: String(POOL.read),
+    // Drain in-flight requests within ECS's 30 s stop timeout (SIGTERM, then SIGKILL).
+    SHUTDOWN_GRACE_MS: '25000',
   },
 });

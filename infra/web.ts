@@ -1,15 +1,27 @@
 import { api } from './api';
 import { functions } from './functions';
+import { router } from './router';
+import { partnerSlugs, type Route, routeTable } from './routes';
+import { secrets } from './secrets';
 
-/** One origin: the router sends each function's path to its Lambda, /api and /health to the container, the rest to the web app. */
-export const router = new sst.aws.Router('Router');
-router.route('/api/auth/jwks', functions.jwks.url);
-router.route('/api/worlds/validate', functions.worldValidate.url);
-router.route('/api', api.url);
-router.route('/health', api.url);
+const backend = (route: Route) => (route.target.kind === 'function' ? functions[route.target.function].url : api.url);
 
+/** The route table on the router: the container's paths and each function's path; the rest is the web app. */
+for (const route of routeTable()) {
+  if (route.target.kind !== 'static') router.route(route.pattern, backend(route));
+}
+/** Each configured partner's landing page `/<partner>` goes to the container; the slugs come from the Partners secret. */
+export const partnerRoutes = secrets.partners.value.apply((json) => {
+  const fixed = new Set(routeTable().map((r) => r.pattern));
+  const added = routeTable(partnerSlugs(json)).filter((r) => !fixed.has(r.pattern));
+  for (const route of added) router.route(route.pattern, backend(route));
+  return added.map((r) => r.pattern);
+});
+
+/** The static web app; any path without a file (deep links such as /play/<id>) is answered by index.html. */
 export const web = new sst.aws.StaticSite('Web', {
   path: 'web',
   build: { command: 'npm run build', output: 'dist' },
+  errorPage: 'index.html',
   router: { instance: router },
 });

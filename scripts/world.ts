@@ -2,17 +2,32 @@
  * The author command line: test a world offline, or script it.
  *
  *   npm run world -- validate <world.json>
+ *   npm run world -- import <file> [--out <world.json>]
+ *   npm run world -- action <world.json> <actionId> [--state <state.json>] [--seed N] [--now <ISO time>] [--session <id>]
  *   npm run world -- turn <world.json> [--state <state.json>] --user <text> --reply <text>
  *                         [--history <messages.json>] [--seed N] [--now <ISO time>] [--session <id>]
  *   npm run world -- prompt <world.json> [--state <state.json>] [--history <messages.json>]
  *                         [--user <text>] [--seed N] [--now <ISO time>] [--session <id>]
  *
- * Exit codes: 0 success; 1 the world is invalid; 2 usage error, missing file or bad JSON
- * (one clear line on stderr).
+ * Exit codes: 0 success; 1 the world is invalid (or could not be imported); 2 usage error,
+ * missing file or bad JSON (one clear line on stderr).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { basename, extname } from 'node:path';
 import { parseArgs } from 'node:util';
-import { assemblePrompt, type HistoryMessage, runTurn, validateWorld, type WorldDefinition, type WorldState } from '../packages/world/src/index.ts';
+import {
+  assemblePrompt,
+  dispatchEvents,
+  type HistoryMessage,
+  importWorld,
+  lintWorld,
+  reportLines,
+  runTurn,
+  startSession,
+  validateWorld,
+  type WorldDefinition,
+  type WorldState,
+} from '../packages/world/src/index.ts';
 
 class CliError extends Error {
   readonly code = 'WORLD_CLI_USAGE';
@@ -27,6 +42,8 @@ class InvalidWorldError extends Error {
 
 const USAGE = `usage:
   npm run world -- validate <world.json>
+  npm run world -- import <file: world JSON of version 5.x-25.x, SillyTavern card JSON or PNG, World Info JSON> [--out <world.json>]
+  npm run world -- action <world.json> <actionId> [--state <state.json>] [--seed N] [--now <ISO time>] [--session <id>]
   npm run world -- turn <world.json> [--state <state.json>] --user <text> --reply <text> [--history <messages.json>] [--seed N] [--now <ISO time>] [--session <id>]
   npm run world -- prompt <world.json> [--state <state.json>] [--history <messages.json>] [--user <text>] [--seed N] [--now <ISO time>] [--session <id>]`;
 
@@ -50,11 +67,44 @@ interface Issue {
   message: string;
 }
 
-/** Reads and validates a world: the normalized world (defaults filled in), or InvalidWorldError. */
-function loadWorld(path: string): WorldDefinition {
+/** Reads and validates a world: the normalized world (defaults filled in) and its warnings, or InvalidWorldError. */
+function loadWorldWithWarnings(path: string): { world: WorldDefinition; warnings: Issue[] } {
   const result = validateWorld(readJson(path, 'world'));
   if (!result.ok) throw new InvalidWorldError(result.issues);
-  return result.world;
+  return { world: result.world, warnings: [...result.warnings, ...lintWorld(result.world)] };
+}
+
+function loadWorld(path: string): WorldDefinition {
+  return loadWorldWithWarnings(path).world;
+}
+
+function readBytes(path: string, what: string): Uint8Array {
+  try {
+    return new Uint8Array(readFileSync(path));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new CliError(code === 'ENOENT' ? `${what} file not found: ${path}` : `cannot read ${what} file ${path}: ${code ?? (error as Error).message}`);
+  }
+}
+
+/** `import`: the world to stdout (or --out), the report to stderr; exit 1 with the report and every issue when refused. */
+function importCommand(path: string, out: string | undefined): void {
+  const result = importWorld(readBytes(path, 'import'), { fallbackName: basename(path, extname(path)) });
+  if (result.report) for (const line of reportLines(result.report)) process.stderr.write(`${line}\n`);
+  if (!result.ok) {
+    process.stderr.write(`refused: ${result.issues.length} issue${result.issues.length === 1 ? '' : 's'}\n`);
+    for (const issue of result.issues) process.stderr.write(`${issue.path || '$'}: ${issue.message}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  const text = `${JSON.stringify(result.world, null, 2)}\n`;
+  if (out) {
+    try {
+      writeFileSync(out, text);
+    } catch (error) {
+      throw new CliError(`cannot write ${out}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  } else process.stdout.write(text);
 }
 
 function printIssues(issues: readonly Issue[]): void {
@@ -112,6 +162,7 @@ function run(argv: string[]): void {
         seed: { type: 'string' },
         now: { type: 'string' },
         session: { type: 'string' },
+        out: { type: 'string' },
       },
     });
   } catch (error) {
@@ -119,23 +170,40 @@ function run(argv: string[]): void {
   }
   const { values, positionals } = parsed;
   const worldPath = positionals[0];
-  if (!worldPath || positionals.length > 1) throw new CliError(`${command} needs exactly one world file\n${USAGE}`);
-
-  if (command === 'validate') {
-    loadWorld(worldPath);
-    process.stdout.write('valid\n');
+  if (command === 'import') {
+    if (!worldPath || positionals.length > 1) throw new CliError(`import needs exactly one file\n${USAGE}`);
+    importCommand(worldPath, values.out as string | undefined);
     return;
   }
-  if (command !== 'turn' && command !== 'prompt') throw new CliError(`unknown command "${command}"\n${USAGE}`);
+  if (command === 'action') {
+    if (!worldPath || positionals.length !== 2) throw new CliError(`action needs a world file and an action id\n${USAGE}`);
+  } else if (!worldPath || positionals.length > 1) throw new CliError(`${command} needs exactly one world file\n${USAGE}`);
+
+  if (command === 'validate') {
+    const { warnings } = loadWorldWithWarnings(worldPath);
+    process.stdout.write('valid\n');
+    for (const warning of warnings) process.stdout.write(`warning ${warning.path || '$'}: ${warning.message}\n`);
+    return;
+  }
+  if (command !== 'turn' && command !== 'prompt' && command !== 'action') throw new CliError(`unknown command "${command}"\n${USAGE}`);
   if (command === 'turn' && (typeof values.user !== 'string' || typeof values.reply !== 'string')) throw new CliError(`turn needs --user and --reply\n${USAGE}`);
   const state = loadState(values.state as string | undefined);
   const history = loadHistory(values.history as string | undefined);
   const options = session(values);
   const definition = loadWorld(worldPath);
 
+  if (command === 'action') {
+    const actionId = positionals[1] as string;
+    const result = dispatchEvents(definition, state ?? startSession(definition, options).state, [{ type: 'action', actionId }], options);
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return;
+  }
   if (command === 'prompt') {
-    const messages = typeof values.user === 'string' ? [...history, { role: 'user' as const, content: values.user }] : history;
-    const prompt = assemblePrompt(definition, state, { ...options, history: messages });
+    // A fresh state starts a session: its greeting opens the history and session-start effects apply.
+    const fresh = state === null && history.length === 0 ? startSession(definition, options) : null;
+    const opening: HistoryMessage[] = fresh?.greetings[0] ? [{ role: 'assistant', content: fresh.greetings[0] }] : [];
+    const messages = [...opening, ...history, ...(typeof values.user === 'string' ? [{ role: 'user' as const, content: values.user }] : [])];
+    const prompt = assemblePrompt(definition, fresh?.state ?? state, { ...options, history: messages });
     process.stdout.write(
       `${JSON.stringify(
         {

@@ -7,6 +7,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, hasPostgres, type TestDatabase } from './support/postgres.ts';
 import { freePort, hasRedis, sharedRedisUrl, testPrefix } from './support/redis.ts';
+import { containerSettings } from './support/container-settings.ts';
 
 const root = resolve(import.meta.dirname, '..');
 
@@ -47,7 +48,7 @@ describe.runIf(hasPostgres && hasRedis)('two container replicas on one database 
   beforeAll(async () => {
     database = await createTestDatabase();
     env = {
-      APP_MODE: 'container',
+      ...containerSettings(),
       LOG_LEVEL: 'warn',
       DATA_DIR: dataDir,
       DATABASE_URL: database.url,

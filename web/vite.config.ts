@@ -1,9 +1,22 @@
 import { fileURLToPath } from 'node:url';
 import react from '@vitejs/plugin-react';
-import { defineConfig } from 'vite';
+import { defineConfig, type Plugin } from 'vite';
+import { HOST_PAGE_POLICY } from '../packages/sandbox/src/host-policy.ts';
+
+/** The app shell (index.html) carries the host page's Content-Security-Policy as a meta element too (the static site in production). */
+function hostPagePolicy(): Plugin {
+  return {
+    name: 'yumina-host-page-policy',
+    transformIndexHtml: {
+      order: 'pre',
+      handler: (html, ctx) =>
+        ctx.filename.endsWith('/index.html') ? html.replace('<meta charset="UTF-8" />', `<meta charset="UTF-8" />\n    <meta http-equiv="Content-Security-Policy" content="${HOST_PAGE_POLICY}" />`) : html,
+    },
+  };
+}
 
 export default defineConfig({
-  plugins: [react()],
+  plugins: [react(), hostPagePolicy()],
   build: {
     outDir: 'dist',
     emptyOutDir: true,

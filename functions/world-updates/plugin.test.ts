@@ -63,7 +63,7 @@ describe.runIf(hasPostgres && hasRedis)('function world-updates', () => {
     const me = { 'x-test-account': ownerId };
     const created = await app.inject({ method: 'POST', url: `/api/worlds/${worldId}/updates`, payload: { title: 'From inject', notifyPlayers: false }, headers: me });
     expect(created.statusCode).toBe(201);
-    const viaLambda = (await handler(lambdaEvent('POST', `/api/worlds/${worldId}/updates`, { title: 'From Lambda', isMajor: true }, me), {})) as {
+    const viaLambda = (await handler(lambdaEvent('POST', `/api/worlds/${worldId}/updates`, { title: 'From Lambda', isMajor: true, notifyPlayers: false }, me), {})) as {
       statusCode: number;
       body: string;
     };

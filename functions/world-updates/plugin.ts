@@ -1,8 +1,12 @@
 import type { DbPool } from '@yumina/db';
 import { HttpError, parseWith } from '@yumina/http';
 import type { Store } from '@yumina/store';
-import { announceRecord, createRecord, createUpdateBody, editRecord, editUpdateBody, readHistory, type Viewer } from '@yumina/updates';
+import { announceRecord, createRecord, createUpdateBody, editRecord, editUpdateBody, HISTORY_LIMIT, readHistory, type Viewer } from '@yumina/updates';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+
+/** A page of the history: `cursor` is the previous page's nextCursor (issue 24). */
+const historyQuery = z.object({ cursor: z.string().max(400).optional(), limit: z.coerce.number().int().min(1).max(HISTORY_LIMIT).default(HISTORY_LIMIT) });
 
 /** Creates and edits per account per minute (shared store, in-memory fallback). */
 const WRITES_PER_MINUTE = 120;
@@ -51,7 +55,8 @@ const worldUpdates: FastifyPluginAsync<WorldUpdatesOptions> = async (app, option
   app.get<{ Params: Params }>('/api/worlds/:id/updates', async (request, reply) => {
     const viewer = await options.authenticate(request, reply);
     reply.header('cache-control', 'no-store');
-    return readHistory(db, request.params.id, viewer);
+    const q = parseWith(historyQuery, request.query, 'query');
+    return readHistory(db, request.params.id, viewer, q.cursor, q.limit);
   });
 
   app.post<{ Params: Params }>('/api/worlds/:id/updates', { bodyLimit: 64 * 1024 }, async (request, reply) => {

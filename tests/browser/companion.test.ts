@@ -27,6 +27,17 @@ async function inPage(page: Page, path: string, method: string, json: unknown): 
   );
 }
 
+
+async function signUp(page: Page, server: TestServer, name: string): Promise<string> {
+  const email = `${name}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.com`;
+  await page.goto(`${server.url}/`);
+  expect(await inPage(page, '/api/auth/signup', 'POST', { email, password: 'long enough pw', displayName: name })).toBeLessThan(300);
+  return email;
+}
+
+const simTimeOf = async (page: Page) => Number(await page.getByTestId('sim-time').textContent());
+const saved = (page: Page) => expect.poll(() => page.getByTestId('save-status').getAttribute('data-status'), { timeout: 20_000 }).toBe('saved');
+
 describe.runIf(hasPostgres && hasRedis && hasChromium)('companion on the demo adventure board', () => {
   let server: TestServer;
   let browser: Browser;
@@ -107,6 +118,10 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('companion on the demo ad
     await page.getByLabel('Speed').selectOption('4');
     const invitation = page.getByTestId('tin-invitation');
     await invitation.waitFor({ state: 'visible', timeout: 30_000 });
+    // The invitation never pauses combat: time goes on while it shows.
+    const invitedAt = await simTime();
+    await expect.poll(simTime).toBeGreaterThan(invitedAt);
+    expect(await state.textContent()).toBe('Running');
     await page.getByRole('button', { name: 'Pause' }).click();
     await expect.poll(() => state.textContent()).toBe('Paused');
     const sunBefore = Number(await page.getByTestId('sun').textContent());
@@ -141,10 +156,200 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('companion on the demo ad
     expect(system).toContain('tin-opened-sun');
 
     // Reloading resumes the tin from save chunk 23: still opened, same contents, no second offer.
+    await expect.poll(() => page.getByTestId('save-status').getAttribute('data-status'), { timeout: 20_000 }).toBe('saved');
     await page.reload();
     await expect.poll(() => page.getByTestId('tin-opened').textContent()).toBe('The tin held 75 sun.');
     await expect.poll(simTime).toBeGreaterThan(2);
     expect(await page.getByTestId('tin-invitation').count()).toBe(0);
+    // The model chosen in this game tab is kept for the account in the tab's session: still there after the reload…
+    await page.getByRole('button', { name: 'Talk to the companion' }).click();
+    await expect.poll(() => panel.getByTestId('companion-model').textContent()).toBe('picked/model-2');
+    // …while another tab (another session) starts from the account's default model.
+    const otherTab = await context.newPage();
+    await otherTab.goto(`${server.url}/adventure/demo?level=${level}`);
+    await otherTab.getByRole('button', { name: 'Talk to the companion' }).click();
+    await expect.poll(() => otherTab.getByRole('dialog', { name: 'Companion' }).getByTestId('companion-model').textContent()).toBe('garden-model');
     await context.close();
   }, 120_000);
+  it('a sealed tin is gone when its attempt is lost: Try again and a reload never bring it back; a reload mid-level resumes lawn time and tin together', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(40_000);
+    page.on('pageerror', (e) => console.error('PAGEERROR', e.message));
+    await signUp(page, server, 'tin');
+    const level = tinLevel();
+    await page.goto(`${server.url}/adventure/demo?level=${level}&speed=16`);
+    const state = page.getByTestId('board-state');
+    // An empty lawn at the start, with sun to spend; the plants are drawn as sprites, not text.
+    await expect.poll(() => simTimeOf(page), { timeout: 20_000 }).toBeGreaterThan(0);
+    expect(await page.locator('.lawn [data-sprite="sunflower"], .lawn [data-sprite="peashooter"]').count()).toBe(0);
+    expect(await page.getByTestId('difficulty-note').textContent()).toContain('4 times the original weighted zombie budget');
+    await page.screenshot({ path: '/tmp/companion-board-start.png', fullPage: true });
+
+    const invitation = page.getByTestId('tin-invitation');
+    await invitation.waitFor({ state: 'visible', timeout: 40_000 });
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await expect.poll(() => state.textContent()).toBe('Paused');
+    await invitation.getByRole('button', { name: 'Buy the tin (25 sun)' }).click();
+    await page.getByTestId('tin-sealed').waitFor();
+    const boughtAt = await simTimeOf(page);
+    const sunAfterBuying = Number(await page.getByTestId('sun').textContent());
+    expect(boughtAt).toBeGreaterThanOrEqual(60);
+    await saved(page);
+    await page.screenshot({ path: '/tmp/companion-board-tin.png', fullPage: true });
+
+    // Reload mid-level: the lawn resumes at the moment of the save that holds the sealed tin.
+    await page.reload();
+    await page.getByTestId('tin-sealed').waitFor();
+    expect(await simTimeOf(page)).toBeGreaterThanOrEqual(boughtAt);
+    expect(await page.getByTestId('tin-invitation').count()).toBe(0);
+    await page.getByRole('button', { name: 'Pause' }).click();
+    expect(Number(await page.getByTestId('sun').textContent())).toBeGreaterThanOrEqual(sunAfterBuying);
+    await page.getByRole('button', { name: 'Resume' }).click();
+
+    // Nobody defends the lawn: the attempt is lost, and the tin with it.
+    await expect.poll(() => state.textContent(), { timeout: 60_000 }).toBe('Lost');
+    await page.screenshot({ path: '/tmp/companion-board-lost.png', fullPage: true });
+    expect(await page.getByTestId('tin-sealed').count()).toBe(0);
+    await page.getByRole('button', { name: 'Try again' }).click();
+    await expect.poll(() => state.textContent()).toBe('Running');
+    expect(await simTimeOf(page)).toBeLessThan(boughtAt);
+    expect(await page.getByTestId('tin-sealed').count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Open the tin' }).count()).toBe(0);
+    // …and a reload after the defeat does not bring it back either.
+    await saved(page);
+    await page.reload();
+    await expect.poll(() => simTimeOf(page), { timeout: 20_000 }).toBeGreaterThan(0);
+    expect(await simTimeOf(page)).toBeLessThan(boughtAt);
+    expect(await page.getByTestId('tin-sealed').count()).toBe(0);
+    const save = await page.evaluate(async () => (await (await fetch('/api/games/companion-demo/saves/adventure')).json()) as { companion: { encounter: { phase: string } | null } });
+    expect(save.companion.encounter?.phase ?? 'none').not.toBe('sealed');
+    await context.close();
+  }, 150_000);
+
+  it('level 1-6 starts empty with sun to spend; a plant is paid and drawn as a sprite; left alone the level is lost', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(30_000);
+    await signUp(page, server, 'careless');
+    await page.goto(`${server.url}/adventure/demo?level=6`);
+    await expect.poll(() => simTimeOf(page), { timeout: 20_000 }).toBeGreaterThan(0);
+    await page.getByRole('button', { name: 'Pause' }).click();
+    expect(await page.locator('.lawn [data-sprite]:not([data-sprite="mower"])').count()).toBe(0);
+    expect(Number(await page.getByTestId('sun').textContent())).toBe(50);
+    await page.getByRole('toolbar', { name: 'Plants' }).getByRole('button', { name: /Sunflower/ }).click();
+    await page.getByRole('button', { name: 'Row 3, column 1', exact: true }).click();
+    expect(Number(await page.getByTestId('sun').textContent())).toBe(0);
+    expect(await page.getByRole('button', { name: 'Row 3, column 1: Sunflower' }).locator('[data-sprite="sunflower"]').count()).toBe(1);
+    // Not enough sun for a Peashooter: refused, nothing planted.
+    await page.getByRole('toolbar', { name: 'Plants' }).getByRole('button', { name: /Peashooter/ }).click();
+    await page.getByRole('button', { name: 'Row 2, column 2', exact: true }).click();
+    expect(await page.locator('.lawn [data-sprite="peashooter"]').count()).toBe(0);
+    // A careless player (one Sunflower, nothing else) loses.
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await page.getByLabel('Speed').selectOption('16');
+    await expect.poll(() => page.locator('.lawn [data-sprite$="zombie"]').count(), { timeout: 30_000 }).toBeGreaterThan(0);
+    await page.screenshot({ path: '/tmp/companion-board-zombies.png', fullPage: true });
+    await expect.poll(() => page.getByTestId('board-state').textContent(), { timeout: 60_000 }).toBe('Lost');
+    await context.close();
+  }, 120_000);
+
+  it('a notebook write that keeps failing is retried, then reported; the writes queued after it still reach the notebook', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(30_000);
+    await signUp(page, server, 'writer');
+    let failing = 4; // every attempt of the first write (one try and three retries with backoff)
+    const attempts: string[] = [];
+    await page.route('**/api/game/npc/companion/notebook', async (route) => {
+      if (route.request().method() !== 'POST') return route.continue();
+      attempts.push((route.request().postDataJSON() as { mutation: { op: string } }).mutation.op);
+      if (failing > 0) {
+        failing--;
+        return route.abort('failed');
+      }
+      return route.continue();
+    });
+    // The chapter introduction is the board's first notebook write.
+    await page.goto(`${server.url}/adventure/demo?level=6`);
+    await expect.poll(() => page.getByTestId('notebook-problem').textContent(), { timeout: 20_000 }).toContain('(introduction)');
+    expect(attempts).toEqual(['introduction', 'introduction', 'introduction', 'introduction']);
+
+    await page.getByRole('button', { name: 'Talk to the companion' }).click();
+    const panel = page.getByRole('dialog', { name: 'Companion' });
+    await panel.getByRole('button', { name: 'Notebook' }).click();
+    await panel.getByLabel('Note', { exact: true }).fill('Wall-nuts on row 3');
+    await panel.getByRole('button', { name: 'Pin' }).click();
+    await expect.poll(() => panel.getByTestId('notebook').textContent()).toContain('Wall-nuts on row 3');
+    await expect.poll(() => page.getByTestId('notebook-problem').count()).toBe(0);
+    const stored = await page.evaluate(async () => ((await (await fetch('/api/game/npc/companion/notebook')).json()) as { notebook: { notes: { text: string }[] } }).notebook);
+    expect(stored.notes.map((n) => n.text)).toEqual(['Wall-nuts on row 3']);
+    await context.close();
+  }, 90_000);
+
+  it('visits switched off stay off after a reload and on another device; proactive comments are a separate switch', async () => {
+    const first = await browser.newContext();
+    const page = await first.newPage();
+    page.setDefaultTimeout(30_000);
+    const email = await signUp(page, server, 'prefs');
+    await page.goto(`${server.url}/adventure/demo?level=6`);
+    const visits = page.getByLabel('Occasional visits');
+    const proactive = page.getByLabel('Proactive comments');
+    await expect.poll(() => visits.isEnabled()).toBe(true);
+    expect(await visits.isChecked()).toBe(true);
+    expect(await proactive.isChecked()).toBe(false);
+    await Promise.all([page.waitForResponse((r) => r.url().endsWith('/api/game/npc/companion/preferences') && r.ok()), visits.uncheck()]);
+    await page.reload();
+    await expect.poll(() => visits.isEnabled()).toBe(true);
+    expect(await visits.isChecked()).toBe(false);
+    expect(await proactive.isChecked()).toBe(false);
+    await Promise.all([page.waitForResponse((r) => r.url().endsWith('/api/game/npc/companion/preferences') && r.ok()), proactive.check()]);
+    expect(await visits.isChecked()).toBe(false);
+
+    // Another browser (another device): sign in there; both switches are as this account left them.
+    const second = await browser.newContext();
+    const other = await second.newPage();
+    other.setDefaultTimeout(30_000);
+    await other.goto(`${server.url}/`);
+    expect(await inPage(other, '/api/auth/login', 'POST', { email, password: 'long enough pw' })).toBeLessThan(300);
+    await other.goto(`${server.url}/adventure/demo?level=6`);
+    await expect.poll(() => other.getByLabel('Occasional visits').isEnabled()).toBe(true);
+    expect(await other.getByLabel('Occasional visits').isChecked()).toBe(false);
+    expect(await other.getByLabel('Proactive comments').isChecked()).toBe(true);
+    await first.close();
+    await second.close();
+  }, 90_000);
+
+  it('adventure sign-in opens in a separate tab; the board tab keeps its page and picks up the session', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(30_000);
+    await page.goto(`${server.url}/adventure/demo?level=6`);
+    await page.getByRole('heading', { name: 'Adventure needs an account' }).waitFor();
+    expect(await page.getByTestId('difficulty-note').textContent()).toContain('Versus mode is a separate mode');
+    await page.evaluate(() => {
+      (window as unknown as { boardTabMarker: string }).boardTabMarker = 'same document';
+    });
+    const link = page.getByRole('link', { name: 'Sign in in a new tab' });
+    expect(await link.getAttribute('target')).toBe('_blank');
+    const [login] = await Promise.all([context.waitForEvent('page'), link.click()]);
+    await login.waitForLoadState();
+    expect(new URL(login.url()).pathname).toBe('/login');
+    const signedUp = await inPage(login, '/api/auth/signup', 'POST', { email: `tab-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Tab' });
+    expect(signedUp).toBeLessThan(300);
+    await login.close();
+    await page.bringToFront();
+    await page.getByTestId('board-state').waitFor({ timeout: 20_000 });
+    expect(await page.evaluate(() => (window as unknown as { boardTabMarker?: string }).boardTabMarker)).toBe('same document');
+    await context.close();
+  }, 60_000);
+
+  it('the game entry page explains the 4× budget and the separate versus mode', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${server.url}/games/demo/`);
+    const note = await page.locator('#difficulty-note').textContent();
+    expect(note).toContain('4 times the original weighted zombie budget');
+    expect(note).toContain('versus');
+    await page.close();
+  });
 });

@@ -121,6 +121,8 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('the world player in a re
     await page.getByRole('button', { name: 'Send' }).click();
     await expect.poll(() => frame.locator('#hp').textContent()).toBe('HP 80');
     await page.getByRole('list', { name: 'Checkpoints' }).getByRole('button', { name: 'Restore' }).click();
+    // Restoring clears later messages: the player confirms first.
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Confirm' }).click();
     await expect.poll(() => frame.locator('#hp').textContent()).toBe('HP 85');
     expect(await page.locator('[data-testid="messages"] li').count()).toBe(2);
     await page.close();

@@ -222,14 +222,15 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('sandbox escape attempts,
 
     for (const name of ESCAPES) expect(results.attempted[name], name).toMatch(/^blocked: /);
     expect(Object.keys(results.attempted).sort()).toEqual([...ESCAPES].sort());
-    // the refusals come from the browser or the sandbox, not from a server that answered
+    // the refusals come from the browser or the sandbox, not from a server that answered (a nested
+    // window — a fresh realm — is refused by the frame runtime since issue 18, before the browser's own refusal)
     expect(results.attempted['parent-document']).toMatch(/SecurityError/);
     expect(results.attempted['cookie-read']).toMatch(/SecurityError/);
     expect(results.attempted.eval).toMatch(/EvalError/);
     expect(results.attempted['new-function']).toMatch(/EvalError/);
-    expect(results.attempted['local-storage-native']).toMatch(/SecurityError/);
-    expect(results.attempted['session-storage-native']).toMatch(/SecurityError/);
-    expect(results.attempted['native-fetch-api']).toMatch(/SecurityError/);
+    expect(results.attempted['local-storage-native']).toMatch(/SecurityError|nested frames are not available/);
+    expect(results.attempted['session-storage-native']).toMatch(/SecurityError|nested frames are not available/);
+    expect(results.attempted['native-fetch-api']).toMatch(/SecurityError|nested frames are not available/);
     expect(results.attempted['fetch-api-outside-allowlist']).toMatch(/not on the sandbox allowlist/);
     expect(results.attempted['forged-proxy-request']).toMatch(/FETCH_NOT_ALLOWED/);
     expect(results.attempted['top-location']).toMatch(/SecurityError/);

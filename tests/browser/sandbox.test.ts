@@ -94,7 +94,7 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('custom-interface sandbox
   it('renders the sample world interface in an opaque-origin frame and shows its variables', async () => {
     const page = await open();
     const iframe = page.getByTestId('sandbox-frame');
-    expect(await iframe.getAttribute('sandbox')).toBe('allow-scripts');
+    expect(await iframe.getAttribute('sandbox')).toBe('allow-scripts allow-forms');
     const frame = page.frameLocator('[data-testid=sandbox-frame]');
     await expect.poll(() => frame.locator('header').textContent()).toContain('HP 100/100');
     const header = await frame.locator('header').textContent();

@@ -36,6 +36,16 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('settings in a real brows
     expect(await form.getByLabel('API key').inputValue()).toBe('');
     const html = await page.content();
     expect(html).not.toContain('sk-secret-abcd1234WXYZ');
+
+    // The key belongs to its base URL: another hosted URL without a key is refused and says why …
+    await form.getByLabel('Base URL').fill('https://elsewhere.example/v1');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/previous base URL/);
+    // … and a local (http) one is saved with the key removed, asking for it again.
+    await form.getByLabel('Base URL').fill('http://ollama.example:11434/v1');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/stored API key was removed.*Enter the key for this base URL/);
+    expect(await page.getByTestId('masked-key').count()).toBe(0);
     await page.close();
   }, 90_000);
 });

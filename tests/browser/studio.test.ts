@@ -22,6 +22,8 @@ interface WorldView {
 
 /** Polls with the page's patience (vitest's default is one second). */
 const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 15_000, interval: 100 });
+/** Opens a section of the studio's sidebar. */
+const section = (page: Page, name: string) => page.getByRole('navigation', { name: 'Studio sections' }).getByRole('button', { name, exact: true }).click();
 
 describe.runIf(hasPostgres && hasRedis && hasChromium)('world studio in a real browser', () => {
   let server: TestServer;
@@ -56,6 +58,7 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('world studio in a real b
     await page.getByLabel('Name', { exact: true }).fill('The Old Well');
     await page.getByLabel('Description', { exact: true }).first().fill('A village with a well that listens.');
 
+    await section(page, 'Entries');
     await page.getByRole('button', { name: 'Add entry' }).click();
     const entry = page.getByRole('group', { name: /^Entry 1/ });
     await entry.getByLabel('Entry id', { exact: true }).fill('old-well');
@@ -64,6 +67,7 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('world studio in a real b
     await entry.getByLabel('Content', { exact: true }).fill('The well answers questions asked at midnight.');
     await entry.getByLabel('Keywords (comma-separated)', { exact: true }).fill('well, bucket');
 
+    await section(page, 'Variables');
     await page.getByRole('button', { name: 'Add variable' }).click();
     const variable = page.getByRole('group', { name: 'Variable 1' });
     await variable.getByLabel('Variable id', { exact: true }).fill('courage');
@@ -72,6 +76,7 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('world studio in a real b
     await variable.getByLabel('Minimum', { exact: true }).fill('0');
     await variable.getByLabel('Maximum', { exact: true }).fill('10');
 
+    await section(page, 'Rules');
     await page.getByRole('button', { name: 'Add rule' }).click();
     const rule = page.getByRole('group', { name: 'Rule 1' });
     await rule.getByLabel('Rule id', { exact: true }).fill('brave-moment');
@@ -89,10 +94,13 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('world studio in a real b
     await poll(() => page.getByTestId('world-status').textContent()).toBe('Saved, never published');
 
     await page.reload();
+    await section(page, 'Entries');
     await poll(() => page.getByRole('group', { name: /^Entry 1/ }).getByLabel('Entry id', { exact: true }).inputValue()).toBe('old-well');
     expect(await page.getByTestId('draft-restored').count()).toBe(0);
     expect(await page.getByRole('group', { name: /^Entry 1/ }).getByLabel('Keywords (comma-separated)', { exact: true }).inputValue()).toBe('well, bucket');
+    await section(page, 'Variables');
     expect(await page.getByRole('group', { name: 'Variable 1' }).getByLabel('Maximum', { exact: true }).inputValue()).toBe('10');
+    await section(page, 'Rules');
     expect(await page.getByRole('group', { name: 'Rule 1' }).getByLabel('Threshold', { exact: true }).inputValue()).toBe('8');
 
     const saved = await getWorld(worldId);

@@ -59,7 +59,12 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('update records in a real
     await form.getByLabel('Details').fill('The ferry district opens.');
     await form.getByLabel('Major update').check();
     await form.getByLabel('Notify players who favorited this world').check();
-    await form.getByRole('button', { name: 'Add record' }).click();
+    const [sent] = await Promise.all([
+      first.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith(`/api/worlds/${worldId}/updates`)),
+      form.getByRole('button', { name: 'Add record' }).click(),
+    ]);
+    // The overview always sends an explicit choice (omitting it would mean the older notify dialog).
+    expect(sent.postDataJSON()).toMatchObject({ title: 'Chapter 2 is out', isMajor: true, notifyPlayers: true });
     await expect.poll(() => form.getByRole('status').textContent()).toBe('Record added; 1 player(s) notified.');
 
     // The other open overview and the reader's page receive it without a reload.
@@ -137,6 +142,22 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('update records in a real
     await expect.poll(() => history.getByTestId('update-record').first().textContent()).toContain('Chapter 2 is out (ferries fixed)');
     expect(await history.getByRole('button', { name: 'Edit' }).count()).toBeGreaterThan(0);
     expect(await history.getByRole('form', { name: 'Add an update record' }).count()).toBe(1);
+
+    // Adding a record from the overview sends an explicit "no" by default and only the record:
+    // no save of the editor's work, no publication request.
+    const writes: string[] = [];
+    page.on('request', (r) => {
+      if (r.method() !== 'GET') writes.push(`${r.method()} ${new URL(r.url()).pathname}`);
+    });
+    const form = history.getByRole('form', { name: 'Add an update record' });
+    await form.getByLabel('Title').fill('Studio note');
+    const [sent] = await Promise.all([
+      page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith(`/api/worlds/${worldId}/updates`)),
+      form.getByRole('button', { name: 'Add record' }).click(),
+    ]);
+    expect(sent.postDataJSON()).toEqual({ title: 'Studio note', content: '', isMajor: false, notifyPlayers: false });
+    await expect.poll(() => form.getByRole('status').textContent()).toContain('Record added');
+    expect(writes).toEqual([`POST /api/worlds/${worldId}/updates`]);
     await page.close();
   }, 60_000);
 });

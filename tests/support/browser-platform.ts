@@ -35,7 +35,15 @@ export function useBrowserPlatform(
   }, 120_000);
   afterAll(async () => {
     await platform.browser?.close();
-    await platform.server?.stop();
-    await platform.provider?.close();
+    // A request the closed page left open (a stream waiting on the provider) must not keep the
+    // server from stopping: the provider goes at the same time, and connections still open after
+    // 10 s are cut, as a deployment's stop timeout would.
+    const { server, provider } = platform;
+    const cut = setTimeout(() => server?.app.server.closeAllConnections(), 10_000);
+    try {
+      await Promise.all([server?.stop(), provider?.close()]);
+    } finally {
+      clearTimeout(cut);
+    }
   });
 }

@@ -11,6 +11,7 @@ import pino from 'pino';
 import { SecretBox } from '../../containers/api/src/accounts/secret-box.ts';
 import type { AppContext } from '../../containers/api/src/context.ts';
 import { replicaIdentity } from '../../containers/api/src/logger.ts';
+import { containerSettings } from './container-settings.ts';
 
 /**
  * An app context on any database URL (even one that never answers) without running migrations
@@ -18,7 +19,7 @@ import { replicaIdentity } from '../../containers/api/src/logger.ts';
  */
 export async function contextFor(env: Record<string, string>, options: { store?: Store; observer?: QueryObserver } = {}): Promise<AppContext> {
   const dataDir = mkdtempSync(join(tmpdir(), 'yumina-ctx-'));
-  const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: dataDir, APP_MODE: 'container', ...env });
+  const config = loadConfig({ ...containerSettings(), LOG_LEVEL: 'silent', DATA_DIR: dataDir, ...env });
   const identity = replicaIdentity(config);
   const log = pino({ level: 'silent' });
   return {

@@ -15,17 +15,36 @@ import { requireOrSkip } from './required.js';
  */
 export const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
+/**
+ * An admin connection. The shared server may be briefly full while parallel suites run
+ * ("too many clients", SQLSTATE 53300): that is waited out (up to 30 s), never taken for absence.
+ */
+async function adminClient(url = adminUrl): Promise<pg.Client> {
+  const deadline = Date.now() + 30_000;
+  for (let attempt = 0; ; attempt++) {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      return client;
+    } catch (err) {
+      await client.end().catch(() => {});
+      if ((err as { code?: string }).code !== '53300' || Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** attempt)));
+    }
+  }
+}
+
 async function probe(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 2000 });
-  client.on('error', () => {});
+  let client: pg.Client | undefined;
   try {
-    await client.connect();
+    client = await adminClient();
     await client.query('select 1');
     return true;
   } catch (err) {
     return requireOrSkip(`PostgreSQL at ${adminUrl}`, (err as Error).message);
   } finally {
-    await client.end().catch(() => {});
+    await client?.end().catch(() => {});
   }
 }
 
@@ -39,8 +58,7 @@ export interface TestDatabase {
 
 export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `t_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
+  const admin = await adminClient();
   try {
     await admin.query(`create database ${name}`);
   } finally {
@@ -52,8 +70,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     url: url.toString(),
     name,
     async drop() {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
+      const c = await adminClient();
       try {
         await c.query(`drop database if exists ${name} with (force)`);
       } finally {

@@ -22,6 +22,11 @@ export async function startTestServer(
     HOST: '127.0.0.1',
     LOG_LEVEL: 'fatal',
     DATA_DIR: dataDir,
+    SAMPLE_WORLDS: '0',
+    // Test servers share one PostgreSQL (max_connections 100 by default) between parallel suites:
+    // small pools unless a test asks for more.
+    DATABASE_POOL_MAX: '10',
+    DATABASE_READ_POOL_MAX: '5',
     DATABASE_URL: database.url,
     ...(options.redis === false ? {} : { REDIS_URL: sharedRedisUrl, REDIS_KEY_PREFIX: testPrefix() }),
     ...(typeof env === 'function' ? env(database.url) : env),

@@ -1,10 +1,16 @@
 import { useEffect, useState } from 'react';
 import { api } from './lib/api.ts';
-import { Link, navigate, usePath } from './lib/router.tsx';
-import { SessionProvider, useSession } from './lib/session.tsx';
+import { usePath } from './lib/router.tsx';
+import { SessionProvider } from './lib/session.tsx';
 import { DemoBoardPage } from './companion/DemoBoard.tsx';
 import { AuthPage } from './pages/AuthPage.tsx';
-import { LibraryPage } from './pages/LibraryPage.tsx';
+import { LibraryPage } from './library/LibraryPage.tsx';
+import { HomePage } from './home/HomePage.tsx';
+import { Header } from './shell/Header.tsx';
+import { NotFound } from './shell/NotFound.tsx';
+import { MyWorldsPage } from './studio/MyWorldsPage.tsx';
+import { CreditsPage } from './admin/CreditsPage.tsx';
+import { WorldPage } from './worlds/WorldPage.tsx';
 import { ModelsPage } from './pages/ModelsPage.tsx';
 import { PlayerPage } from './pages/PlayerPage.tsx';
 import { SettingsPage } from './pages/SettingsPage.tsx';
@@ -12,7 +18,6 @@ import { StudioPage } from './studio/StudioPage.tsx';
 import { ReviewsPage } from './admin/ReviewsPage.tsx';
 import { DevSandboxRoute } from './sandbox/dev-route.tsx';
 import { InboxPage } from './updates/InboxPage.tsx';
-import { WorldDetailsPage } from './updates/WorldDetailsPage.tsx';
 
 interface Version {
   version: string;
@@ -29,65 +34,38 @@ export function App() {
 
 function Shell() {
   const path = usePath();
-  const { info, refresh } = useSession();
   const [version, setVersion] = useState<Version | null>(null);
   useEffect(() => {
     api<Version>('/api/version').then(setVersion, () => setVersion(null));
   }, []);
-  let page = <Home />;
-  if (path === '/login') page = <AuthPage mode="login" key="login" />;
-  else if (path === '/signup') page = <AuthPage mode="signup" key="signup" />;
-  else if (path.startsWith('/app/settings')) page = <SettingsPage />;
-  else if (path === '/app/models') page = <ModelsPage />;
-  else if (path === '/library') page = <LibraryPage />;
-  else if (/^\/play\/[^/]+$/.test(path)) page = <PlayerPage worldId={decodeURIComponent(path.slice('/play/'.length))} />;
-  else if (path.startsWith('/studio/')) page = <StudioPage path={path} />;
-  else if (path === '/admin/reviews') page = <ReviewsPage />;
-  else if (path === '/adventure/demo') page = <DemoBoardPage />;
-  else if (path === '/dev/sandbox') page = <DevSandboxRoute />;
-  else if (path === '/app/inbox') page = <InboxPage />;
-  else if (/^\/worlds\/[^/]+$/.test(path)) page = <WorldDetailsPage id={decodeURIComponent(path.slice('/worlds/'.length))} />;
   return (
     <div className="shell">
-      <header className="top">
-        <Link to="/" className="brand">
-          Yumina
-        </Link>
-        <nav>
-          {info?.account ? (
-            <>
-              <Link to="/app/settings">{info.account.displayName}</Link>
-              <button
-                type="button"
-                className="link"
-                onClick={async () => {
-                  await api('/api/auth/logout', { method: 'POST' });
-                  await refresh();
-                  navigate('/');
-                }}
-              >
-                Sign out
-              </button>
-            </>
-          ) : (
-            <>
-              <Link to="/login">Sign in</Link>
-              <Link to="/signup">Sign up</Link>
-            </>
-          )}
-        </nav>
-      </header>
-      <main>{page}</main>
+      <Header />
+      <main id="main" tabIndex={-1}>
+        <Page path={path} />
+      </main>
       <footer data-testid="version">{version ? `v${version.version} · ${version.mode}` : 'connecting…'}</footer>
     </div>
   );
 }
 
-function Home() {
-  return (
-    <section>
-      <h1>Interactive fiction worlds, driven by AI, turn by turn.</h1>
-      <p>Play a world: a lorebook, variables, rules and its own interface, narrated by an AI model.</p>
-    </section>
-  );
+/** The page of an address; anything unknown is the "not found" page. */
+function Page({ path }: { path: string }) {
+  const param = (prefix: string) => decodeURIComponent(path.slice(prefix.length).replace(/\/$/, ''));
+  if (path === '/') return <HomePage />;
+  if (path === '/login') return <AuthPage mode="login" key="login" />;
+  if (path === '/signup') return <AuthPage mode="signup" key="signup" />;
+  if (/^\/app\/settings\/?$/.test(path)) return <SettingsPage />;
+  if (path === '/app/models') return <ModelsPage />;
+  if (path === '/library') return <LibraryPage />;
+  if (/^\/play\/[^/]+$/.test(path)) return <PlayerPage worldId={param('/play/')} />;
+  if (/^\/studio\/?$/.test(path)) return <MyWorldsPage />;
+  if (/^\/studio\/[^/]+\/?$/.test(path)) return <StudioPage path={path} />;
+  if (path === '/admin/reviews') return <ReviewsPage />;
+  if (path === '/admin/credits') return <CreditsPage />;
+  if (path === '/adventure/demo') return <DemoBoardPage />;
+  if (path === '/dev/sandbox') return <DevSandboxRoute />;
+  if (path === '/app/inbox' || path === '/inbox') return <InboxPage />;
+  if (/^\/worlds\/[^/]+\/?$/.test(path)) return <WorldPage id={param('/worlds/')} />;
+  return <NotFound />;
 }

@@ -3,7 +3,8 @@ import { jwksPlugin } from '@yumina/fn-jwks';
 import { partnerConfigPlugin } from '@yumina/fn-partner-config';
 import { partnerTokenPlugin } from '@yumina/fn-partner-token';
 import worldValidate from '@yumina/fn-world-validate';
-import { crossSiteGuard, installErrorHandling } from '@yumina/http';
+import { crossSiteGuard, frameworkErrors, installErrorHandling, installInputGuards } from '@yumina/http';
+import { randomUUID } from 'node:crypto';
 import { createServer, type ServerOptions } from 'node:http';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { aiConnectionRoutes } from './accounts/ai-connection.ts';
@@ -28,6 +29,17 @@ import { worldRoutes } from './worlds/routes.ts';
 import { studioRoutes } from './studio/routes.ts';
 import { updateRoutes } from './updates/routes.ts';
 
+/**
+ * TRUST_PROXY as Fastify's trustProxy: 0 trusts nothing; a hop count trusts that many hops nearest
+ * the server (Fastify's own number handling trusts none, so it is a function here); a list is
+ * compiled by proxy-addr. The client address (`request.ip`) is the first untrusted one.
+ */
+function trustProxyOption(trust: number | string[]): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (Array.isArray(trust)) return trust;
+  if (trust === 0) return false;
+  return (_address, hop) => hop < trust;
+}
+
 export interface BuildOptions {
   /** Serve the built web app (local mode). Off in tests that only need the API. */
   web?: boolean;
@@ -44,8 +56,11 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   const app = Fastify({
     loggerInstance: ctx.log,
     logController: new LogController({ disableRequestLogging: true }),
-    trustProxy: true,
+    // Only the hops the operator trusts (TRUST_PROXY) may name the client address, host and scheme.
+    trustProxy: trustProxyOption(ctx.config.trustProxy),
     bodyLimit: 1024 * 1024,
+    genReqId: () => randomUUID(),
+    frameworkErrors,
     return503OnClosing: true,
     // Fastify's own HTTP/1 server, with GET /health/live answered before routing (health.ts).
     serverFactory: (handler, options) => {
@@ -70,9 +85,10 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     done();
   });
   installErrorHandling(app, {
-    notFound: web ? webNotFound(ctx.config.webDist) : undefined,
+    notFound: web ? webNotFound(ctx.config.webDist, ctx.config.env) : undefined,
     onServerError: (err, request) => ctx.telemetry.captureError(err, `${request.method} ${request.routeOptions.url ?? 'unmatched'}`),
   });
+  installInputGuards(app);
   app.addHook('onResponse', ctx.telemetry.onResponse);
   // The health endpoints sit outside the cookie and cross-site machinery: they touch nothing.
   await healthRoutes(app, ctx);
@@ -105,9 +121,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       await app.register(jwksPlugin, { keys: ctx.partners.keys });
     }
   });
-  if (web) {
-    await serveWeb(app, ctx.config.webDist);
-    await landingRoutes(app, ctx.partners.registry, ctx.config.webDist);
-  }
+  if (web) await serveWeb(app, ctx.config.webDist);
+  // The partner landing pages are the container's in every mode (the router sends /<partner> here).
+  await landingRoutes(app, ctx.partners.registry, ctx.config.webDist);
   return app;
 }

@@ -29,8 +29,23 @@ export async function healthRoutes(app: FastifyInstance, ctx: AppContext): Promi
   const started = ctx.startedAt;
   const uptimeSeconds = () => (Date.now() - started) / 1000;
 
-  app.get('/health', async (_request, reply) => {
+  /** The metrics bearer token, when set and given, shows probe error text; anonymous callers see states only. */
+  const operator = (authorization: string | undefined) => {
+    const token = ctx.config.telemetry.metricsToken;
+    if (!token) return false;
+    const given = Buffer.from(/^Bearer (.+)$/i.exec(authorization ?? '')?.[1] ?? '');
+    const expected = Buffer.from(token);
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  };
+
+  app.get('/health', async (request, reply) => {
     const answer = await readiness(probes, { required: ['primary'], replica, version: ctx.config.version, uptimeSeconds });
+    const failing = Object.entries(answer.body.dependencies).filter(([, d]) => d.error !== undefined);
+    if (failing.length) request.log.warn({ dependencies: Object.fromEntries(failing.map(([name, d]) => [name, d.error])) }, 'health: dependency failing');
+    if (!operator(request.headers.authorization)) {
+      // raw error text (PostgreSQL, Redis, addresses) stays in the log
+      for (const d of Object.values(answer.body.dependencies)) delete d.error;
+    }
     return reply.code(answer.statusCode).headers(answer.headers).send(answer.body);
   });
 

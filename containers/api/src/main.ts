@@ -1,6 +1,4 @@
 import { ConfigError, loadConfig } from '@yumina/config';
-import { startServer } from './server.ts';
-import { ensureWebBuild } from './web.ts';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -13,6 +11,8 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  // The server's modules load only once the configuration holds: a half-configured container exits at once.
+  const [{ startServer }, { ensureWebBuild }] = await Promise.all([import('./server.ts'), import('./web.ts')]);
   if (config.mode === 'local') await ensureWebBuild(config.webDist, { info: (m) => process.stdout.write(`${m}\n`) });
   const server = await startServer(config);
   let signals = 0;

@@ -2,6 +2,7 @@ import { settleAbandonedReservations } from '@yumina/billing';
 import { withMaintenanceDeadline } from '@yumina/db';
 import { LeaderScheduler, type ScheduledJob } from '@yumina/store';
 import { purgeOldSessions } from './accounts/sessions.ts';
+import { settleStaleReplies } from './conversations/turn-lock.ts';
 import type { AppContext } from './context.ts';
 
 /** A job body: the maintenance deadline scope (300 s) applies to its queries. */
@@ -10,6 +11,7 @@ type JobBody = (ctx: AppContext, signal: AbortSignal) => Promise<string>;
 const JOBS: Record<string, JobBody> = {
   'expired-sessions': async (ctx) => `removed ${await purgeOldSessions(ctx.db.primary)} sessions`,
   'abandoned-credit-reservations': async (ctx) => `settled ${await settleAbandonedReservations(ctx.db.primary, 15)} reservations`,
+  'stale-replies': async (ctx) => `failed ${await settleStaleReplies(ctx)} replies left streaming`,
   'expired-oauth-flows': async (ctx) => {
     const { rowCount } = await ctx.db.primary.query(`delete from oauth_flows where created_at < now() - interval '1 hour'`);
     return `removed ${rowCount ?? 0} flows`;

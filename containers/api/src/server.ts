@@ -11,6 +11,7 @@ import { buildApp, type BuildOptions } from './app.ts';
 import { openObjectStore, publishDemoGame } from './games/demo.ts';
 import { startMaintenance } from './maintenance.ts';
 import { startDemoPartner } from './partners/demo-partner.ts';
+import { publishSampleWorlds } from './worlds/samples.ts';
 import { partnersFromConfig, signingKeysFromConfig } from '@yumina/identity';
 import type { AppContext } from './context.ts';
 import { createLogger, replicaIdentity } from './logger.ts';
@@ -80,6 +81,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   if (demo) log.info({ type: 'startup', demoPartner: demo.origin }, `Demo partner game at ${demo.origin}; open ${config.publicOrigin}/demo`);
   const ctx: AppContext = { config, db, store, log, identity, telemetry, secrets, objects, partners, startedAt: Date.now() };
   if (config.mode === 'local') await publishDemoGame(objects, log);
+  if (config.sampleWorlds) {
+    const published = await publishSampleWorlds(ctx);
+    if (published) log.info({ type: 'startup', sampleWorlds: published }, `Published ${published} sample worlds to the library`);
+  }
   const app = await buildApp(ctx, options);
   const address = await app.listen({ port: config.port, host: config.host });
   log.info({ type: 'startup', address }, `Listening on ${address}`);

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import fastifyStatic from '@fastify/static';
+import { HOST_PAGE_POLICY } from '@yumina/sandbox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 export const repoRoot = resolve(import.meta.dirname, '../../..');
@@ -16,7 +17,8 @@ export async function ensureWebBuild(webDist: string, log: { info(msg: string): 
 
 /**
  * Serves the built web app: hashed assets for a year, index.html revalidated, and
- * index.html for any other GET navigation that no route claimed (client-side routes).
+ * index.html for any other GET navigation that no route claimed (client-side routes). The shell
+ * goes out with the host page's Content-Security-Policy (@yumina/sandbox host-policy.ts).
  */
 export async function serveWeb(app: FastifyInstance, webDist: string): Promise<void> {
   const root = resolve(repoRoot, webDist);
@@ -29,16 +31,45 @@ export async function serveWeb(app: FastifyInstance, webDist: string): Promise<v
       else res.setHeader('cache-control', 'no-cache');
     },
   });
-  app.get('/', (_req, reply) => reply.header('cache-control', 'no-cache').sendFile('index.html'));
+  app.get('/', (_req, reply) => reply.header('cache-control', 'no-cache').header('content-security-policy', HOST_PAGE_POLICY).sendFile('index.html'));
+  // Browsers ask for /favicon.ico whatever the page says; the one icon is an SVG.
+  app.get('/favicon.ico', (_req, reply) => reply.header('cache-control', 'public, max-age=86400').type('image/svg+xml').sendFile('favicon.svg'));
 }
 
-/** Unclaimed GET navigations get the app's index.html (client-side routes); anything else is a JSON 404. */
-export function webNotFound(webDist: string) {
+/**
+ * The web app's own routes (web/src/App.tsx); any other page path answers 404 with the app,
+ * which shows its "not found" page.
+ */
+const APP_ROUTES = [
+  /^\/$/,
+  /^\/(login|signup|library|studio|inbox)\/?$/,
+  /^\/app\/(settings|models|inbox)\/?$/,
+  /^\/(play|worlds)\/[^/]+\/?$/,
+  /^\/studio\/[^/]+\/?$/,
+  /^\/admin\/(reviews|credits)(\/[^/]+)?\/?$/,
+  /^\/adventure\/demo\/?$/,
+  /^\/dev\/sandbox\/?$/,
+];
+export const isAppRoute = (path: string) => APP_ROUTES.some((r) => r.test(path));
+
+/** Client-side pages for development only: a server in production mode answers them with 404. */
+export const DEVELOPMENT_PAGES = /^\/dev(\/|$)/;
+
+/**
+ * Unclaimed GET navigations get the app's index.html (client-side routes); anything else is a JSON
+ * 404. In production (`env` = production) the development pages (/dev/…) are a 404 too.
+ */
+export function webNotFound(webDist: string, env = 'development') {
   const index = join(resolve(repoRoot, webDist), 'index.html');
   return (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0] ?? '/';
+    if (env === 'production' && DEVELOPMENT_PAGES.test(path)) {
+      return reply.code(404).send({ error: { code: 'NOT_FOUND', message: `No route for ${request.method} ${path}` } });
+    }
     const wantsPage = request.method === 'GET' && !path.startsWith('/api/') && (request.headers.accept ?? '').includes('text/html');
-    if (wantsPage && existsSync(index)) return reply.header('cache-control', 'no-cache').sendFile('index.html');
+    if (wantsPage && existsSync(index)) {
+      return reply.code(isAppRoute(path) ? 200 : 404).header('cache-control', 'no-cache').header('content-security-policy', HOST_PAGE_POLICY).sendFile('index.html');
+    }
     return reply.code(404).send({ error: { code: 'NOT_FOUND', message: `No route for ${request.method} ${path}` } });
   };
 }

@@ -19,7 +19,7 @@ const request = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user' as cons
 
 beforeAll(async () => {
   fake = await startFakeOpenAi({ apiKey: 'sk-test' });
-  endpoint = { baseUrl: fake.url, apiKey: 'sk-test' };
+  endpoint = { baseUrl: fake.url, apiKey: 'sk-test', privateNetwork: 'allow' };
 });
 afterAll(() => fake.close());
 beforeEach(() => fake.reset());
@@ -76,7 +76,7 @@ describe('non-streaming completions', () => {
   });
 
   it('reports an unreachable provider as a network error', async () => {
-    const err = await completeChat({ baseUrl: 'http://127.0.0.1:1/v1', apiKey: null }, request).catch((e: unknown) => e);
+    const err = await completeChat({ baseUrl: 'http://127.0.0.1:1/v1', apiKey: null, privateNetwork: 'allow' }, request).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AiNetworkError);
   });
 });

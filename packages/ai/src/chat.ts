@@ -7,12 +7,19 @@ import {
   AiUpstreamError,
   providerError,
 } from './errors.ts';
+import { AiUrlRefusedError, ERROR_BODY_MAX_BYTES, guardedFetch, type PrivateNetworkAccess, readBounded } from './outbound.ts';
 import { readServerSentEvents } from './sse.ts';
 
 /**
  * A client for OpenAI-compatible chat completions (OpenAI, OpenRouter, Ollama, vLLM, LM Studio…)
- * on the global fetch. No metering here: see `metered.ts` for billing and usage records.
+ * through the guarded outbound client (`outbound.ts`). No metering here: see `metered.ts` for
+ * billing and usage records.
  */
+
+/** Default cap of one reply's text (AI_REPLY_MAX_BYTES): 256 KB. */
+export const DEFAULT_REPLY_MAX_BYTES = 256 * 1024;
+/** A JSON model list larger than this is refused. */
+const MODEL_LIST_MAX_BYTES = 16 * 1024 * 1024;
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -38,6 +45,8 @@ export interface ProviderEndpoint {
   /** Bearer key; null for local servers that take none. */
   apiKey: string | null;
   headers?: Record<string, string>;
+  /** Whether the host may be a private network address (AI_PRIVATE_NETWORK_ACCESS); unset: `deny`. */
+  privateNetwork?: PrivateNetworkAccess;
 }
 
 export interface CallOptions {
@@ -45,7 +54,8 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Deadline for the whole call including the streamed body. */
   timeoutMs?: number;
-  fetch?: typeof fetch;
+  /** Cap of the reply's text in UTF-8 bytes (AI_REPLY_MAX_BYTES): a stream is cut there and marked truncated. */
+  maxReplyBytes?: number;
 }
 
 export interface Usage {
@@ -65,6 +75,8 @@ export interface ChatResult {
   finishReason: string | null;
   /** Usage as reported by the provider; null when it reported none. */
   usage: Usage | null;
+  /** True when the reply reached the reply cap and the rest was not read. */
+  truncated?: boolean;
 }
 
 /** Text deltas, reasoning deltas (`delta.reasoning` or `delta.reasoning_content`, never part of the content), then one `done`. */
@@ -114,7 +126,11 @@ class Deadline {
   translate(err: unknown): unknown {
     if (this.timedOut) return new AiTimeoutError(this.timeoutMs ?? 0, { cause: err });
     if (this.controller.signal.aborted) return new AiAbortedError({ cause: err });
-    if (err instanceof TypeError) return new AiNetworkError(`AI provider unreachable: ${(err.cause as Error | undefined)?.message ?? err.message}`, { cause: err });
+    if (err instanceof AiUrlRefusedError || err instanceof AiProviderError || err instanceof AiInvalidResponseError) return err;
+    // connection failures (refused, reset, DNS): the details (addresses) go to the log, not the user
+    if (err instanceof TypeError || (err instanceof Error && typeof (err as { code?: unknown }).code === 'string')) {
+      return new AiNetworkError('The AI provider could not be reached.', { cause: err });
+    }
     return err;
   }
 
@@ -124,25 +140,63 @@ class Deadline {
   }
 }
 
-async function post(endpoint: ProviderEndpoint, body: Record<string, unknown>, deadline: Deadline, options: CallOptions): Promise<Response> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: body.stream ? 'text/event-stream' : 'application/json', ...endpoint.headers };
+/** Sends one request through the guard; any answer but a 2xx (a 3xx included: redirects are not followed) is a provider error. */
+async function send(endpoint: ProviderEndpoint, path: string, method: 'GET' | 'POST', body: Record<string, unknown> | undefined, deadline: Deadline): Promise<Response> {
+  const headers: Record<string, string> = {
+    accept: body?.stream ? 'text/event-stream' : 'application/json',
+    ...(body ? { 'content-type': 'application/json' } : {}),
+    ...endpoint.headers,
+  };
   if (endpoint.apiKey) headers.authorization = `Bearer ${endpoint.apiKey}`;
-  const res = await (options.fetch ?? fetch)(`${endpoint.baseUrl.replace(/\/+$/, '')}/chat/completions`, {
-    method: 'POST',
+  const res = await guardedFetch(`${endpoint.baseUrl.replace(/\/+$/, '')}${path}`, {
+    method,
     headers,
-    body: JSON.stringify(body),
+    body: body ? JSON.stringify(body) : undefined,
     signal: deadline.controller.signal,
+    privateNetwork: endpoint.privateNetwork ?? 'deny',
   });
-  if (!res.ok) throw providerError(res.status, await res.text(), body.model as string);
+  if (res.status < 200 || res.status > 299) {
+    const { text } = await readBounded(res, ERROR_BODY_MAX_BYTES);
+    throw providerError(res.status, text, body?.model as string | undefined);
+  }
   return res;
+}
+
+/** The longest body a non-streamed completion may have: the reply cap with room for JSON escapes and the envelope. */
+const completionBodyBound = (maxReplyBytes: number) => maxReplyBytes * 6 + 64 * 1024;
+
+/**
+ * Provider text made storable: U+0000 removed and unpaired surrogates replaced by U+FFFD
+ * (PostgreSQL text can hold neither). Stream deltas lose U+0000 at once; the whole reply is
+ * cleaned once more at the end, since a surrogate pair may arrive split across two deltas.
+ */
+export function cleanProviderText(text: string): string {
+   
+  return text.replace(/\u0000/g, '').replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+}
+
+/** The longest prefix of `text` within `maxBytes` UTF-8 bytes (never splitting a character). */
+export function clipUtf8(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text) <= maxBytes) return text;
+  let bytes = 0;
+  let end = 0;
+  for (const ch of text) {
+    const size = Buffer.byteLength(ch);
+    if (bytes + size > maxBytes) break;
+    bytes += size;
+    end += ch.length;
+  }
+  return text.slice(0, end);
 }
 
 /** One non-streaming chat completion. */
 export async function completeChat(endpoint: ProviderEndpoint, request: ChatRequest, options: CallOptions = {}): Promise<ChatResult> {
   const deadline = new Deadline(options.signal, options.timeoutMs);
   try {
-    const res = await post(endpoint, requestBody(request, false), deadline, options);
-    const text = await res.text();
+    const res = await send(endpoint, '/chat/completions', 'POST', requestBody(request, false), deadline);
+    const cap = options.maxReplyBytes ?? DEFAULT_REPLY_MAX_BYTES;
+    const { text, truncated: tooLarge } = await readBounded(res, completionBodyBound(cap));
+    if (tooLarge) throw new AiInvalidResponseError('The AI provider sent an answer larger than the reply limit.');
     let json: {
       id?: string;
       model?: string;
@@ -153,16 +207,19 @@ export async function completeChat(endpoint: ProviderEndpoint, request: ChatRequ
     try {
       json = JSON.parse(text);
     } catch {
-      throw new AiInvalidResponseError(`AI provider answered 200 with a body that is not JSON: ${text.slice(0, 200)}`);
+      throw new AiInvalidResponseError('AI provider answered 200 with a body that is not JSON');
     }
     if (json.error) throw providerError(200, text, request.model);
     const choice = json.choices?.[0];
     if (!choice) throw new AiInvalidResponseError('AI provider answered 200 without choices');
+    const content = typeof choice.message?.content === 'string' ? choice.message.content : '';
+    const clipped = clipUtf8(content, cap);
     return {
       id: json.id ?? null,
       model: request.model,
       providerModel: json.model ?? null,
-      content: choice.message?.content ?? '',
+      content: cleanProviderText(clipped),
+      truncated: clipped.length < content.length,
       refusal: choice.message?.refusal ?? null,
       finishReason: choice.finish_reason ?? null,
       usage: parseUsage(json.usage),
@@ -196,12 +253,16 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
   try {
     let res: Response;
     try {
-      res = await post(endpoint, requestBody(request, true), deadline, options);
+      res = await send(endpoint, '/chat/completions', 'POST', requestBody(request, true), deadline);
     } catch (err) {
       throw deadline.translate(err);
     }
     if (!res.body) throw new AiInvalidResponseError('AI provider answered 200 without a body');
-    events = readServerSentEvents(res.body);
+    const cap = options.maxReplyBytes ?? DEFAULT_REPLY_MAX_BYTES;
+    let contentBytes = 0;
+    let reasoningBytes = 0;
+    // a body of anything but reply text (reasoning, noise) is bounded too, then refused
+    events = readServerSentEvents(res.body, { maxBytes: cap * 8 + 1024 * 1024, maxEventBytes: 1024 * 1024 });
     for (;;) {
       let next: IteratorResult<string>;
       try {
@@ -236,20 +297,36 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
       if (choice.finish_reason) result.finishReason = choice.finish_reason;
       if (choice.delta?.refusal) result.refusal = (result.refusal ?? '') + choice.delta.refusal;
       const thought = choice.delta?.reasoning ?? choice.delta?.reasoning_content;
-      if (thought) yield { type: 'reasoning', text: thought };
-      const text = choice.delta?.content;
-      if (text) {
+      if (typeof thought === 'string' && thought && reasoningBytes < cap) {
+        reasoningBytes += Buffer.byteLength(thought);
+        yield { type: 'reasoning', text: thought };
+      }
+       
+      const delta = typeof choice.delta?.content === 'string' ? choice.delta.content.replace(/\u0000/g, '') : null;
+      if (delta) {
+        const size = Buffer.byteLength(delta);
+        const text = contentBytes + size > cap ? clipUtf8(delta, cap - contentBytes) : delta;
+        contentBytes += Buffer.byteLength(text);
         result.content += text;
-        yield { type: 'delta', text };
+        if (text) yield { type: 'delta', text };
+        if (text.length < delta.length || contentBytes >= cap) {
+          // the reply cap: stop reading, keep what arrived, and say it was cut
+          result.truncated = true;
+          result.finishReason = 'length';
+          ended = true;
+          break;
+        }
       }
     }
     // A body that closes with neither a finish reason nor [DONE] was cut off (a proxy timing out,
     // a connection closed between chunks): the text so far is partial, never a finished reply.
     if (!ended && !result.finishReason) throw new AiInvalidResponseError('AI stream ended before the reply was finished');
     finished = true;
+    result.content = cleanProviderText(result.content);
     yield { type: 'done', result };
   } finally {
-    if (!finished) deadline.controller.abort(new DOMException('stream closed early', 'AbortError'));
+    // closed early, or cut at the reply cap: the rest of the body is not wanted
+    if (!finished || result.truncated) deadline.controller.abort(new DOMException('stream closed early', 'AbortError'));
     await events?.return().catch(() => {});
     deadline.dispose();
   }
@@ -271,12 +348,16 @@ export async function listModels(
 ): Promise<Array<{ id: string; name: string; contextLength: number | null; ownedBy: string | null }>> {
   const deadline = new Deadline(options.signal, options.timeoutMs);
   try {
-    const headers: Record<string, string> = { accept: 'application/json', ...endpoint.headers };
-    if (endpoint.apiKey) headers.authorization = `Bearer ${endpoint.apiKey}`;
-    const res = await (options.fetch ?? fetch)(`${endpoint.baseUrl.replace(/\/+$/, '')}/models`, { headers, signal: deadline.controller.signal });
-    const text = await res.text();
-    if (!res.ok) throw providerError(res.status, text);
-    const json = JSON.parse(text) as { data?: Array<{ id?: unknown; name?: unknown; context_length?: unknown; owned_by?: unknown }> };
+    const res = await send(endpoint, '/models', 'GET', undefined, deadline);
+    const { text, truncated } = await readBounded(res, MODEL_LIST_MAX_BYTES);
+    if (truncated) throw new AiInvalidResponseError('The AI provider sent a model list larger than the limit.');
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new AiInvalidResponseError('The AI provider sent a model list that is not JSON.');
+    }
+    const json = parsed as { data?: Array<{ id?: unknown; name?: unknown; context_length?: unknown; owned_by?: unknown }> };
     return (json.data ?? [])
       .filter((m) => typeof m.id === 'string')
       .map((m) => ({

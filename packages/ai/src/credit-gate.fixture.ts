@@ -25,13 +25,17 @@ export class MemoryCredits implements CreditGate {
     return { id };
   }
 
-  async settle(reservation: CreditReservation, usage: SettledUsage | null): Promise<void> {
+  /** Receives the usage record written together with a charge. */
+  recorder: ((record: UsageRecord) => Promise<void>) | null = null;
+
+  async settle(reservation: CreditReservation, usage: SettledUsage | null, record: UsageRecord | null): Promise<void> {
     const hold = this.reservations.get(reservation.id);
     if (hold === undefined) throw new Error(`settled twice: ${reservation.id}`);
     this.reservations.delete(reservation.id);
     const cost = usage ? usage.tokensIn + usage.tokensOut : 0;
     this.balance += hold - cost;
     this.log.push(usage ? `settle ${reservation.id} ${usage.model} ${cost}` : `release ${reservation.id}`);
+    if (record) await this.recorder?.(record);
   }
 }
 

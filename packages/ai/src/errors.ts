@@ -122,17 +122,28 @@ const REASONING_REQUIRED = [
 const REFUSAL = [/\bflagged\b/i, /\bmoderation\b/i, /\bcontent[ _]?(policy|filter|management)\b/i, /\bsafety (system|filter)/i];
 const REFUSAL_CODES = new Set(['content_filter', 'content_policy_violation', 'moderation', 'flagged', 'content_policy']);
 
+/** A provider's own words, shown to the user: bounded, single-line, no control characters. */
+function cleanMessage(text: string): string {
+   
+  const flat = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+  return flat.length > 300 ? `${flat.slice(0, 300)}…` : flat;
+}
+
+/**
+ * The provider's message from an OpenAI-shaped JSON error (`{"error":{"message"}}`, or
+ * `{"error":"…"}` as Ollama sends). Anything else (HTML, plain text, other JSON) yields no
+ * message: the user never sees a raw body.
+ */
 function findMessage(body: unknown): { message: string | null; code: string | null } {
   if (!body || typeof body !== 'object') return { message: null, code: null };
   const error = (body as { error?: unknown }).error;
-  if (typeof error === 'string') return { message: error, code: null };
+  if (typeof error === 'string') return { message: cleanMessage(error) || null, code: null };
   if (error && typeof error === 'object') {
     const e = error as { message?: unknown; code?: unknown; type?: unknown };
     const code = typeof e.code === 'string' ? e.code : typeof e.type === 'string' ? e.type : null;
-    return { message: typeof e.message === 'string' ? e.message : null, code };
+    return { message: typeof e.message === 'string' ? cleanMessage(e.message) || null : null, code };
   }
-  const message = (body as { message?: unknown }).message;
-  return { message: typeof message === 'string' ? message : null, code: null };
+  return { message: null, code: null };
 }
 
 /** Turns a provider error answer into the matching typed error. */

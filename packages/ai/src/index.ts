@@ -5,7 +5,10 @@ export {
   type ChatResult,
   type ChatStreamEvent,
   collectStream,
+  cleanProviderText,
+  clipUtf8,
   completeChat,
+  DEFAULT_REPLY_MAX_BYTES,
   listModels,
   type ProviderEndpoint,
   requestBody,
@@ -64,3 +67,12 @@ export {
   summarize,
   summaryMessages,
 } from './summary.ts';
+export {
+  AiUrlRefusedError,
+  ERROR_BODY_MAX_BYTES,
+  guardedFetch,
+  isPrivateAddress,
+  normalizeBaseUrl,
+  type PrivateNetworkAccess,
+  readBounded,
+} from './outbound.ts';

@@ -17,14 +17,15 @@ beforeAll(async () => {
   fake = await startFakeOpenAi();
   counter = new TokenCounter();
   await counter.init();
-  official = { source: 'official', endpoint: { baseUrl: fake.url, apiKey: 'sk-platform' }, defaultModel: null };
-  privately = { source: 'private', endpoint: { baseUrl: fake.url, apiKey: 'sk-mine' }, defaultModel: 'gpt-4o' };
+  official = { source: 'official', endpoint: { baseUrl: fake.url, apiKey: 'sk-platform', privateNetwork: 'allow' }, defaultModel: null };
+  privately = { source: 'private', endpoint: { baseUrl: fake.url, apiKey: 'sk-mine', privateNetwork: 'allow' }, defaultModel: 'gpt-4o' };
 });
 afterAll(() => fake.close());
 beforeEach(() => fake.reset());
 
 function context(selection: ProviderSelection, credits?: MemoryCredits) {
   const usage = recorder();
+  if (credits) credits.recorder = usage.record;
   const ctx: MeteringContext = { accountId: 'acct-1', selection, recordUsage: usage.record, credits, counter };
   return { ctx, records: usage.records };
 }

@@ -62,8 +62,13 @@ export interface SettledUsage {
 export interface CreditGate {
   /** Before any provider request. Throws to refuse (insufficient credits → 402): nothing is sent. */
   reserve(request: CreditReserveRequest): Promise<CreditReservation>;
-  /** After the call: the actual usage, or null when the call failed (release the reservation). */
-  settle(reservation: CreditReservation, usage: SettledUsage | null): Promise<void>;
+  /**
+   * After the call: the actual usage with its usage record, or null when the call failed (release
+   * the reservation). The charge and the usage record commit together (one transaction), so a
+   * credit is never taken without its usage row; a settle that never ran is completed once by
+   * maintenance.
+   */
+  settle(reservation: CreditReservation, usage: SettledUsage | null, record: UsageRecord | null): Promise<void>;
 }
 
 export interface MeteringContext {
@@ -74,10 +79,9 @@ export interface MeteringContext {
   credits?: CreditGate;
   /** For estimates when the provider reports no usage (defaults to the shared counter). */
   counter?: TokenCounter;
-  fetch?: typeof fetch;
 }
 
-export interface MeteredCallOptions extends Omit<CallOptions, 'fetch'> {
+export interface MeteredCallOptions extends CallOptions {
   purpose: CallPurpose;
   /** The model first asked for, when this call is a fallback (recorded as `requestedModel`). */
   requestedModel?: string;
@@ -128,7 +132,7 @@ class Meter {
   async release(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.reservation) await this.ctx.credits!.settle(this.reservation, null);
+    if (this.reservation) await this.ctx.credits!.settle(this.reservation, null, null);
   }
 
   /** Settles the reservation and writes the one usage record. */
@@ -137,10 +141,7 @@ class Meter {
     this.closed = true;
     const estimated = result.usage === null;
     const usage = result.usage ?? { tokensIn: promptTokens(this.counter, this.request), tokensOut: this.counter.countText(result.content + (result.refusal ?? ''), this.request.model) };
-    if (this.reservation) {
-      await this.ctx.credits!.settle(this.reservation, { model: this.request.model, tokensIn: usage.tokensIn, tokensOut: usage.tokensOut, estimated });
-    }
-    await this.ctx.recordUsage({
+    const record: UsageRecord = {
       accountId: this.ctx.accountId,
       model: this.request.model,
       requestedModel: this.options.requestedModel ?? this.request.model,
@@ -152,7 +153,12 @@ class Meter {
       billingSource: this.ctx.selection.source,
       purpose: this.options.purpose,
       reservationId: this.reservation?.id ?? null,
-    });
+    };
+    if (this.reservation) {
+      await this.ctx.credits!.settle(this.reservation, { model: this.request.model, tokensIn: usage.tokensIn, tokensOut: usage.tokensOut, estimated }, record);
+    } else {
+      await this.ctx.recordUsage(record);
+    }
     return { usage, estimated };
   }
 
@@ -163,7 +169,7 @@ class Meter {
   }
 
   callOptions(): CallOptions {
-    return { signal: this.options.signal, timeoutMs: this.options.timeoutMs, fetch: this.ctx.fetch };
+    return { signal: this.options.signal, timeoutMs: this.options.timeoutMs, maxReplyBytes: this.options.maxReplyBytes };
   }
 }
 
@@ -213,7 +219,7 @@ export async function* meteredStream(ctx: MeteringContext, request: ChatRequest,
         await meter.release();
         throw rejected;
       }
-      const { usage } = await meter.charge(event.result, false);
+      const { usage } = await meter.charge(event.result, event.result.truncated === true);
       done = true;
       yield { type: 'done', result: { ...event.result, usage } };
     }

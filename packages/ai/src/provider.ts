@@ -1,5 +1,6 @@
 import type { ProviderEndpoint } from './chat.ts';
 import { AiNoProviderError } from './errors.ts';
+import type { PrivateNetworkAccess } from './outbound.ts';
 
 /**
  * Key selection: the platform's official key (costs credits) or the account's private connection
@@ -33,6 +34,8 @@ export interface ProviderSelectionInput {
   privateConnection: PrivateConnectionSettings | null;
   /** Where the chosen model was listed (model catalogue), when known. */
   modelSource?: BillingSource;
+  /** AI_PRIVATE_NETWORK_ACCESS, carried on the chosen endpoint (unset: `deny`). */
+  privateNetwork?: PrivateNetworkAccess;
 }
 
 export interface ProviderSelection {
@@ -47,27 +50,31 @@ export function privateConnectionUsable(connection: PrivateConnectionSettings | 
   return !!connection && connection.privateEnabled && (connection.apiKey !== null || connection.baseUrl.startsWith('http://'));
 }
 
-function officialSelection(official: OfficialProvider): ProviderSelection {
-  return { source: 'official', endpoint: { baseUrl: official.baseUrl, apiKey: official.apiKey, headers: official.headers }, defaultModel: null };
+function officialSelection(official: OfficialProvider, privateNetwork: PrivateNetworkAccess | undefined): ProviderSelection {
+  const endpoint: ProviderEndpoint = { baseUrl: official.baseUrl, apiKey: official.apiKey, headers: official.headers };
+  if (privateNetwork) endpoint.privateNetwork = privateNetwork;
+  return { source: 'official', endpoint, defaultModel: null };
 }
 
-function privateSelection(connection: PrivateConnectionSettings): ProviderSelection {
-  return { source: 'private', endpoint: { baseUrl: connection.baseUrl, apiKey: connection.apiKey }, defaultModel: connection.defaultModel };
+function privateSelection(connection: PrivateConnectionSettings, privateNetwork: PrivateNetworkAccess | undefined): ProviderSelection {
+  const endpoint: ProviderEndpoint = { baseUrl: connection.baseUrl, apiKey: connection.apiKey };
+  if (privateNetwork) endpoint.privateNetwork = privateNetwork;
+  return { source: 'private', endpoint, defaultModel: connection.defaultModel };
 }
 
 export function selectProvider(input: ProviderSelectionInput): ProviderSelection {
-  const { preference, official, privateConnection, modelSource } = input;
+  const { preference, official, privateConnection, modelSource, privateNetwork } = input;
   const privateOk = privateConnectionUsable(privateConnection);
   const wanted: BillingSource | null = preference === 'mixed' ? (modelSource ?? null) : preference;
   if (wanted === 'private') {
     if (!privateOk) throw new AiNoProviderError('Your private AI connection is not set up or is turned off.');
-    return privateSelection(privateConnection);
+    return privateSelection(privateConnection, privateNetwork);
   }
   if (wanted === 'official') {
     if (!official) throw new AiNoProviderError('The platform AI provider is not available.');
-    return officialSelection(official);
+    return officialSelection(official, privateNetwork);
   }
-  if (privateOk) return privateSelection(privateConnection);
-  if (official) return officialSelection(official);
+  if (privateOk) return privateSelection(privateConnection, privateNetwork);
+  if (official) return officialSelection(official, privateNetwork);
   throw new AiNoProviderError('No AI provider is available: set up a private connection or use platform credits.');
 }

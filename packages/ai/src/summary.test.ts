@@ -28,7 +28,8 @@ beforeEach(() => fake.reset());
 
 function context(source: 'official' | 'private', credits?: MemoryCredits) {
   const usage = recorder();
-  const selection: ProviderSelection = { source, endpoint: { baseUrl: fake.url, apiKey: source === 'official' ? 'sk-platform' : 'sk-mine' }, defaultModel: null };
+  const selection: ProviderSelection = { source, endpoint: { baseUrl: fake.url, apiKey: source === 'official' ? 'sk-platform' : 'sk-mine', privateNetwork: 'allow' }, defaultModel: null };
+  if (credits) credits.recorder = usage.record;
   const ctx: MeteringContext = { accountId: 'acct-9', selection, recordUsage: usage.record, credits, counter };
   return { ctx, records: usage.records };
 }

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DbPool, runMigrations } from '@yumina/db';
+import { containerSettings } from '../../../tests/support/container-settings.ts';
 import { freePort } from '../../../tests/support/ports.ts';
 import { createTestDatabase, hasPostgres, type TestDatabase } from '../../../tests/support/postgres.ts';
 import { balance, grantCredits, InsufficientCreditsError, reserveCredits, settleAbandonedReservations, settleCredits } from './credits.ts';
@@ -87,10 +88,9 @@ describe.runIf(hasPostgres)('credits: reserve then settle (real PostgreSQL)', ()
     await db.query(`update credit_reservations set created_at = now() - interval '16 minutes' where id = any($1)`, [reservationIds]);
     const port = await freePort();
     const dataDir = mkdtempSync(join(tmpdir(), 'yumina-billing-restart-'));
-    const { REDIS_URL: _shared, ...withoutRedis } = process.env; // the in-memory store: a lone replica
     const server = spawn(process.execPath, ['--import', 'tsx', resolve(root, 'containers/api/src/main.ts')], {
       cwd: root,
-      env: { ...withoutRedis, APP_MODE: 'container', LOG_LEVEL: 'warn', DATA_DIR: dataDir, DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', MAINTENANCE_PERIOD_MS: '500' },
+      env: { ...process.env, ...containerSettings(), LOG_LEVEL: 'warn', DATA_DIR: dataDir, DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', MAINTENANCE_PERIOD_MS: '500' },
       stdio: 'ignore',
     });
     try {

@@ -40,7 +40,7 @@ export async function balance(db: Queryable, accountId: string): Promise<{ plan:
     [accountId],
   );
   const r = rows[0];
-  return r ? { plan: r.plan, credits: Number(r.credits), preference: r.preference } : { plan: 'free', credits: 0, preference: 'private' };
+  return r ? { plan: r.plan, credits: Number(r.credits), preference: r.preference } : { plan: 'free', credits: 0, preference: 'auto' };
 }
 
 /**
@@ -71,12 +71,43 @@ export async function reserveCredits(db: DbPool, request: ReserveRequest): Promi
   });
 }
 
+/** One usage_ledger row (one per successful AI call, on either billing source). */
+export interface UsageLedgerRow {
+  accountId: string;
+  model: string;
+  requestedModel: string;
+  providerModel: string | null;
+  tokensIn: number;
+  tokensOut: number;
+  estimated: boolean;
+  partial: boolean;
+  billingSource: 'official' | 'private';
+  purpose: string;
+  reservationId: string | null;
+}
+
+export async function recordUsage(db: Queryable, r: UsageLedgerRow): Promise<void> {
+  await db.query(
+    `insert into usage_ledger (account_id, model, requested_model, provider_model, tokens_in, tokens_out, estimated, partial, billing_source, purpose, reservation_id)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+    [r.accountId, r.model, r.requestedModel, r.providerModel, r.tokensIn, r.tokensOut, r.estimated, r.partial, r.billingSource, r.purpose, r.reservationId],
+  );
+}
+
 /**
  * Step 2, after the call: charges the actual cost (never more than was held) and returns the
  * rest, or returns everything when `usage` is null. Idempotent: a reservation is settled once,
- * so a retried or duplicated settle (for example after a restart) never charges twice.
+ * so a retried or duplicated settle (for example after a restart) never charges twice. With
+ * `record`, the call's usage_ledger row is written in the same transaction as the charge: a
+ * credit is never taken without its usage row, and never recorded twice.
  */
-export async function settleCredits(db: DbPool, reservationId: string, usage: Usage | null, detail = ''): Promise<{ charged: number } | null> {
+export async function settleCredits(
+  db: DbPool,
+  reservationId: string,
+  usage: Usage | null,
+  detail = '',
+  record?: UsageLedgerRow,
+): Promise<{ charged: number } | null> {
   return db.transaction(async (tx) => {
     const { rows } = await tx.query<{ account_id: string; amount: string; status: string }>(
       'select account_id, amount, status from credit_reservations where id = $1 for update',
@@ -101,6 +132,7 @@ export async function settleCredits(db: DbPool, reservationId: string, usage: Us
         [r.account_id, 'charge', -charged, after.rows[0]!.credits, reservationId, detail],
       );
     }
+    if (usage && record) await recordUsage(tx, { ...record, reservationId });
     return { charged };
   });
 }
@@ -110,19 +142,33 @@ export async function settleCredits(db: DbPool, reservationId: string, usage: Us
  * steps, so the usage is unknown) is settled at the amount held — charged once, never twice.
  */
 export async function settleAbandonedReservations(db: DbPool, olderThanMinutes: number): Promise<number> {
-  const { rows } = await db.query<{ id: string; amount: string }>(
-    `select id, amount from credit_reservations where status = 'reserved' and created_at < now() - make_interval(mins => $1)`,
+  const { rows } = await db.query<{ id: string; amount: string; account_id: string; model: string; purpose: string }>(
+    `select id, amount, account_id, model, purpose from credit_reservations where status = 'reserved' and created_at < now() - make_interval(mins => $1)`,
     [olderThanMinutes],
   );
   let settled = 0;
   for (const r of rows) {
     const tokens = Number(r.amount) * TOKENS_PER_CREDIT;
-    if (await settleCredits(db, r.id, { tokensIn: tokens, tokensOut: 0 }, 'settled by maintenance: the call did not report back')) settled++;
+    // the charge and its usage row together, as a live settle writes them (estimated: the call never reported)
+    const record: UsageLedgerRow = {
+      accountId: r.account_id,
+      model: r.model,
+      requestedModel: r.model,
+      providerModel: null,
+      tokensIn: tokens,
+      tokensOut: 0,
+      estimated: true,
+      partial: true,
+      billingSource: 'official',
+      purpose: r.purpose,
+      reservationId: r.id,
+    };
+    if (await settleCredits(db, r.id, { tokensIn: tokens, tokensOut: 0 }, 'settled by maintenance: the call did not report back', record)) settled++;
   }
   return settled;
 }
 
-export async function grantCredits(db: DbPool, accountId: string, amount: number, grantedBy: string, detail: string): Promise<number> {
+export async function grantCredits(db: DbPool, accountId: string, amount: number, grantedBy: string | null, detail: string): Promise<number> {
   return db.transaction(async (tx) => {
     await ensureBillingAccount(tx, accountId);
     const { rows } = await tx.query<{ credits: string }>(

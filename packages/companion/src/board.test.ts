@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { boardSave, type CompanionBoard, startBoard, stepBoard } from './board.ts';
+import { boardSave, type CompanionBoard, endedAttemptSave, startBoard, stepBoard } from './board.ts';
 import { invitationDelayMs, levelGetsInvitation, tinOutcome } from './eligibility.ts';
 import { isPaused } from './panel.ts';
 import { adventureLevel } from './levels.ts';
@@ -65,6 +65,51 @@ describe('a whole board', () => {
     expect(gave.effects[0]).toEqual({ type: 'take-sun', amount: 50 });
     const lostAgain = stepBoard(gave.board, { type: 'level-end', result: 'lost', wallMs: 5_060_000 }, DEFAULT_PREFERENCES);
     expect(lostAgain.effects).toEqual([]);
+  });
+
+  it('a sealed tin is gone when its level ends: the next attempt (Try again, or a reload) neither has it nor opens it', () => {
+    const level = findLevel('sun');
+    const at = invitationDelayMs(level, 1);
+    for (const result of ['lost', 'won', 'left'] as const) {
+      let board = startBoard({ boardId: 'b1', level: adventureLevel(level), cycle: 1, save: EMPTY_COMPANION_SAVE });
+      board = stepBoard(board, { type: 'tick', moment: quiet(at) }, DEFAULT_PREFERENCES).board;
+      const bought = stepBoard(board, { type: 'tin-pay', sun: 150, activeMs: at }, DEFAULT_PREFERENCES).board;
+      expect(bought.encounter.phase).toBe('sealed');
+      // The checkpoint save of the attempt holds the sealed tin (with its fixed contents)…
+      const checkpoint = decodeCompanionSave(encodeCompanionSave(boardSave(bought)));
+      expect(checkpoint.encounter?.phase).toBe('sealed');
+      const ended = stepBoard(bought, { type: 'level-end', result, wallMs: 9_000_000 }, DEFAULT_PREFERENCES);
+      expect(ended.board.encounter.phase).toBe('gone');
+      expect(ended.milestones.map((m) => m.kind)).toContain('tin-gone');
+      // …the save written when the attempt ends does not: the next attempt starts without it.
+      const save = decodeCompanionSave(encodeCompanionSave(endedAttemptSave(ended.board)));
+      expect(save.encounter).toBeNull();
+      expect(save.companion.offers).toBeNull();
+      const next = startBoard({ boardId: 'b2', level: adventureLevel(level), cycle: 1, save });
+      expect(next.encounter.phase, result).toBe('pending');
+      const open = stepBoard(next, { type: 'tin-open' }, DEFAULT_PREFERENCES);
+      expect(open.rejected).toBe('not-sealed');
+      expect(open.effects).toEqual([]);
+    }
+  });
+
+  it('contract: invitations never pause combat (the tin invitation and its offer window hold no pause)', () => {
+    const level = findLevel('sun');
+    const at = invitationDelayMs(level, 1);
+    let board = startBoard({ boardId: 'b1', level: adventureLevel(level), cycle: 1, save: EMPTY_COMPANION_SAVE });
+    const invited = stepBoard(board, { type: 'tick', moment: quiet(at) }, DEFAULT_PREFERENCES);
+    expect(invited.effects.map((e) => e.type)).toContain('show-invitation');
+    expect(isPaused(invited.board.pause)).toBe(false);
+    expect(invited.board.pause.owners).toEqual([]);
+    board = invited.board;
+    // Through the whole visible invitation and offer window, the board keeps running.
+    for (let t = at + 1_000; t < at + 30_000; t += 1_000) {
+      board = stepBoard(board, { type: 'tick', moment: quiet(t) }, DEFAULT_PREFERENCES).board;
+      expect(isPaused(board.pause), `at ${t}`).toBe(false);
+    }
+    expect(board.encounter.phase).toBe('offered');
+    // Only the player's own opening of the companion pauses.
+    expect(isPaused(stepBoard(board, { type: 'panel-open' }, DEFAULT_PREFERENCES).board.pause)).toBe(true);
   });
 
   it('records the no-shovel challenge outcome and the gift once', () => {

@@ -23,7 +23,7 @@ import {
 } from './offers.ts';
 import { closePanel, openPanel, type PauseState, RUNNING } from './panel.ts';
 import type { CompanionPreferences, ProactiveState } from './proactive.ts';
-import { type CompanionSave, resumeLevel } from './save-chunks.ts';
+import { type CompanionSave, freshAttemptSave, resumeLevel } from './save-chunks.ts';
 
 /**
  * One board (a level attempt) with every companion rule wired together: the item encounter, the
@@ -178,4 +178,13 @@ export function boardSave(board: CompanionBoard): CompanionSave {
     flags: board.flags,
     encounter: board.encounter,
   };
+}
+
+/**
+ * The save once this board's attempt has ended (seed 001 §3.1: a sealed tin is gone when its level
+ * ends): the next attempt, after "Try again" or a reload, starts without this attempt's tin and
+ * offers. It is not the defeated board: nothing of the lost lawn is in it.
+ */
+export function endedAttemptSave(board: CompanionBoard): CompanionSave {
+  return freshAttemptSave(boardSave(board));
 }

@@ -10,6 +10,7 @@ import {
   type NotebookMutation,
   notebookStoredBytes,
   parseNotebook,
+  reapplicableMutation,
   scopeNotebook,
 } from './notebook.ts';
 import { storedJsonBytes, utf8ByteLength } from './text.ts';
@@ -141,12 +142,17 @@ describe('64 KiB database constraint under a fuzz of long turns (PGlite jsonb)',
 });
 
 describe('revision handling', () => {
-  it('two writers appending from the same revision lose nothing', () => {
+  it('of two writers on the same revision, the second is refused whole and re-applies on the fresh notebook', () => {
     const base = apply(emptyNotebook(), { op: 'note-add', id: 'a', text: 'hello' });
     const seen = { revision: base.revision, epoch: base.epoch };
     const afterTabA = apply(base, { op: 'turns', turns: [{ role: 'player', text: 'from tab A', level: 5, cycle: 1 }] }, seen);
-    // Tab B wrote on the same base; the store re-reads and applies on the latest.
-    const afterTabB = apply(afterTabA, { op: 'turns', turns: [{ role: 'player', text: 'from tab B', level: 5, cycle: 1 }] }, seen);
+    // Tab B wrote on the same (now outdated) base: refused, nothing of it merged.
+    const tabB: NotebookMutation = { op: 'turns', turns: [{ role: 'player', text: 'from tab B', level: 5, cycle: 1 }] };
+    const stale = applyNotebookMutation(afterTabA, tabB, seen, T);
+    expect(stale).toEqual({ status: 'conflict', reason: 'revision', notebook: afterTabA });
+    // The writer re-reads (the conflict carries the current notebook) and re-applies.
+    expect(reapplicableMutation(tabB)).toBe(true);
+    const afterTabB = apply(stale.notebook, tabB);
     expect(afterTabB.turns.map((t) => t.text)).toEqual(['from tab A', 'from tab B']);
     expect(afterTabB.revision).toBe(base.revision + 2);
   });
@@ -168,12 +174,16 @@ describe('revision handling', () => {
     expect(applyNotebookMutation(nb, { op: 'note-remove', id: 'a' }, stale, T).status).toBe('conflict');
     expect(applyNotebookMutation(nb, { op: 'reset' }, stale, T).status).toBe('conflict');
     expect(apply(nb, { op: 'note-remove', id: 'a' }).notes.map((n) => n.id)).toEqual(['b']);
+    // Destructive writes are never re-applied by the writer on its own: the player decides again.
+    expect(reapplicableMutation({ op: 'note-remove', id: 'a' })).toBe(false);
+    expect(reapplicableMutation({ op: 'reset' })).toBe(false);
   });
 
   it('records each milestone key once, so a retried write changes nothing', () => {
     const m = { op: 'record' as const, milestones: [{ key: 'offer:12:1:gift', kind: 'gift', level: 12, cycle: 1 }] };
     const once = apply(emptyNotebook(), m);
-    const retry = applyNotebookMutation(once, m, { revision: 0, epoch: 0 }, T);
+    expect(applyNotebookMutation(once, m, { revision: 0, epoch: 0 }, T).status).toBe('conflict');
+    const retry = applyNotebookMutation(once, m, { revision: once.revision, epoch: once.epoch }, T);
     expect(retry).toMatchObject({ status: 'applied', changed: false });
     expect(retry.notebook.milestones).toHaveLength(1);
     expect(retry.notebook.revision).toBe(once.revision);

@@ -140,7 +140,11 @@ export function fitNotebook(notebook: Notebook, maxBytes: number = COMPANION_LIM
 export type TurnInput = Omit<NotebookTurn, 'at'>;
 export type MilestoneInput = Omit<Milestone, 'at'>;
 
-/** Notebook mutations. Additive ones survive a concurrent write; destructive ones need the exact revision. */
+/**
+ * Notebook mutations. Every one of them needs the exact revision it was based on (seed 001 §7:
+ * "notebook write with outdated revision: not applied"). Additive ones may be re-applied by the
+ * writer on the fresh notebook after a conflict; destructive ones are re-decided by the player.
+ */
 export type NotebookMutation =
   | { op: 'turns'; turns: TurnInput[] }
   | { op: 'record'; milestones: MilestoneInput[] }
@@ -153,6 +157,11 @@ export type NotebookMutation =
 
 const DESTRUCTIVE = new Set<NotebookMutation['op']>(['note-remove', 'reset']);
 
+/** Whether a client may re-apply this mutation by itself on a fresher notebook after a conflict. */
+export function reapplicableMutation(mutation: NotebookMutation): boolean {
+  return !DESTRUCTIVE.has(mutation.op);
+}
+
 /** The revision and epoch the writer last saw (from the read or the config/notebook response). */
 export interface WriteBase {
   revision: number;
@@ -161,22 +170,20 @@ export interface WriteBase {
 
 export type NotebookWrite =
   | { status: 'applied'; notebook: Notebook; changed: boolean }
-  /** `revision`: a destructive write based on an outdated revision. `reset`: the notebook was reset since. */
+  /** `revision`: based on an outdated revision. `reset`: the notebook was reset since. Nothing was applied. */
   | { status: 'conflict'; reason: 'revision' | 'reset'; notebook: Notebook }
   | { status: 'invalid'; reason: 'notes-full' | 'empty-text' | 'unknown-note'; notebook: Notebook };
 
 /**
  * Apply one mutation to the current stored notebook. An old in-flight reply, another tab or a reset
- * is never overwritten: after a reset (epoch changed) nothing based on the old epoch is applied;
- * destructive writes need the exact revision; additive writes are applied on top of the current
- * notebook so two writers lose nothing. The caller persists with `UPDATE … WHERE revision = $read`
- * and, when that matches no row, re-reads and calls this again.
+ * is never overwritten: after a reset (epoch changed) nothing based on the old epoch is applied, and
+ * any write based on an outdated revision is refused whole, nothing of it merged (seed 001 §7). The
+ * caller persists with `UPDATE … WHERE revision = $read`; when that matches no row the write is a
+ * conflict too. The writer re-reads and re-applies (see `reapplicableMutation`).
  */
 export function applyNotebookMutation(current: Notebook, mutation: NotebookMutation, base: WriteBase, wallMs: number): NotebookWrite {
   if (base.epoch !== current.epoch) return { status: 'conflict', reason: 'reset', notebook: current };
-  if (DESTRUCTIVE.has(mutation.op) && base.revision !== current.revision) {
-    return { status: 'conflict', reason: 'revision', notebook: current };
-  }
+  if (base.revision !== current.revision) return { status: 'conflict', reason: 'revision', notebook: current };
   const at = Math.max(0, Math.trunc(wallMs));
   let next: Notebook = current;
   switch (mutation.op) {

@@ -64,6 +64,12 @@ export const notebookRequestSchema = z.strictObject({
 });
 export type NotebookRequest = { base: WriteBase; mutation: NotebookMutation };
 
+/** PUT /api/game/npc/companion/preferences: either switch or both; each is stored on its own. */
+export const preferencesRequestSchema = z
+  .strictObject({ occasionalVisits: z.boolean().optional(), proactiveComments: z.boolean().optional() })
+  .refine((p) => p.occasionalVisits !== undefined || p.proactiveComments !== undefined, 'occasionalVisits or proactiveComments is required');
+export type PreferencesRequest = z.infer<typeof preferencesRequestSchema>;
+
 export type CompanionBody = 'generation' | 'notebook';
 
 /** 24 KiB for generation, 12 KiB for notebook requests, in UTF-8 bytes of the raw body. */

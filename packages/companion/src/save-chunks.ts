@@ -163,6 +163,15 @@ export function decodeCompanionSave(chunks: Partial<Record<number, Uint8Array>>)
 }
 
 /**
+ * The save of a new attempt: the interaction flags (chunk 22) stay, the level's offers, proactive
+ * counts and tin (chunks 21 and 23) start empty. Written when an attempt ends (won, lost, left), so
+ * the tin of the ended attempt never comes back and never opens, after "Try again" or a reload.
+ */
+export function freshAttemptSave(save: CompanionSave): CompanionSave {
+  return { companion: EMPTY_COMPANION_CHUNK, flags: save.flags, encounter: null };
+}
+
+/**
  * The per-level state to continue with after loading a save on `level`/`cycle`: the saved state if
  * it belongs to that level and cycle (the tin's contents are taken from the save, never re-rolled),
  * otherwise a fresh start.

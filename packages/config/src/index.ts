@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { type LinkedResources, linksFromVariables, settingsFromLinks, sstLinks } from './links.ts';
+
+export { type LinkedResources, settingsFromLinks, UNSET_SECRET, SECRET_LINKS, COMPONENT_LINKS } from './links.ts';
 
 /**
  * The one place that reads the environment. Everything below receives the typed
@@ -34,6 +37,9 @@ const text = (fallback: string) =>
     .trim()
     .optional()
     .transform((v) => (v ? v : fallback));
+
+/** One entry of TRUST_PROXY: an IPv4/IPv6 address or CIDR range, or a proxy-addr name (loopback, linklocal, uniquelocal). */
+const TRUST_PROXY_ENTRY = /^(?:loopback|linklocal|uniquelocal|[0-9a-fA-F:.]+(?:\/\d{1,3})?)$/;
 
 export const OAUTH_PROVIDERS = ['google', 'discord', 'twitter'] as const;
 export type OAuthProvider = (typeof OAUTH_PROVIDERS)[number];
@@ -136,6 +142,8 @@ export const envSchema = z.object({
   SUMMARY_FALLBACK_MODEL: z.string().trim().min(1).optional(),
   GAME_COMPANION_DISABLED: z.enum(['0', '1', 'true', 'false']).optional(),
   GUEST_PREVIEW_TURNS_PER_HOUR: int(0, 10_000, 0),
+  WELCOME_CREDITS: int(0, 1_000_000, 100),
+  SAMPLE_WORLDS: z.enum(['0', '1', 'true', 'false']).optional(),
   SECRETS_KEY: z
     .string()
     .trim()
@@ -143,6 +151,17 @@ export const envSchema = z.object({
     .optional(),
   SESSION_TTL_DAYS: int(1, 365, 30),
   LOGIN_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 10),
+  AI_PRIVATE_NETWORK_ACCESS: z.enum(['allow', 'deny']).optional(),
+  AI_REPLY_MAX_BYTES: int(1024, 64 * 1024 * 1024, 256 * 1024),
+  TRUST_PROXY: z
+    .string()
+    .trim()
+    .refine((v) => /^\d{1,2}$/.test(v) || v.split(',').every((a) => TRUST_PROXY_ENTRY.test(a.trim())), 'must be a hop count (0 = trust nothing) or a comma-separated list of proxy addresses/CIDR ranges')
+    .optional(),
+  SIGNUP_RATE_LIMIT_PER_HOUR: int(1, 100_000, 30),
+  AI_CHECK_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 30),
+  EVENT_STREAMS_PER_ADDRESS: int(1, 100_000, 20),
+  EVENT_STREAMS_PER_PROCESS: int(1, 1_000_000, 2_000),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -190,6 +209,10 @@ export interface Config {
     summaryModel: string | undefined;
     /** The one-step fallback for summaries refused by the routed model. */
     summaryFallbackModel: string | undefined;
+    /** AI_PRIVATE_NETWORK_ACCESS: may AI requests go to private network addresses (default allow in local mode, deny in container mode). */
+    privateNetworkAccess: 'allow' | 'deny';
+    /** AI_REPLY_MAX_BYTES: one reply's text is cut at this many UTF-8 bytes (stored as truncated). */
+    replyMaxBytes: number;
   };
   companion: {
     /** GAME_COMPANION_DISABLED: generation refused (403 COMPANION_DISABLED); saves keep working. */
@@ -197,6 +220,26 @@ export interface Config {
   };
   /** Guest preview turns per hour per address on the official provider (0 = guests cannot send). */
   guestPreviewTurnsPerHour: number;
+  /** Platform credits a new account receives when the official provider is configured (0 = none). */
+  welcomeCredits: number;
+  /** Publish the shipped sample worlds (packages/world/samples) on first start; default on in local mode. */
+  sampleWorlds: boolean;
+  /**
+   * TRUST_PROXY: which hops in front of the server may name the client's address (X-Forwarded-For)
+   * and the public host and scheme (X-Forwarded-Host/-Proto). A hop count (0 = none: the socket's
+   * address is the client) or a list of proxy addresses/CIDR ranges. Default: 0 in local mode,
+   * 1 (the load balancer) in container mode. Every per-address limit keys on the address derived from it.
+   */
+  trustProxy: number | string[];
+  limits: {
+    /** Sign-ups per client address per hour. */
+    signupsPerHour: number;
+    /** AI connection tests and model listings per account per minute. */
+    aiChecksPerMinute: number;
+    /** Open live update streams (server-sent events) per client address, and per process. */
+    eventStreamsPerAddress: number;
+    eventStreamsPerProcess: number;
+  };
   /** S3 bucket of game builds; unset: a folder under dataDir (objects/). */
   gamesBucket: string | undefined;
   maintenance: {
@@ -218,6 +261,16 @@ export interface Config {
   };
 }
 
+/** TRUST_PROXY unset: trust nothing in local mode, the load balancer's one hop in container mode. */
+function parseTrustProxy(raw: string | undefined, mode: 'local' | 'container'): number | string[] {
+  if (raw === undefined) return mode === 'container' ? 1 : 0;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  return raw
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean);
+}
+
 export class ConfigError extends Error {
   readonly code = 'CONFIG_INVALID';
   constructor(
@@ -228,13 +281,49 @@ export class ConfigError extends Error {
   }
 }
 
-/** Parses the environment once. Throws ConfigError naming the first bad variable. */
-export function loadConfig(source: Record<string, string | undefined> = process.env, version = '0.1.0'): Config {
+/** Loopback hosts are secure contexts for browsers, so a local rehearsal of production may use http there. */
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * What container mode (the production replicas) cannot start without: it never falls back to the
+ * embedded PGlite, the in-memory store or keys generated on its own disk.
+ */
+export const CONTAINER_REQUIRED = ['DATABASE_URL', 'REDIS_URL', 'PUBLIC_ORIGIN', 'SECRETS_KEY', 'IDENTITY_SIGNING_KEY'] as const;
+const CONTAINER_REQUIRED_WHY: Record<(typeof CONTAINER_REQUIRED)[number], string> = {
+  DATABASE_URL: 'the primary PostgreSQL (link the Database or set DATABASE_URL)',
+  REDIS_URL: 'the shared store (link the Store or set REDIS_URL)',
+  PUBLIC_ORIGIN: "the platform's https origin",
+  SECRETS_KEY: 'the key that encrypts stored provider keys (secret SecretsKey)',
+  IDENTITY_SIGNING_KEY: 'the identity token signing key (secret IdentitySigningKey)',
+};
+
+function refuseHalfConfiguredContainer(settings: Record<string, string>): void {
+  for (const name of CONTAINER_REQUIRED) {
+    if (!settings[name]) throw new ConfigError(name, `is required in container mode: ${CONTAINER_REQUIRED_WHY[name]}`);
+  }
+  const origin = new URL(settings.PUBLIC_ORIGIN!);
+  if (origin.protocol !== 'https:' && !LOOPBACK_HOSTS.has(origin.hostname)) {
+    throw new ConfigError('PUBLIC_ORIGIN', `must be an https origin in container mode (got ${JSON.stringify(settings.PUBLIC_ORIGIN)})`);
+  }
+}
+
+/**
+ * Parses the environment once. Throws ConfigError naming the first bad variable. Settings missing
+ * from the environment are taken from SST's links (`links`; by default this process's `Resource`
+ * when reading process.env, or the `SST_RESOURCE_*` variables of another source).
+ */
+export function loadConfig(
+  source: Record<string, string | undefined> = process.env,
+  version = '0.1.0',
+  links: LinkedResources = source === process.env ? sstLinks() : linksFromVariables(source),
+): Config {
   // Empty strings count as unset, as shells often export VAR= for "no value".
   const cleaned: Record<string, string> = {};
+  const linked = settingsFromLinks(links);
   for (const key of Object.keys(envSchema.shape)) {
     const v = source[key];
     if (v !== undefined && v !== '') cleaned[key] = v;
+    else if (linked[key] !== undefined) cleaned[key] = linked[key];
   }
   const parsed = envSchema.safeParse(cleaned);
   if (!parsed.success) {
@@ -244,6 +333,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     throw new ConfigError(variable, `${issue.message}${shown}`);
   }
   const e = parsed.data;
+  if (e.APP_MODE === 'container') refuseHalfConfiguredContainer(cleaned);
   return {
     env: e.NODE_ENV,
     port: e.PORT,
@@ -268,10 +358,21 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     gamesBucket: e.GAMES_BUCKET,
     companion: { disabled: e.GAME_COMPANION_DISABLED === '1' || e.GAME_COMPANION_DISABLED === 'true' },
     guestPreviewTurnsPerHour: e.GUEST_PREVIEW_TURNS_PER_HOUR,
+    welcomeCredits: e.WELCOME_CREDITS,
+    sampleWorlds: e.SAMPLE_WORLDS === undefined ? e.APP_MODE === 'local' : e.SAMPLE_WORLDS === '1' || e.SAMPLE_WORLDS === 'true',
+    trustProxy: parseTrustProxy(e.TRUST_PROXY, e.APP_MODE),
+    limits: {
+      signupsPerHour: e.SIGNUP_RATE_LIMIT_PER_HOUR,
+      aiChecksPerMinute: e.AI_CHECK_RATE_LIMIT_PER_MINUTE,
+      eventStreamsPerAddress: e.EVENT_STREAMS_PER_ADDRESS,
+      eventStreamsPerProcess: e.EVENT_STREAMS_PER_PROCESS,
+    },
     ai: {
       official: e.OFFICIAL_AI_BASE_URL && e.OFFICIAL_AI_API_KEY ? { baseUrl: e.OFFICIAL_AI_BASE_URL.replace(/\/+$/, ''), apiKey: e.OFFICIAL_AI_API_KEY, defaultModel: e.OFFICIAL_AI_MODEL } : undefined,
       summaryModel: e.SUMMARY_MODEL,
       summaryFallbackModel: e.SUMMARY_FALLBACK_MODEL,
+      privateNetworkAccess: e.AI_PRIVATE_NETWORK_ACCESS ?? (e.APP_MODE === 'container' ? 'deny' : 'allow'),
+      replyMaxBytes: e.AI_REPLY_MAX_BYTES,
     },
     partners: {
       json: e.PARTNERS,

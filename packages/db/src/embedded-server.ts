@@ -1,21 +1,25 @@
 /**
  * Child-process entry of the embedded database: PGlite (one backend) behind the pg wire
- * protocol on loopback. PGlite runs in its own process because a long statement blocks the
- * whole thread that hosts it. The parent talks to it over IPC: it sends {dataDir, maxConnections}
- * and receives {ready, port} or {error}.
+ * protocol on loopback, through the socket layer that gives one connection at a time the backend
+ * (./embedded-socket.ts). PGlite runs in its own process because a long statement blocks the
+ * whole thread that hosts it. The parent talks to it over IPC: it sends {dataDir, maxConnections,
+ * idleInTransactionTimeoutMs} and receives {ready, port} or {error}. Contrib extensions the
+ * migrations create (pg_trgm, for library search) must be loaded here.
  */
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { BackendSocketServer } from './embedded-socket.ts';
 
 interface StartMessage {
   type: 'start';
   dataDir: string;
   maxConnections: number;
+  idleInTransactionTimeoutMs: number;
 }
 
 let db: PGlite | undefined;
-let server: PGLiteSocketServer | undefined;
+let server: BackendSocketServer | undefined;
 let stopping = false;
 
 async function stop(code: number): Promise<void> {
@@ -34,10 +38,16 @@ process.on('message', async (message: StartMessage | { type: 'stop' }) => {
   if (message.type === 'stop') return stop(0);
   try {
     mkdirSync(message.dataDir, { recursive: true });
-    db = await PGlite.create({ dataDir: message.dataDir });
-    server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: message.maxConnections });
-    await server.start();
-    const port = Number(server.getServerConn().split(':').pop());
+    const pglite = await PGlite.create({ dataDir: message.dataDir, extensions: { pg_trgm } });
+    db = pglite;
+    server = new BackendSocketServer({
+      backend: { exec: (messages) => pglite.runExclusive(() => pglite.execProtocolRaw(messages)) },
+      host: '127.0.0.1',
+      port: 0,
+      maxConnections: message.maxConnections,
+      idleInTransactionTimeoutMs: message.idleInTransactionTimeoutMs,
+    });
+    const port = await server.start();
     process.send?.({ type: 'ready', port });
   } catch (err) {
     process.send?.({ type: 'error', message: err instanceof Error ? err.message : String(err) });

@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SESSION_SETTINGS } from './pool.ts';
 
 export interface EmbeddedPostgres {
   url: string;
@@ -39,7 +40,12 @@ export async function startEmbeddedPostgres(dataDir: string, timeoutMs = 120_000
       clearTimeout(timer);
       fail(new Error(`The embedded database exited during start-up (code ${code})`));
     });
-    child.send({ type: 'start', dataDir: resolve(dataDir), maxConnections: EMBEDDED_MAX_CONNECTIONS });
+    child.send({
+      type: 'start',
+      dataDir: resolve(dataDir),
+      maxConnections: EMBEDDED_MAX_CONNECTIONS,
+      idleInTransactionTimeoutMs: Number(SESSION_SETTINGS.idle_in_transaction_session_timeout),
+    });
   });
   let stopped: Promise<void> | undefined;
   return {

@@ -73,6 +73,34 @@ describe.runIf(hasPostgres)('DbPool on real PostgreSQL (seed 000 deadline contra
     expect(rows.rowCount).toBe(0);
   });
 
+  it('(b3) several commands in flight: each, and every later one, fails with the original DB_QUERY_TIMEOUT (never "Connection terminated")', async () => {
+    const pool = makePool();
+    const client = await pool.connect();
+    await client.query('begin');
+    // Three commands queued on one client: the first's deadline fires while the others wait behind it.
+    const settled = await Promise.all([
+      withDeadline(150, () => client.query('select pg_sleep(3)')).catch((e: unknown) => e),
+      withDeadline(5_000, () => client.query("select 'case-b3-second'")).catch((e: unknown) => e),
+      withDeadline(5_000, () => client.query("select 'case-b3-third'")).catch((e: unknown) => e),
+    ]);
+    expect(settled[0]).toBeInstanceOf(DbQueryTimeoutError);
+    expect(settled[1]).toBe(settled[0]);
+    expect(settled[2]).toBe(settled[0]);
+    expect(client.brokenBy).toBe(settled[0]); // the stored error was not overwritten by the closed socket's
+    expect(await client.query('commit').catch((e: unknown) => e)).toBe(settled[0]);
+    client.release();
+    expect(pool.pressure().total).toBe(0);
+    // Through transaction(): the same original error reaches the owner, who released the client.
+    const original = await pool
+      .transaction(async (tx) => {
+        await Promise.all([withDeadline(100, () => tx.query('select pg_sleep(2)')), tx.query('select 1'), tx.query('select 2')]);
+      })
+      .catch((e: unknown) => e);
+    expect(original).toBeInstanceOf(DbQueryTimeoutError);
+    expect((original as DbQueryTimeoutError).timeoutMs).toBe(100);
+    expect(pool.pressure().total).toBe(0);
+  });
+
   it('(b2) transaction(): a timeout inside propagates the original error and discards the client', async () => {
     const pool = makePool();
     let inner: unknown;

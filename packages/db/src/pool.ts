@@ -113,6 +113,8 @@ export class DbClient implements Queryable {
       const timer = setTimeout(() => {
         if (settled) return;
         settled = true;
+        // Several commands in flight: the first deadline breaks the client; the others answer with its error.
+        if (this.#broken !== undefined) return reject(this.#broken);
         const err = new DbQueryTimeoutError(deadlineMs, this.owner.name);
         // Intercept before anything else can release or roll back: mark first, then cut the socket.
         this.#broken = err;
@@ -133,8 +135,10 @@ export class DbClient implements Queryable {
           if (settled) return; // the deadline already answered; this is the socket we closed
           settled = true;
           clearTimeout(timer);
-          if (isConnectionLoss(err)) this.#broken = err;
           this.owner.observe(performance.now() - started, false, sql);
+          // Another command's deadline closed the socket under this one: the original error, never overwritten.
+          if (this.#broken !== undefined) return reject(this.#broken);
+          if (isConnectionLoss(err)) this.#broken = err;
           reject(err);
         },
       );

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import awsLambdaFastify from '@fastify/aws-lambda';
 import Fastify, {
   type FastifyInstance,
@@ -8,10 +9,12 @@ import Fastify, {
 } from 'fastify';
 import type { ZodType, z } from 'zod';
 import { HttpError, toAnswer } from './errors.ts';
+import { installInputGuards } from './input-guards.ts';
 
 /**
  * The shared error handler: every failure answers `{"error":{"code","message"}}`; 5xx details
- * are logged, never sent.
+ * are logged, never sent: the client gets the code, a human message and the request id
+ * (`error.requestId` and the `x-request-id` header) that finds the details in the log.
  */
 export function installErrorHandling(
   app: FastifyInstance,
@@ -28,7 +31,12 @@ export function installErrorHandling(
       options.onServerError?.(err, request);
     }
     else request.log.info({ code: (err as { code?: string }).code, status: answer.status }, 'request refused');
-    reply.code(answer.status).headers(answer.headers).send(answer.body);
+    reply.header('x-request-id', request.id);
+    const body =
+      answer.status >= 500 && (answer.body as { error?: object }).error
+        ? { error: { ...(answer.body as { error: object }).error, requestId: request.id } }
+        : answer.body;
+    reply.code(answer.status).headers(answer.headers).send(body);
   });
   if (options.notFound) {
     app.setNotFoundHandler(options.notFound);
@@ -37,6 +45,17 @@ export function installErrorHandling(
   app.setNotFoundHandler((request, reply) => {
     reply.code(404).send({ error: { code: 'NOT_FOUND', message: `No route for ${request.method} ${request.url.split('?')[0]}` } });
   });
+}
+
+/**
+ * Fastify's `frameworkErrors` option: errors raised before routing (a URL that is not valid
+ * percent-encoding, a bad content type header) answer with the shared error shape too.
+ */
+export function frameworkErrors(err: Error & { code?: string; statusCode?: number }, request: FastifyRequest, reply: FastifyReply): void {
+  const status = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 400;
+  const code = err.code === 'FST_ERR_BAD_URL' ? 'INVALID_URL' : 'BAD_REQUEST';
+  request.log.info({ code: err.code, status }, 'request refused before routing');
+  reply.code(status).header('x-request-id', request.id).send({ error: { code, message: code === 'INVALID_URL' ? 'The request URL is not valid.' : 'The request is not valid.' } });
 }
 
 /** Parses a request part with zod; a mismatch is a 400 naming the first problem's path. */
@@ -54,8 +73,9 @@ export async function functionApp<O extends object>(
   options: O,
   server: FastifyServerOptions = {},
 ): Promise<FastifyInstance> {
-  const app = Fastify({ logger: { level: 'info' }, ...server });
+  const app = Fastify({ logger: { level: 'info' }, genReqId: () => randomUUID(), frameworkErrors, ...server });
   installErrorHandling(app);
+  installInputGuards(app);
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- plugin options are the plugin's own interface
   await app.register(plugin as FastifyPluginAsync<any>, options);
   return app;

@@ -3,9 +3,14 @@ import { HttpError } from './errors.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** The request's own origin as the browser sees it (scheme + Host). */
+/**
+ * The request's own origin as it reached this server: the socket's scheme and the Host header.
+ * Never X-Forwarded-Host/-Proto, which any client can write and a proxy may pass through; behind a
+ * TLS-terminating proxy the public origin is the configured one (PUBLIC_ORIGIN, in `allowedOrigins`).
+ */
 export function requestOrigin(request: FastifyRequest): string {
-  return `${request.protocol}://${request.host}`;
+  const encrypted = (request.raw.socket as { encrypted?: boolean } | undefined)?.encrypted === true;
+  return `${encrypted ? 'https' : 'http'}://${request.headers.host ?? ''}`;
 }
 
 /**

@@ -112,3 +112,20 @@ function httpCodeName(status: number): string {
       return 'BAD_REQUEST';
   }
 }
+
+/**
+ * What a client may be told about a failure that is reported inside a stream (SSE) rather than as
+ * an HTTP answer: AI provider failures keep their own message (it holds only the provider's
+ * `error.message` from an OpenAI-shaped error), client mistakes keep theirs, everything else is
+ * the same code and human message the error handler would answer with — never a PostgreSQL code,
+ * a Redis message or a stack.
+ */
+export function publicErrorOf(err: unknown): { code: string; message: string } {
+  const e = (err ?? {}) as { code?: unknown; message?: unknown };
+  if (err instanceof Error && typeof e.code === 'string' && /^AI_/.test(e.code) && typeof e.message === 'string') {
+    return { code: e.code, message: e.message };
+  }
+  const answer = toAnswer(err);
+  const body = answer.body as Partial<ErrorBody> | undefined;
+  return body?.error ?? { code: 'INTERNAL', message: 'Something went wrong on our side.' };
+}

@@ -12,3 +12,4 @@ export * from './identity-claims.ts';
 export * from './landing-path.ts';
 export type { PartnerPublicConfig } from './partner-config.ts';
 export * from './partner-redirect.ts';
+export * from './return-path.ts';

@@ -30,7 +30,8 @@ describe('safeLandingPath (§2.6)', () => {
     ['array from repeated parameter', ['/a', '/b']],
     ['number', 42],
     ['relative path', 'play'],
-    ['malformed escape', '/play%zz'],
+    ['encoded backslash next to a stray percent sign', '/%5cevil%'],
+    ['encoded double slash next to an invalid escape', '/%2f%2fevil%zz'],
     ['dot segments up to a double slash', '/..//evil.example'],
     ['line separator', '/play\u2028'],
   ];
@@ -48,6 +49,9 @@ describe('safeLandingPath (§2.6)', () => {
     '/worlds/abc-123/chapter/2?from=portal&q=a%20b',
     '/search?next=%2Fplay', // an encoded slash inside the query is fine
     '/a/b/c#section',
+    '/search?q=100%25', // an encoded percent sign: decoded once it is a plain %, not an escape
+    '/search?q=100%25%25', // the same, twice
+    '/play%zz', // a % that starts no escape is plain text; §2.6 does not refuse it
   ];
   for (const value of kept) {
     it(`keeps the valid path ${value}`, () => {
@@ -68,6 +72,7 @@ describe('landingFrameUrl', () => {
   it('frames {clientOrigin}{path} with host=platform, keeping the query as given', () => {
     expect(landingFrameUrl(client, '/play?level=3&q=a%20b')).toBe(`${client}/play?level=3&q=a%20b&host=platform`);
     expect(landingFrameUrl(client, undefined)).toBe(`${client}/?host=platform`);
+    expect(landingFrameUrl(client, '/search?q=100%25')).toBe(`${client}/search?q=100%25&host=platform`);
   });
 
   it('replaces a host parameter smuggled in the path', () => {

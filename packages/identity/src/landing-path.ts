@@ -23,6 +23,17 @@ function acceptableLayer(value: string): boolean {
   return true;
 }
 
+/** Decodes every run of well-formed %XX escapes that is valid UTF-8; leaves anything else as it is. */
+function decodeEscapes(value: string): string {
+  return value.replace(/(?:%[0-9a-fA-F]{2})+/g, (run) => {
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      return run;
+    }
+  });
+}
+
 /** Returns `raw` when it is a safe landing path, otherwise `/`. Accepts anything a query parser yields. */
 export function safeLandingPath(raw: unknown): string {
   if (typeof raw !== 'string') return LANDING_PATH_FALLBACK;
@@ -33,12 +44,9 @@ export function safeLandingPath(raw: unknown): string {
   // single leading slash; the whole value must stay free of control characters and backslashes.
   let layer = raw;
   for (let i = 0; layer.includes('%'); i++) {
-    let decoded: string;
-    try {
-      decoded = decodeURIComponent(layer);
-    } catch {
-      return LANDING_PATH_FALLBACK; // malformed escapes: refuse rather than guess
-    }
+    // Only well-formed escapes decode; a `%` that starts none (`/search?q=100%25` decoded once) is
+    // plain text, which §2.6 does not refuse.
+    const decoded = decodeEscapes(layer);
     if (decoded === layer) break;
     if (i === MAX_DECODE_LAYERS) return LANDING_PATH_FALLBACK; // encoded deeper than anyone legitimately does
     const pathPart = decoded.split(/[?#]/, 1)[0] ?? '';

@@ -3,3 +3,4 @@ export * from './members.ts';
 export * from './protocol.ts';
 export * from './allowlist.ts';
 export * from './asset-url.ts';
+export * from './host-policy.ts';

@@ -79,7 +79,8 @@ export interface RemoteMethods {
     args: [id: string, value: unknown, options?: { scope?: 'session' | 'global'; targetUserId?: string }];
     result: undefined;
   };
-  executeAction: { args: [actionId: string]; result: undefined };
+  /** An id with a colon (`spatial:zone-enter`) is a custom reaction event carrying the payload's members. */
+  executeAction: { args: [actionId: string, payload?: Record<string, unknown>]; result: undefined };
   injectContext: { args: [message: string, options?: { role?: 'system' | 'user' }]; result: undefined };
   // Audio
   playAudio: {

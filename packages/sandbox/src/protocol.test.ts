@@ -62,6 +62,10 @@ describe('frame → parent validators', () => {
     expect(validArguments('setVariable', ['hp', { nested: [1, 2] }, { scope: 'global' }])).toBe(true);
     expect(validArguments('setVariable', ['hp', { when: new Date() }])).toBe(false);
     expect(validArguments('setVariable', ['hp', 1, { scope: 'everywhere' }])).toBe(false);
+    // executeAction: an action id, or a custom event type with its members.
+    expect(validArguments('executeAction', ['drink-potion'])).toBe(true);
+    expect(validArguments('executeAction', ['spatial:zone-enter', { zone: 'forest' }])).toBe(true);
+    expect(validArguments('executeAction', ['spatial:zone-enter', 'forest'])).toBe(false);
   });
 
   it('has an argument check for every remote method', () => {

@@ -156,7 +156,7 @@ const ARGUMENTS: Record<RequestMethod, Check[]> = {
     anyValue,
     optional(shape({ scope: optional(oneOf('session', 'global')), targetUserId: optional(isId) })),
   ],
-  executeAction: [isId],
+  executeAction: [isId, optional(isRecord)],
   injectContext: [isString, optional(shape({ role: optional(oneOf('system', 'user')) }))],
   playAudio: [
     isId,

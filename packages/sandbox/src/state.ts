@@ -23,9 +23,12 @@ export interface SandboxMessage {
   sessionId: string;
   role: 'user' | 'assistant' | 'system';
   content: string;
+  /** The text as the model wrote it, directives included (the bubble's `rawContent`); absent: same as content. */
+  rawContent?: string;
   status?: 'complete' | 'streaming' | 'failed';
   errorMessage?: string | null;
-  stateChanges?: Record<string, unknown> | null;
+  /** What the reply changed: the engine's list of {variableId, oldValue, newValue, source}. */
+  stateChanges?: Record<string, unknown> | unknown[] | null;
   stateSnapshot?: Record<string, unknown> | null;
   swipes?: SandboxSwipe[];
   activeSwipeIndex?: number;

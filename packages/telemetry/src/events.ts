@@ -1,4 +1,5 @@
 import type { ReplicaIdentity } from './identity.ts';
+import type { TimingSummary } from './timing-window.ts';
 
 /** Delay figures of the event loop, in milliseconds, with the timer resolution already subtracted. */
 export interface LoopDelay {
@@ -59,6 +60,16 @@ export type DbQueryEvent = { type: 'db.query' } & ReplicaIdentity & {
     statement?: string;
   };
 
+/** Every query of one pool over one healthy period (seed 000 §2.2: query timing at the default level). */
+export type DbQueriesEvent = { type: 'db.queries' } & ReplicaIdentity &
+  TimingSummary & {
+    pool: string;
+    periodMs: number;
+  };
+
+/** Every request over one healthy period; `failed` counts 5xx answers. */
+export type HttpRequestsEvent = { type: 'http.requests' } & ReplicaIdentity & TimingSummary & { periodMs: number };
+
 export type HttpRequestEvent = { type: 'http.request' } & ReplicaIdentity & {
     method: string;
     route: string;
@@ -95,7 +106,9 @@ export type TelemetryEvent =
   | RuntimeStallEvent
   | DbPoolEvent
   | DbQueryEvent
+  | DbQueriesEvent
   | HttpRequestEvent
+  | HttpRequestsEvent
   | ErrorEvent
   | CpuProfileEvent;
 

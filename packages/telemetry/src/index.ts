@@ -5,6 +5,8 @@ export type {
   CpuProfileStack,
   DbPoolEvent,
   DbQueryEvent,
+  DbQueriesEvent,
+  HttpRequestsEvent,
   ErrorEvent,
   HttpRequestEvent,
   LoopDelay,

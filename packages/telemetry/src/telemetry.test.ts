@@ -189,6 +189,46 @@ describe('telemetry records', () => {
     expect(sink.events.length).toBe(count);
   });
 
+  it('query and request timing reach the default log level with the replica identity: one sampled record per pool and period', async () => {
+    vi.useFakeTimers({
+      toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'clearImmediate', 'Date', 'performance'],
+    });
+    const histogram = createHistogram();
+    const feed = setInterval(() => histogram.record(1_000_000), 10);
+    const { lines, logger } = pinoLines(); // level info, the default LOG_LEVEL
+    // As the server builds it at the default level: no per-request lines, slow queries at 1 s.
+    const telemetry = createTelemetry({
+      identity,
+      sink: createPinoSink(logger),
+      logRequests: false,
+      slowQueryMs: 1000,
+      poolStats: () => [{ pool: 'primary', total: 3, idle: 1, waiting: 0 }],
+      sampler: { intervalMs: 1000, healthyEveryMs: 30_000, delayMonitor: histogram },
+    });
+    telemetry.start();
+    await vi.advanceTimersByTimeAsync(1_005);
+    for (let i = 1; i <= 100; i++) telemetry.recordQuery('primary', i, i !== 7);
+    telemetry.recordQuery('read', 4, true);
+    for (let i = 0; i < 10; i++) telemetry.recordRequest({ method: 'GET', route: '/api/worlds', status: i === 0 ? 503 : 200, durationMs: 20 + i });
+    expect(lines.filter((l) => l.type === 'db.queries' || l.type === 'http.requests')).toEqual([]);
+    await vi.advanceTimersByTimeAsync(30_000);
+    const queries = lines.filter((l) => l.type === 'db.queries');
+    expect(queries).toEqual([
+      expect.objectContaining({ ...identityFields, level: 30, pool: 'primary', count: 100, failed: 1, meanMs: 50.5, p95Ms: 95, maxMs: 100, periodMs: 30_000 }),
+      expect.objectContaining({ ...identityFields, level: 30, pool: 'read', count: 1, failed: 0, p95Ms: 4, maxMs: 4 }),
+    ]);
+    expect(lines.filter((l) => l.type === 'http.requests')).toEqual([
+      expect.objectContaining({ ...identityFields, level: 30, count: 10, failed: 1, maxMs: 29, p95Ms: 29, periodMs: 30_000 }),
+    ]);
+    // Connection counts and pool pressure: the periodic db.pool line, at the default level too.
+    expect(lines.filter((l) => l.type === 'db.pool').at(-1)).toMatchObject({ ...identityFields, level: 30, total: 3, idle: 1, waiting: 0 });
+    // A quiet period writes no timing record.
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(lines.filter((l) => l.type === 'db.queries')).toHaveLength(2);
+    telemetry.stop();
+    clearInterval(feed);
+  });
+
   it('exposes runtime and identity figures as valid Prometheus text', () => {
     const telemetry = createTelemetry({ identity, sink: createCollectingSink() });
     const text = telemetry.renderPrometheus();

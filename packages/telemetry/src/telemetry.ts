@@ -10,6 +10,7 @@ import {
   type RuntimeTick,
   startRuntimeSampler,
 } from './sampler.ts';
+import { TimingWindow } from './timing-window.ts';
 import type { TelemetrySink } from './sink.ts';
 
 export const SLOW_QUERY_MS = 1000;
@@ -126,6 +127,20 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
 
   const waitingBefore = new Map<string, number>();
   let lastPoolReportAt = Number.NEGATIVE_INFINITY;
+  // Query and request timing summarised per healthy period: records at the default level with the identity.
+  const queryWindows = new Map<string, TimingWindow>();
+  const requestWindow = new TimingWindow();
+  let windowStartedAt: number | undefined;
+  const reportTimings = (at: number) => {
+    const periodMs = Math.round(at - (windowStartedAt ?? at));
+    windowStartedAt = at;
+    for (const [pool, window] of queryWindows) {
+      const summary = window.take();
+      if (summary) emit({ type: 'db.queries', ...identity, pool, periodMs, ...summary });
+    }
+    const requests = requestWindow.take();
+    if (requests) emit({ type: 'http.requests', ...identity, periodMs, ...requests });
+  };
 
   const readPools = (): readonly PoolStats[] => {
     if (!options.poolStats) return [];
@@ -148,6 +163,8 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     elu.set({}, f.eventLoopUtilization);
     if (!Number.isNaN(f.delay.p95Ms)) delayP95.set({}, f.delay.p95Ms / 1000);
     if (!Number.isNaN(f.delay.maxMs)) delayMax.set({}, f.delay.maxMs / 1000);
+    if (windowStartedAt === undefined) windowStartedAt = tick.at;
+    else if (tick.at - windowStartedAt >= healthyEveryMs) reportTimings(tick.at);
     if (!options.poolStats) return;
     const pools = readPools();
     if (tick.at - lastPoolReportAt >= healthyEveryMs) {
@@ -181,6 +198,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       const status = Number.isInteger(t.status) ? t.status : 0;
       const durationMs = Math.round(t.durationMs * 10) / 10;
       requestDuration.observe({ method: t.method, route: t.route, status: String(status) }, t.durationMs / 1000);
+      requestWindow.add(t.durationMs, status >= 500);
       if (logRequests) emit({ type: 'http.request', ...identity, method: t.method, route: t.route, status, durationMs });
     } catch {
       // never into the application
@@ -204,6 +222,9 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       try {
         queryDuration.observe({ pool }, durationMs / 1000);
         queries.inc({ pool, outcome: ok ? 'ok' : 'error' });
+        let window = queryWindows.get(pool);
+        if (!window) queryWindows.set(pool, (window = new TimingWindow()));
+        window.add(durationMs, !ok);
         if (durationMs >= slowQueryMs) {
           slowQueries.inc({ pool });
           const event: TelemetryEvent = {

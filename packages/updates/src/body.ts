@@ -6,7 +6,12 @@ export const CONTENT_MAX = 10_000;
 const title = z.string().trim().min(1, 'a title is required').max(TITLE_MAX);
 const content = z.string().max(CONTENT_MAX);
 
-/** POST body: a standalone record. notifyPlayers omitted means no notification (default off). */
+/**
+ * POST body: a standalone record. The overview always sends an explicit notifyPlayers choice
+ * (default off). Omitting it keeps the older behaviour of a notify dialog: on a work that can
+ * notify, the request is refused with NOTIFY_CHOICE_REQUIRED (nothing written) and the client
+ * asks; on a work that cannot notify yet, the record is added without notification.
+ */
 export const createUpdateBody = z.strictObject({
   title,
   content: content.optional().default(''),

@@ -15,3 +15,10 @@ export const notAuthor = () => new UpdatesRefused(403, 'NOT_AUTHOR', 'Only the a
 export const updateNotFound = () => new UpdatesRefused(404, 'UPDATE_NOT_FOUND', 'This work has no such update record.');
 export const reviewPending = () =>
   new UpdatesRefused(409, 'REVIEW_PENDING', 'This work has a pending review. Resolve the review before adding an update record.');
+/**
+ * A create request on a work that can notify its players named no notifyPlayers choice: the older
+ * behaviour, in which the client asks in a notify dialog and sends the request again with the
+ * choice. Nothing is written until then.
+ */
+export const notifyChoiceRequired = () =>
+  new UpdatesRefused(409, 'NOTIFY_CHOICE_REQUIRED', 'Choose whether to notify the players who favorited this work, then add the record again.');

@@ -1,4 +1,5 @@
 import type { Queryable } from '@yumina/db';
+import { beforeCursor, encodeListCursor } from './cursor.ts';
 import type { NotificationSnapshot } from './records.ts';
 
 export interface InboxItem {
@@ -20,14 +21,27 @@ type InboxRow = {
   read_at: Date | null;
 };
 
-const INBOX_LIMIT = 100;
+export const INBOX_LIMIT = 100;
 
-export async function readInbox(db: Queryable, accountId: string): Promise<{ items: InboxItem[]; unread: number }> {
-  const { rows } = await db.query<InboxRow>(
-    `select id, world_id, update_id, snapshot, created_at, read_at from update_notifications
-      where account_id = $1 order by created_at desc, id desc limit ${INBOX_LIMIT}`,
-    [accountId],
+/** The newest notifications, a page at a time: `cursor` (the previous page's nextCursor) continues after it. */
+export async function readInbox(
+  db: Queryable,
+  accountId: string,
+  cursor?: string,
+  limit = INBOX_LIMIT,
+): Promise<{ items: InboxItem[]; unread: number; nextCursor: string | null }> {
+  const params: unknown[] = [accountId];
+  const after = beforeCursor(cursor, 'created_at', 'id', params);
+  const { rows: fetched } = await db.query<InboxRow & { k: string }>(
+    `select id, world_id, update_id, snapshot, created_at, read_at, (extract(epoch from created_at) * 1000000)::bigint::text as k
+       from update_notifications
+      where account_id = $1${after ? ` and ${after}` : ''} order by created_at desc, id desc limit ${Math.min(Math.max(1, Math.floor(limit)), INBOX_LIMIT) + 1}`,
+    params,
   );
+  const pageSize = Math.min(Math.max(1, Math.floor(limit)), INBOX_LIMIT);
+  const rows = fetched.slice(0, pageSize);
+  const last = rows[rows.length - 1];
+  const nextCursor = fetched.length > pageSize && last ? encodeListCursor({ key: last.k, id: last.id }) : null;
   const unread = await db.query<{ n: number }>('select count(*)::int as n from update_notifications where account_id = $1 and read_at is null', [
     accountId,
   ]);
@@ -41,6 +55,7 @@ export async function readInbox(db: Queryable, accountId: string): Promise<{ ite
       readAt: r.read_at?.toISOString() ?? null,
     })),
     unread: unread.rows[0]!.n,
+    nextCursor,
   };
 }
 

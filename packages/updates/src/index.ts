@@ -5,3 +5,4 @@ export * from './records.ts';
 export * from './favorites.ts';
 export * from './inbox.ts';
 export * from './channel.ts';
+export * from './cursor.ts';

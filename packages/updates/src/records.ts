@@ -1,6 +1,7 @@
 import type { DbPool, Queryable } from '@yumina/db';
 import type { CreateUpdateInput, EditUpdateInput } from './body.ts';
-import { notAuthor, reviewPending, updateNotFound, worldNotFound } from './errors.ts';
+import { beforeCursor, encodeListCursor } from './cursor.ts';
+import { notAuthor, notifyChoiceRequired, reviewPending, updateNotFound, worldNotFound } from './errors.ts';
 import { canView, type HistoryPermissions, hasPendingReview, historyPermissions, isAuthor, type Viewer, type WorkFacts, type WorldStatus } from './permissions.ts';
 
 /** One update record as the history shows it. worldId is the record's own source work. */
@@ -39,7 +40,7 @@ type RecordRow = {
   language: string | null;
 };
 
-const HISTORY_LIMIT = 200;
+export const HISTORY_LIMIT = 200;
 
 export function toRecord(row: RecordRow): UpdateRecord {
   return {
@@ -96,20 +97,34 @@ export async function variantGroup(db: Queryable, worldId: string): Promise<stri
 }
 
 /** The published history of a work (language variants mixed in) and what the viewer may do with it. */
-export async function readHistory(db: Queryable, worldId: string, viewer: Viewer | null): Promise<History> {
+export async function readHistory(
+  db: Queryable,
+  worldId: string,
+  viewer: Viewer | null,
+  cursor?: string,
+  limit = HISTORY_LIMIT,
+): Promise<History & { nextCursor: string | null }> {
+  const pageSize = Math.min(Math.max(1, Math.floor(limit)), HISTORY_LIMIT);
   const work = await loadWork(db, worldId);
   if (!work || !canView(work, viewer)) throw worldNotFound();
-  const { rows } = await db.query<RecordRow>(
+  const params: unknown[] = [worldId, viewer?.accountId ?? null];
+  const after = beforeCursor(cursor, 'u.created_at', 'u.id', params);
+  const { rows: fetched } = await db.query<RecordRow & { k: string }>(
     `${VARIANT_GROUP_CTE}
-     select u.id, u.world_id, u.title, u.content, u.is_major, u.created_at, w.language
+     select u.id, u.world_id, u.title, u.content, u.is_major, u.created_at, w.language,
+            (extract(epoch from u.created_at) * 1000000)::bigint::text as k
        from world_updates u join worlds w on w.id = u.world_id
       where u.world_id in (select id from grp) and u.status = 'published'
-        and (u.world_id = $1 or w.status = 'published' or w.owner_id = $2)
+        and (u.world_id = $1 or w.status = 'published' or w.owner_id = $2)${after ? ` and ${after}` : ''}
       order by u.created_at desc, u.id desc
-      limit ${HISTORY_LIMIT}`,
-    [worldId, viewer?.accountId ?? null],
+      limit ${pageSize + 1}`,
+    params,
   );
-  return { worldId, status: work.status, ...historyPermissions(work, viewer), updates: rows.map(toRecord) };
+  // A page of the newest records; `nextCursor` (null at the end) continues after its last.
+  const rows = fetched.slice(0, pageSize);
+  const last = rows[rows.length - 1];
+  const nextCursor = fetched.length > pageSize && last ? encodeListCursor({ key: last.k, id: last.id }) : null;
+  return { worldId, status: work.status, ...historyPermissions(work, viewer), updates: rows.map(toRecord), nextCursor };
 }
 
 /** One published record as the live overview receives it. */
@@ -139,6 +154,8 @@ export async function createRecord(pool: DbPool, worldId: string, viewer: Viewer
     if (!work || !canView(work, viewer)) throw worldNotFound();
     if (!isAuthor(work, viewer)) throw notAuthor();
     if (hasPendingReview(work)) throw reviewPending();
+    // notifyPlayers omitted where notifying is possible: the client shows its notify dialog first.
+    if (input.notifyPlayers === undefined && historyPermissions(work, viewer).canNotify) throw notifyChoiceRequired();
     const { rows } = await tx.query<RecordRow>(
       `insert into world_updates (id, world_id, author_id, title, content, is_major)
        values ($1, $2, $3, $4, $5, $6)

@@ -1,2 +1,3 @@
 export * from './schema/index.ts';
 export * from './engine/index.ts';
+export * from './import/index.ts';

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from 'react';
 import { navigate } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
 import { send } from '../studio/server.ts';
+import { ReviewDetail } from './ReviewDetail.tsx';
 import '../studio/studio.css';
 
 interface Review {
@@ -33,6 +34,7 @@ export function ReviewsPage() {
   const [reasons, setReasons] = useState<Record<string, string>>({});
   const [message, setMessage] = useState<string | null>(null);
   const [flagAccount, setFlagAccount] = useState('');
+  const [open, setOpen] = useState<string | null>(null);
   const [flagReason, setFlagReason] = useState('');
 
   useEffect(() => {
@@ -79,7 +81,7 @@ export function ReviewsPage() {
 
   return (
     <div className="admin">
-      <h2>Reviews</h2>
+      <h1>Reviews</h1>
       {message && <p role="status">{message}</p>}
       <section className="card">
         <div className="row">
@@ -98,18 +100,21 @@ export function ReviewsPage() {
           <table aria-label="Reviews">
             <thead>
               <tr>
-                <th>Work</th>
-                <th>Author</th>
-                <th>Kind</th>
-                <th>Submitted</th>
-                <th>Decision</th>
+                <th scope="col">Work</th>
+                <th scope="col">Author</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Submitted</th>
+                <th scope="col">Decision</th>
               </tr>
             </thead>
             <tbody>
-              {reviews.map((r) => (
+              {reviews.map((r) => [
                 <tr key={r.id} data-review-id={r.id} data-world-id={r.worldId}>
                   <td>
-                    {r.name} <span className="hint">rev {r.revision}</span>
+                    {r.name} <span className="hint">rev {r.revision}</span>{' '}
+                    <button type="button" className="link" aria-expanded={open === r.id} onClick={() => setOpen(open === r.id ? null : r.id)}>
+                      {open === r.id ? 'Hide' : 'View world and changes'}
+                    </button>
                   </td>
                   <td>{r.ownerName}</td>
                   <td>{r.kind === 'edit' ? 'Edit of a published work' : 'Publication'}</td>
@@ -139,8 +144,15 @@ export function ReviewsPage() {
                       </span>
                     )}
                   </td>
-                </tr>
-              ))}
+                </tr>,
+                open === r.id ? (
+                  <tr key={`${r.id}-detail`}>
+                    <td colSpan={5}>
+                      <ReviewDetail reviewId={r.id} />
+                    </td>
+                  </tr>
+                ) : null,
+              ])}
             </tbody>
           </table>
         )}
@@ -160,7 +172,7 @@ export function ReviewsPage() {
           <ul className="list">
             {flagged.map((f) => (
               <li key={f.accountId}>
-                {f.displayName} <code>{f.accountId}</code> {f.reason && `· ${f.reason}`}{' '}
+                {f.displayName} {f.reason && `· ${f.reason}`}{' '}
                 <button
                   type="button"
                   className="link"
@@ -177,7 +189,7 @@ export function ReviewsPage() {
           <form
             onSubmit={async (e) => {
               e.preventDefault();
-              const res = await send(`/api/admin/accounts/${encodeURIComponent(flagAccount.trim())}/review-flag`, 'PUT', { hold: true, reason: flagReason });
+              const res = await send('/api/admin/review-flag', 'PUT', { account: flagAccount.trim(), hold: true, reason: flagReason });
               setMessage(res.status === 200 ? 'Account flagged.' : (res.body.error?.message ?? `Failed (${res.status}).`));
               setFlagAccount('');
               setFlagReason('');
@@ -185,7 +197,7 @@ export function ReviewsPage() {
             }}
           >
             <label>
-              Account id
+              Account (e-mail or name)
               <input value={flagAccount} onChange={(e) => setFlagAccount(e.target.value)} required />
             </label>
             <label>

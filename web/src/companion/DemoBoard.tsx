@@ -11,17 +11,16 @@ import {
   DEFAULT_PREFERENCES,
   dismissProactive,
   EMPTY_COMPANION_SAVE,
+  endedAttemptSave,
+  freshAttemptSave,
   holdPause,
-  invitationVisible,
   isPaused,
   levelLabel,
-  mayWritePlayableSave,
   type Locale,
   type MilestoneInput,
   type NativeState,
   type Notebook,
   type Offer,
-  offerOpen,
   panelUnavailable,
   proactiveRefusal,
   reaction,
@@ -35,36 +34,17 @@ import {
 } from '@yumina/companion';
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
 import { ApiError } from '../lib/api.ts';
-import { Link } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
-import {
-  type CompanionConfig,
-  generate,
-  loadConfig,
-  loadNotebook,
-  mutateNotebook,
-  randomId,
-  recordMilestones,
-} from './companion-api.ts';
+import { type CompanionConfig, generate, loadConfig, loadNotebook, mutateNotebook, randomId, savePreferences } from './companion-api.ts';
 import { CompanionPanel, type ConversationLine } from './CompanionPanel.tsx';
-import { DemoSaves } from './demo-save.ts';
-import {
-  advance,
-  COLUMNS,
-  companionContext,
-  concealed,
-  digPlant,
-  finalWaveSpawned,
-  houseDanger,
-  type Lawn,
-  newLawn,
-  PLANTS,
-  type PlantKind,
-  placePlant,
-  ROWS,
-  ZOMBIE_NAMES,
-} from './lawn.ts';
+import { DemoSaves, type SaveStatus } from './demo-save.ts';
+import { advance, companionContext, digPlant, finalWaveSpawned, houseDanger, type Lawn, newLawn, PLANTS, type PlantKind, placePlant } from './lawn.ts';
+import { AdventureSignIn, DifficultyNote } from './AdventureEntry.tsx';
+import { LawnView } from './LawnView.tsx';
 import { openModelPicker, sessionModel } from './model-channel.ts';
+import { NotebookWriter, type WritableMutation } from './notebook-writer.ts';
+import { PlantSprite } from './sprites.tsx';
+import { TinView } from './TinView.tsx';
 import './companion.css';
 
 /**
@@ -87,20 +67,7 @@ const FRAME_MS = 100;
 export function DemoBoardPage() {
   const { info, loading } = useSession();
   if (loading) return <p className="hint">Loading…</p>;
-  if (!info?.account) {
-    return (
-      <section className="card narrow">
-        <h1>Adventure needs an account</h1>
-        <p>
-          Adventure mode keeps your progress and your companion’s notebook with your platform account. Its difficulty is 4 times the
-          original weighted zombie budget. Versus mode stays open to guests.
-        </p>
-        <Link to="/login?returnTo=%2Fadventure%2Fdemo" className="button">
-          Sign in
-        </Link>
-      </section>
-    );
-  }
+  if (!info?.account) return <AdventureSignIn />;
   return <DemoBoard accountId={info.account.id} />;
 }
 
@@ -120,11 +87,12 @@ interface Bubble {
 function DemoBoard({ accountId }: { accountId: string }) {
   const locale: Locale = resolveLocale(new URLSearchParams(window.location.search).get('lang') ?? navigator.language);
   const runId = useMemo(() => randomId(), []);
+  const levelParam = useMemo(() => new URLSearchParams(window.location.search).has('level'), []);
   const [level, setLevel] = useState(() => queryNumber('level', 6, 1, 50));
   const cycle = useMemo(() => queryNumber('cycle', 1, 1, 999), []);
   const [speed, setSpeed] = useState(() => queryNumber('speed', 1, 1, 16));
   const [prefs, setPrefs] = useState<CompanionPreferences>(DEFAULT_PREFERENCES);
-  const [tool, setTool] = useState<PlantKind | 'shovel'>('peashooter');
+  const [tool, setTool] = useState<PlantKind | 'shovel'>('sunflower');
   const [, rerender] = useReducer((n: number) => n + 1, 0);
 
   const lawnRef = useRef<Lawn>(newLawn(level, cycle));
@@ -144,9 +112,12 @@ function DemoBoard({ accountId }: { accountId: string }) {
   const pickerRef = useRef<{ close(): void } | null>(null);
   const lastProactiveWave = useRef(0);
   const introduced = useRef<string | null>(null);
-  const saves = useRef(new DemoSaves());
+  const [saveStatus, setSaveStatus] = useState<SaveStatus>('idle');
+  const saves = useRef<DemoSaves | null>(null);
+  saves.current ??= new DemoSaves(setSaveStatus);
   const savedRef = useRef<CompanionSave>(EMPTY_COMPANION_SAVE);
   const [ready, setReady] = useState(false);
+  const [notebookProblem, setNotebookProblem] = useState<string | null>(null);
 
   const say = useCallback((who: ConversationLine['who'], text: string) => {
     setLines((l) => [...l, { id: ++lineId.current, who, text }].slice(-40));
@@ -157,30 +128,67 @@ function DemoBoard({ accountId }: { accountId: string }) {
     setNotebook(nb);
   }, []);
 
-  // Notebook writes go one after another, each based on the latest notebook seen.
-  const writes = useRef<Promise<unknown>>(Promise.resolve());
-  const record = useCallback(
-    (milestones: MilestoneInput[]) => {
-      if (milestones.length === 0) return;
-      writes.current = writes.current.then(async () => {
-        const nb = notebookRef.current ?? (await loadNotebook().catch(() => null));
-        if (!nb) return;
-        let answer = await recordMilestones({ revision: nb.revision, epoch: nb.epoch }, milestones);
-        // Cleared in another tab meanwhile: these are new events, record them on the new notebook.
-        if (!answer.ok && answer.status === 409 && answer.notebook) {
-          answer = await recordMilestones({ revision: answer.notebook.revision, epoch: answer.notebook.epoch }, milestones);
-        }
-        if (answer.ok) setNb(answer.notebook);
-      });
-    },
+  // Notebook writes go one after another; a refused revision is re-read and re-applied (additive
+  // writes), a failure is retried with backoff and reported, and never drops the writes after it.
+  const writer = useMemo(
+    () =>
+      new NotebookWriter({
+        transport: { read: loadNotebook, write: mutateNotebook },
+        current: () => notebookRef.current,
+        onNotebook: setNb,
+        onProblem: (outcome, mutation) => {
+          if (outcome.status === 'failed') setNotebookProblem(`The notebook could not save (${mutation.op}) after several tries: ${outcome.message}`);
+          else setError(outcome.message);
+        },
+      }),
     [setNb],
   );
+  const write = useCallback(
+    (mutation: WritableMutation) =>
+      writer.enqueue(mutation).then((o) => {
+        if (o.status === 'applied') setNotebookProblem(null);
+        return o;
+      }),
+    [writer],
+  );
+  const record = useCallback(
+    (milestones: MilestoneInput[]) => {
+      for (let i = 0; i < milestones.length; i += 16) void write({ op: 'record', milestones: milestones.slice(i, i + 16) });
+    },
+    [write],
+  );
+
+  /** Saves the companion chunks together with the lawn they belong to (a checkpoint). */
+  const checkpoint = useCallback(() => {
+    const lawn = lawnRef.current;
+    if (lawn.result !== 'in-progress' || boardRef.current.result !== 'in-progress') return;
+    savedRef.current = boardSave(boardRef.current);
+    saves.current!.write(savedRef.current, lawn);
+  }, []);
+
+  /** The attempt ended (won, lost, left): the save becomes a fresh attempt; its tin is gone for good. */
+  const endAttempt = useCallback(() => {
+    savedRef.current = endedAttemptSave(boardRef.current);
+    saves.current!.write(savedRef.current, null);
+  }, []);
 
   useEffect(() => {
-    loadConfig().then(setConfig, (e: Error) => setConfigError(e.message));
-    // The saved companion chunks resume this level's tin and offers (contents fixed, never re-rolled).
-    saves.current.load().then(
-      (save) => {
+    loadConfig().then(
+      (c) => {
+        setConfig(c);
+        setPrefs(c.preferences);
+      },
+      (e: Error) => setConfigError(e.message),
+    );
+    // The save resumes the lawn and this level's tin and offers at the same moment (contents fixed, never re-rolled).
+    saves.current!.load().then(
+      ({ companion, lawn }) => {
+        const resume = lawn && (!levelParam || lawn.level.level === lawnRef.current.level.level) ? lawn : null;
+        if (resume) {
+          lawnRef.current = resume;
+          setLevel(resume.level.level);
+        }
+        const save = resume ? companion : freshAttemptSave(companion);
         savedRef.current = save;
         boardRef.current = startBoard({ boardId: boardRef.current.boardId, level: lawnRef.current.level, cycle, save });
         setReady(true);
@@ -188,11 +196,22 @@ function DemoBoard({ accountId }: { accountId: string }) {
       () => setReady(true),
     );
     loadNotebook().then(setNb, () => {});
+    const exit = () => saves.current!.flushOnExit();
+    window.addEventListener('pagehide', exit);
     return () => {
+      window.removeEventListener('pagehide', exit);
       generation.current?.abort();
       pickerRef.current?.close();
     };
-  }, [cycle, setNb]);
+  }, [cycle, levelParam, setNb]);
+
+  const setPreference = useCallback((change: Partial<CompanionPreferences>) => {
+    setPrefs((p) => ({ ...p, ...change }));
+    savePreferences(change).then(setPrefs, (e: Error) => {
+      setError(`The preference was not saved: ${e.message}`);
+      loadConfig().then((c) => setPrefs(c.preferences), () => {});
+    });
+  }, []);
 
   // Chapter introduction: authored, per account and campaign cycle, no model request.
   useEffect(() => {
@@ -204,12 +223,8 @@ function DemoBoard({ accountId }: { accountId: string }) {
     if (!decision) return;
     setBubble({ text: decision.text, kind: 'introduction', hideAtWallMs: Date.now() + 8_000 });
     say('companion', decision.text);
-    writes.current = writes.current.then(async () => {
-      const nb = notebookRef.current!;
-      const answer = await mutateNotebook({ revision: nb.revision, epoch: nb.epoch }, { op: 'introduction', chapter: decision.chapter, cycle, kind: decision.kind });
-      if (answer.ok) setNb(answer.notebook);
-    });
-  }, [notebook, cycle, locale, say, setNb]);
+    void write({ op: 'introduction', chapter: decision.chapter, cycle, kind: decision.kind });
+  }, [notebook, cycle, locale, say, write]);
 
   const applyEffects = useCallback(
     (effects: BoardEffect[]) => {
@@ -252,14 +267,11 @@ function DemoBoard({ accountId }: { accountId: string }) {
       boardRef.current = step.board;
       applyEffects(step.effects);
       record(step.milestones);
-      // Checkpoints (something was recorded): save chunks 21–23; a lost board never overwrites the playable save.
-      if (step.milestones.length > 0 && mayWritePlayableSave(step.board.result)) {
-        savedRef.current = boardSave(step.board);
-        void saves.current.write(savedRef.current);
-      }
+      // Checkpoints (something was recorded): the companion chunks with the lawn of the same moment.
+      if (step.milestones.length > 0) checkpoint();
       return step;
     },
-    [applyEffects, record],
+    [applyEffects, checkpoint, record],
   );
 
   const native = useCallback((): NativeState => {
@@ -306,6 +318,8 @@ function DemoBoard({ accountId }: { accountId: string }) {
         // A reply for another board or level (navigation, restart) is dropped.
         if (boardRef.current.boardId !== reply.boardId || lawnRef.current.level.level !== scope.level || controller.signal.aborted) return;
         say('companion', reply.reply);
+        // Written only against the revision it was based on: a notebook that changed meanwhile keeps its own state.
+        if (!reply.notebook.saved && !proactive) say('narration', 'This exchange was not remembered: the notebook changed while the companion answered.');
         if (proactive) setBubble({ text: reply.reply, kind: 'proactive', hideAtWallMs: null });
         loadNotebook().then(setNb, () => {});
       } catch (e) {
@@ -332,20 +346,16 @@ function DemoBoard({ accountId }: { accountId: string }) {
         return;
       }
       const events = advance(lawn, FRAME_MS * speed);
+      let waveMoment = false;
       for (const ev of events) {
+        if (ev.type === 'wave-spawned' || ev.type === 'wave-cleared') waveMoment = true;
         if (ev.type === 'wave-cleared') board = apply(stepBoard(board, { type: 'wave-cleared', wave: ev.wave }, prefs)).board;
         if (ev.type === 'won' || ev.type === 'lost') {
           board = apply(stepBoard(board, { type: 'level-end', result: ev.type, wallMs: Date.now() }, prefs)).board;
           generation.current?.abort();
+          endAttempt();
           // Winning the last level completes the campaign cycle: later cycles get the replay greeting.
-          if (ev.type === 'won' && lawn.level.level === 50) {
-            writes.current = writes.current.then(async () => {
-              const nb = notebookRef.current;
-              if (!nb) return;
-              const answer = await mutateNotebook({ revision: nb.revision, epoch: nb.epoch }, { op: 'complete', cycle: lawn.cycle });
-              if (answer.ok) setNb(answer.notebook);
-            });
-          }
+          if (ev.type === 'won' && lawn.level.level === 50) void write({ op: 'complete', cycle: lawn.cycle });
         }
         if (ev.type === 'wave-spawned' && ev.wave > lastProactiveWave.current) {
           lastProactiveWave.current = ev.wave;
@@ -357,6 +367,7 @@ function DemoBoard({ accountId }: { accountId: string }) {
           }
         }
       }
+      if (waveMoment) checkpoint();
       if (lawn.result === 'in-progress') {
         apply(
           stepBoard(
@@ -382,10 +393,15 @@ function DemoBoard({ accountId }: { accountId: string }) {
       rerender();
     }, FRAME_MS);
     return () => clearInterval(timer);
-  }, [apply, bubble, config, prefs, ready, sendGeneration, setNb, speed]);
+  }, [apply, bubble, checkpoint, config, endAttempt, prefs, ready, sendGeneration, speed, write]);
 
   const restart = (nextLevel: number) => {
     generation.current?.abort();
+    // Leaving an attempt ends it like a defeat or a win does: its sealed tin is gone.
+    if (lawnRef.current.result === 'in-progress') {
+      apply(stepBoard(boardRef.current, { type: 'level-end', result: 'left', wallMs: Date.now() }, prefs));
+      endAttempt();
+    }
     lawnRef.current = newLawn(nextLevel, cycle);
     boardRef.current = startBoard({ boardId: randomId(), level: lawnRef.current.level, cycle, save: savedRef.current, aside: boardRef.current.aside });
     lastProactiveWave.current = 0;
@@ -442,9 +458,19 @@ function DemoBoard({ accountId }: { accountId: string }) {
     rerender();
   };
 
+  if (!ready) {
+    return (
+      <section className="demo-board">
+        <h1>Adventure demo</h1>
+        <p className="hint">Loading your save…</p>
+      </section>
+    );
+  }
+
   return (
     <section className="demo-board">
       <h1>Adventure demo · {levelLabel(lawn.level.level)}</h1>
+      <DifficultyNote />
       <div className="row board-controls">
         <label className="inline">
           Level
@@ -474,11 +500,21 @@ function DemoBoard({ accountId }: { accountId: string }) {
         </button>
         {panelBlocked && !panelOpen && <span className="hint">The companion is unavailable here ({panelBlocked.replace(/-/g, ' ')}).</span>}
         <label className="inline">
-          <input type="checkbox" checked={prefs.occasionalVisits} onChange={(e) => setPrefs({ ...prefs, occasionalVisits: e.target.checked })} />
+          <input
+            type="checkbox"
+            checked={prefs.occasionalVisits}
+            disabled={!config}
+            onChange={(e) => setPreference({ occasionalVisits: e.target.checked })}
+          />
           Occasional visits
         </label>
         <label className="inline">
-          <input type="checkbox" checked={prefs.proactiveComments} onChange={(e) => setPrefs({ ...prefs, proactiveComments: e.target.checked })} />
+          <input
+            type="checkbox"
+            checked={prefs.proactiveComments}
+            disabled={!config}
+            onChange={(e) => setPreference({ proactiveComments: e.target.checked })}
+          />
           Proactive comments
         </label>
       </div>
@@ -495,16 +531,26 @@ function DemoBoard({ accountId }: { accountId: string }) {
         </span>
         {lawn.level.conveyor && <span className="badge">Conveyor: sun offers are off</span>}
         {lawn.fogFromColumn !== null && <span className="badge">Fog</span>}
+        <span className="hint" data-testid="save-status" data-status={saveStatus}>
+          {saveStatus === 'saving' ? 'Saving…' : saveStatus === 'saved' ? 'Saved' : saveStatus === 'failed' ? 'Not saved' : ''}
+        </span>
       </p>
+      {notebookProblem && (
+        <p role="alert" data-testid="notebook-problem">
+          {notebookProblem}
+        </p>
+      )}
       <div className="row tools" role="toolbar" aria-label="Plants">
         {(lawn.level.conveyor ? [...new Set(lawn.belt)] : (['sunflower', 'peashooter', 'wall-nut'] as PlantKind[])).map((k) => (
-          <button key={k} type="button" className={tool === k ? '' : 'secondary'} onClick={() => setTool(k)}>
+          <button key={k} type="button" className={tool === k ? '' : 'secondary'} onClick={() => setTool(k)} aria-pressed={tool === k}>
+            <PlantSprite kind={k} size={22} />
             {PLANTS[k].name}
             {lawn.level.conveyor ? ` ×${lawn.belt.filter((b) => b === k).length}` : ` (${PLANTS[k].cost})`}
           </button>
         ))}
         {lawn.bonusSeeds.length > 0 && (
           <button type="button" className={tool === 'cherry-bomb' ? '' : 'secondary'} onClick={() => setTool('cherry-bomb')}>
+            <PlantSprite kind="cherry-bomb" size={22} />
             Cherry Bomb (gift) ×{lawn.bonusSeeds.length}
           </button>
         )}
@@ -531,65 +577,19 @@ function DemoBoard({ accountId }: { accountId: string }) {
         </div>
       )}
 
-      {enc.phase === 'offered' && offerOpen(enc, lawn.simMs) && !board.nativeLoss && (
-        <div className="tin" data-testid="tin-invitation">
-          {invitationVisible(enc, lawn.simMs) && <p>{reaction('tin-invitation', locale)}</p>}
-          <button type="button" onClick={() => apply(stepBoard(boardRef.current, { type: 'tin-pay', sun: lawnRef.current.sun, activeMs: lawnRef.current.simMs }, prefs))}>
-            Buy the tin (25 sun)
-          </button>{' '}
-          <button type="button" className="secondary" onClick={() => apply(stepBoard(boardRef.current, { type: 'tin-decline' }, prefs))}>
-            No thanks
-          </button>
-          {lawn.sun < 100 && <span className="hint"> You need at least 100 sun.</span>}
-        </div>
-      )}
-      {enc.phase === 'sealed' && (
-        <div className="tin" data-testid="tin-sealed">
-          A sealed tin.{' '}
-          <button type="button" onClick={() => apply(stepBoard(boardRef.current, { type: 'tin-open' }, prefs))} disabled={board.nativeLoss}>
-            Open the tin
-          </button>
-        </div>
-      )}
-      {enc.phase === 'opened' && (
-        <p className="tin" data-testid="tin-opened">
-          {enc.outcome === 'sun' ? 'The tin held 75 sun.' : 'The tin was empty.'}
-        </p>
-      )}
+      <TinView
+        encounter={enc}
+        activeMs={lawn.simMs}
+        sun={lawn.sun}
+        nativeLoss={board.nativeLoss}
+        locale={locale}
+        onPay={() => apply(stepBoard(boardRef.current, { type: 'tin-pay', sun: lawnRef.current.sun, activeMs: lawnRef.current.simMs }, prefs))}
+        onDecline={() => apply(stepBoard(boardRef.current, { type: 'tin-decline' }, prefs))}
+        onOpen={() => apply(stepBoard(boardRef.current, { type: 'tin-open' }, prefs))}
+      />
 
       <div className="board-layout">
-        <section className="lawn" aria-label="Lawn">
-          {Array.from({ length: ROWS }, (_, row) => (
-            // Note: rows are fixed positions
-            <div className="lawn-row" key={row}>
-              <span className="mower" title="Lawn mower">
-                {lawn.mowers[row] ? 'M' : '·'}
-              </span>
-              {Array.from({ length: COLUMNS }, (_, column) => {
-                const plant = lawn.plants.find((p) => p.row === row && p.column === column);
-                const hidden = concealed(lawn, column);
-                const zombies = hidden ? [] : lawn.zombies.filter((z) => z.row === row && Math.floor(z.x) === column);
-                return (
-                  <button
-                    // Note: cells are fixed positions
-                    key={column}
-                    type="button"
-                    className={`cell${hidden ? ' fog' : ''}`}
-                    aria-label={`Row ${row + 1}, column ${column + 1}`}
-                    onClick={() => onCell(row, column)}
-                  >
-                    {plant ? PLANTS[plant.kind].name.slice(0, 2) : ''}
-                    {zombies.map((z) => (
-                      <span key={z.id} className="zombie" title={ZOMBIE_NAMES[z.kind]}>
-                        Z
-                      </span>
-                    ))}
-                  </button>
-                );
-              })}
-            </div>
-          ))}
-        </section>
+        <LawnView lawn={lawn} onCell={onCell} />
         {panelOpen && (
           <CompanionPanel
             config={config}
@@ -613,38 +613,14 @@ function DemoBoard({ accountId }: { accountId: string }) {
               if (step.rejected) setError(`That offer is no longer available (${step.rejected.replace(/-/g, ' ')}).`);
               rerender();
             }}
-            onClearNotebook={async () => {
-              const nb = notebookRef.current;
-              if (!nb) return;
-              const answer = await mutateNotebook({ revision: nb.revision, epoch: nb.epoch }, { op: 'reset' });
-              if (answer.ok) setNb(answer.notebook);
-              else {
-                setError(answer.message);
-                if (answer.notebook) setNb(answer.notebook);
-              }
-            }}
-            onAddNote={async (text) => {
-              const nb = notebookRef.current;
-              if (!nb) return;
-              const answer = await mutateNotebook({ revision: nb.revision, epoch: nb.epoch }, { op: 'note-add', id: randomId(), text });
-              if (answer.ok) setNb(answer.notebook);
-              else setError(answer.message);
-            }}
-            onRemoveNote={async (id) => {
-              const nb = notebookRef.current;
-              if (!nb) return;
-              const answer = await mutateNotebook({ revision: nb.revision, epoch: nb.epoch }, { op: 'note-remove', id });
-              if (answer.ok) setNb(answer.notebook);
-              else {
-                setError(answer.message);
-                if (answer.notebook) setNb(answer.notebook);
-              }
-            }}
+            onClearNotebook={() => void write({ op: 'reset' })}
+            onAddNote={(text) => void write({ op: 'note-add', id: randomId(), text })}
+            onRemoveNote={(id) => void write({ op: 'note-remove', id })}
           />
         )}
       </div>
       {lawn.result !== 'in-progress' && (
-        <div className="row">
+        <div className="row level-end">
           <strong>{lawn.result === 'won' ? 'Level complete!' : 'The zombies ate your brains.'}</strong>
           <button type="button" onClick={() => restart(level)}>
             Try again

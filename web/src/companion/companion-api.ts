@@ -1,4 +1,4 @@
-import type { CompanionContext, MilestoneInput, Notebook, NotebookMutation, WriteBase } from '@yumina/companion';
+import type { CompanionContext, CompanionPreferences, Notebook, NotebookMutation, WriteBase } from '@yumina/companion';
 import { ApiError } from '../lib/api.ts';
 
 /** Calls of the companion routes (seed 001 §4). Request ids are transient: made here, never saved. */
@@ -8,6 +8,8 @@ export interface CompanionConfig {
   enabled: boolean;
   provider: { configured: boolean; usable: boolean; privateEnabled: boolean };
   model: string | null;
+  /** Stored per account: the same on a reload and on another device. */
+  preferences: CompanionPreferences;
   settingsPath: string;
   modelBrowserPath: string;
   limits: { generationsPerMinute: number; messageMaxChars: number };
@@ -86,6 +88,7 @@ export async function mutateNotebook(base: WriteBase, mutation: Exclude<Notebook
   return { ok: false, status: res.status, code: body?.error?.code ?? 'HTTP_ERROR', message: body?.error?.message ?? `Request failed (${res.status})`, notebook: body?.notebook ?? null };
 }
 
-export function recordMilestones(base: WriteBase, milestones: MilestoneInput[]): Promise<NotebookAnswer> {
-  return mutateNotebook(base, { op: 'record', milestones: milestones.slice(0, 16) });
+/** Changes one or both companion switches for the account; answers with both as stored. */
+export async function savePreferences(change: Partial<CompanionPreferences>): Promise<CompanionPreferences> {
+  return (await call<{ preferences: CompanionPreferences }>('/api/game/npc/companion/preferences', { method: 'PUT', json: change })).preferences;
 }

@@ -123,13 +123,31 @@ function allowedZombies(level: LevelDescriptor): string[] {
   return ['zombie', 'conehead-zombie', 'buckethead-zombie'];
 }
 
+/** Sun at the start of a level: enough for one Sunflower; night and fog (no sky sun) get three. */
+export function startingSun(level: LevelDescriptor): number {
+  return skySun(level) ? 50 : 150;
+}
+
+function skySun(level: LevelDescriptor): boolean {
+  return level.chapter !== 'night' && level.chapter !== 'fog';
+}
+
+/**
+ * The original weighted budget of wave `index` (0-based) on `level`: it grows every other wave and
+ * every few levels, so later levels are harder. Adventure spends 4× that budget.
+ */
+export function originalWaveBudget(level: number, index: number): number {
+  return Math.ceil((index + 1) / 2) + Math.floor((level - 1) / 10);
+}
+
+/** A new attempt of a level: an empty lawn, sun to spend, five lawn mowers and the level's waves. */
 export function newLawn(levelNumber: number, cycle: number, seed = 1): Lawn {
   const level = adventureLevel(Math.min(ADVENTURE_LEVELS, Math.max(1, Math.trunc(levelNumber))));
   const lawn: Lawn = {
     level,
     cycle,
     simMs: 0,
-    sun: 150,
+    sun: startingSun(level),
     plants: [],
     zombies: [],
     peas: [],
@@ -147,16 +165,11 @@ export function newLawn(levelNumber: number, cycle: number, seed = 1): Lawn {
     nextId: 1,
     result: 'in-progress',
   };
-  // Waves: the original weighted budget grows every other wave; adventure uses 4× that budget.
+  // Waves: the original weighted budget; adventure uses 4× that budget (not 4× the bodies).
   for (let i = 0; i < WAVES_PER_LEVEL; i++) {
-    const original = Math.ceil((i + 1) / 2);
-    const zombies = composeWave(adventureWaveBudget(original), allowedZombies(level), () => nextRandom(lawn));
+    const zombies = composeWave(adventureWaveBudget(originalWaveBudget(level.level, i)), allowedZombies(level), () => nextRandom(lawn));
     if (i === WAVES_PER_LEVEL - 1) zombies.unshift('flag-zombie');
     lawn.waves.push({ atMs: FIRST_WAVE_MS + i * WAVE_GAP_MS, zombies });
-  }
-  // A demo garden: two peashooters guarding every row, so the board can be watched without playing.
-  for (let row = 0; row < ROWS; row++) {
-    for (const column of [1, 2]) lawn.plants.push({ id: lawn.nextId++, kind: 'peashooter', row, column, hp: PLANTS.peashooter.hp, nextAtMs: 0 });
   }
   return lawn;
 }
@@ -222,7 +235,7 @@ function tick(lawn: Lawn, dt: number, events: LawnEvent[]): void {
         lawn.belt.push(kinds[Math.floor(nextRandom(lawn) * kinds.length)]!);
       }
     }
-  } else if (now >= lawn.nextSkySunAtMs && lawn.level.chapter !== 'night' && lawn.level.chapter !== 'fog') {
+  } else if (now >= lawn.nextSkySunAtMs && skySun(lawn.level)) {
     lawn.nextSkySunAtMs += SKY_SUN_MS;
     lawn.sun += 25;
   }

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { acceptPick, MODEL_PICK_MESSAGE, openModelPicker, publishModelChoice } from './model-channel.ts';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { acceptPick, MODEL_PICK_MESSAGE, openModelPicker, publishModelChoice, sessionModel } from './model-channel.ts';
 
 describe('model picker channel', () => {
   it('accepts only a well-formed message for its own channel and account', () => {
@@ -30,5 +30,37 @@ describe('model picker channel', () => {
     expect(publishModelChoice('?pick=unrelated&account=acc_1', 'x')).toBe(false);
     await expect.poll(() => picks).toEqual(['deepseek/deepseek-r1:free']);
     a.close();
+  });
+
+  describe('the chosen model is stored for the account in the game tab session', () => {
+    afterEach(() => {
+      vi.unstubAllGlobals();
+    });
+
+    it('a pick is kept per account in sessionStorage (this tab only), and another account of the tab does not get it', async () => {
+      const session = new Map<string, string>();
+      vi.stubGlobal('sessionStorage', {
+        getItem: (k: string) => session.get(k) ?? null,
+        setItem: (k: string, v: string) => void session.set(k, v),
+      });
+      // Never localStorage (shared by every tab and kept across sessions).
+      vi.stubGlobal('localStorage', {
+        getItem: () => {
+          throw new Error('localStorage must not be used');
+        },
+        setItem: () => {
+          throw new Error('localStorage must not be used');
+        },
+      });
+      expect(sessionModel('acc_1')).toBeNull();
+      const picks: string[] = [];
+      const picker = openModelPicker('acc_1', '/app/models', (m) => picks.push(m), () => {});
+      expect(publishModelChoice(`?pick=${picker.channel}&account=acc_1`, 'vendor/model-a')).toBe(true);
+      await expect.poll(() => picks).toEqual(['vendor/model-a']);
+      picker.close();
+      expect(sessionModel('acc_1')).toBe('vendor/model-a');
+      expect(sessionModel('acc_2')).toBeNull();
+      expect([...session.keys()].filter((k) => k.includes('acc_1'))).toHaveLength(1);
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { type ReactNode, useEffect, useState } from 'react';
+import { type AnchorHTMLAttributes, type ReactNode, useEffect, useState } from 'react';
 
 /** A tiny client-side router: the path, and navigation without a reload. */
 export function usePath(): string {
@@ -18,11 +18,14 @@ export function usePath(): string {
 export function navigate(to: string): void {
   window.history.pushState(null, '', to);
   window.dispatchEvent(new Event('yumina:navigate'));
+  // A new page starts at its top, unless the link names a place on it.
+  if (!to.includes('#')) window.scrollTo(0, 0);
 }
 
-export function Link({ to, children, className }: { to: string; children: ReactNode; className?: string }) {
+export function Link({ to, children, className, ...rest }: { to: string; children: ReactNode; className?: string } & Omit<AnchorHTMLAttributes<HTMLAnchorElement>, 'href'>) {
   return (
     <a
+      {...rest}
       href={to}
       className={className}
       onClick={(e) => {
@@ -34,4 +37,19 @@ export function Link({ to, children, className }: { to: string; children: ReactN
       {children}
     </a>
   );
+}
+
+/** The query string of the current address, kept current across client-side navigation. */
+export function useSearch(): URLSearchParams {
+  const [search, setSearch] = useState(() => window.location.search);
+  useEffect(() => {
+    const update = () => setSearch(window.location.search);
+    window.addEventListener('popstate', update);
+    window.addEventListener('yumina:navigate', update);
+    return () => {
+      window.removeEventListener('popstate', update);
+      window.removeEventListener('yumina:navigate', update);
+    };
+  }, []);
+  return new URLSearchParams(search);
 }

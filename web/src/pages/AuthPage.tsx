@@ -1,3 +1,4 @@
+import { safeReturnTo } from '@yumina/identity/browser';
 import { type FormEvent, useState } from 'react';
 import { api } from '../lib/api.ts';
 import { Link, navigate } from '../lib/router.tsx';
@@ -12,10 +13,8 @@ export function AuthPage({ mode }: { mode: 'login' | 'signup' }) {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const params = new URLSearchParams(window.location.search);
-  const returnTo = (() => {
-    const r = params.get('returnTo') ?? '/app/settings';
-    return r.startsWith('/') && !r.startsWith('//') ? r : '/app/settings';
-  })();
+  // Same-origin paths only (the one check shared with the server: @yumina/identity return-path.ts).
+  const returnTo = safeReturnTo(params.get('returnTo') ?? '/app/settings', window.location.origin, '/app/settings');
 
   async function submit(e: FormEvent) {
     e.preventDefault();

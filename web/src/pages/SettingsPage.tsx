@@ -1,3 +1,4 @@
+import { BillingSection } from '../billing/BillingSection.tsx';
 import { type FormEvent, useEffect, useState } from 'react';
 import { api } from '../lib/api.ts';
 import { navigate } from '../lib/router.tsx';
@@ -10,6 +11,8 @@ interface AiView {
   apiKey?: string | null;
   keyStatus?: 'ok' | 'none' | 'undecryptable';
   privateEnabled?: boolean;
+  /** The save moved the connection to another base URL without a key: the old key was removed. */
+  keyCleared?: boolean;
 }
 
 interface Persona {
@@ -32,7 +35,7 @@ export function SettingsPage() {
   if (loading || !info?.account) return <p>Loading…</p>;
   return (
     <div className="settings">
-      <h2>Settings</h2>
+      <h1>Settings</h1>
       <section className="card">
         <h3>Account</h3>
         <p>
@@ -40,6 +43,7 @@ export function SettingsPage() {
         </p>
       </section>
       <AiConnection />
+      <BillingSection />
       <Personas />
       <LinkedProviders identities={info.identities ?? {}} />
     </div>
@@ -69,8 +73,13 @@ function AiConnection() {
     e.preventDefault();
     setMessage(null);
     try {
-      load(await api<AiView>('/api/settings/ai', { method: 'PUT', json: { baseUrl, defaultModel: model, privateEnabled, ...(key ? { apiKey: key } : {}) } }));
-      setMessage('Saved.');
+      const saved = await api<AiView>('/api/settings/ai', { method: 'PUT', json: { baseUrl, defaultModel: model, privateEnabled, ...(key ? { apiKey: key } : {}) } });
+      load(saved);
+      setMessage(
+        saved.keyCleared
+          ? 'Saved. The stored API key was removed: a key belongs to the base URL it was saved with and is never sent to another host. Enter the key for this base URL.'
+          : 'Saved.',
+      );
     } catch (err) {
       setMessage((err as Error).message);
     }
@@ -81,6 +90,7 @@ function AiConnection() {
     setMessage(r.ok ? `Connection works: ${r.models} models available.` : (r.message ?? 'The connection failed.'));
   }
   async function clear() {
+    if (!window.confirm('Remove your AI connection and its stored key?')) return;
     load(await api<AiView>('/api/settings/ai', { method: 'DELETE' }));
     setMessage('Cleared.');
   }
@@ -104,7 +114,7 @@ function AiConnection() {
             name="apiKey"
             type="password"
             autoComplete="off"
-            placeholder={view?.apiKey ? `Saved: ${view.apiKey} (leave empty to keep)` : 'sk-…'}
+            placeholder={view?.apiKey ? `Saved: ${view.apiKey} (leave empty to keep; a new base URL needs the key again)` : 'sk-…'}
             value={key}
             onChange={(e) => setKey(e.target.value)}
           />
@@ -156,7 +166,7 @@ function Personas() {
                 Use
               </button>
             )}
-            <button type="button" className="link" onClick={() => act(api(`/api/personas/${p.id}`, { method: 'DELETE' }))}>
+            <button type="button" className="link" onClick={() => window.confirm(`Delete the persona ${p.name}?`) && act(api(`/api/personas/${p.id}`, { method: 'DELETE' }))}>
               Delete
             </button>
           </li>
@@ -205,7 +215,7 @@ function LinkedProviders({ identities }: { identities: Record<string, string> })
                 <button
                   type="button"
                   className="link"
-                  onClick={() => api(`/api/auth/identities/${p}`, { method: 'DELETE' }).then(refresh, (e: Error) => setError(e.message))}
+                  onClick={() => window.confirm(`Unlink ${p} from this account?`) && api(`/api/auth/identities/${p}`, { method: 'DELETE' }).then(refresh, (e: Error) => setError(e.message))}
                 >
                   Unlink
                 </button>

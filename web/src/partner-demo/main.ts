@@ -18,7 +18,10 @@ interface PartnerSession {
 }
 
 async function boot(): Promise<void> {
-  const { platformOrigin } = (await (await fetch('/partner-config.json')).json()) as { platformOrigin: string };
+  const config = (await (await fetch('/partner-config.json')).json()) as { platformOrigin: string; platformOrigins?: string[] };
+  // The platform page that frames this game (localhost or 127.0.0.1 locally), if it is one we know.
+  const parent = window.location.ancestorOrigins?.[0] ?? (document.referrer ? new URL(document.referrer).origin : '');
+  const platformOrigin = config.platformOrigins?.includes(parent) ? parent : config.platformOrigin;
   mountFrameClient<PartnerSession>({
     platformOrigin,
     async exchangeToken(token) {

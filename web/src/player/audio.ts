@@ -6,6 +6,7 @@
 
 export interface AudioTrackDef {
   id: string;
+  name?: string;
   type: 'bgm' | 'sfx' | 'ambient';
   url: string;
   loop?: boolean;

@@ -1,7 +1,8 @@
 /**
  * The parent side of the custom-interface sandbox. It compiles the world's rootComponent, builds the
- * frame document, runs it in an iframe with sandbox="allow-scripts" (no allow-same-origin: the frame
- * has an opaque origin), pushes `state` into it on every change, and answers the frame's requests
+ * frame document, runs it in an iframe with sandbox="allow-scripts allow-forms" (forms reach their
+ * submit handlers; the frame's CSP `form-action 'none'` keeps any submission from going anywhere;
+ * no allow-same-origin: the frame has an opaque origin), pushes `state` into it on every change, and answers the frame's requests
  * with `handlers` (plus the shims it serves itself: the /api/ fetch proxy and world-scoped storage).
  */
 import {
@@ -263,6 +264,20 @@ export function SandboxHost(props: SandboxHostProps) {
     return () => window.removeEventListener('message', listener);
   }, [built, onMessage]);
 
+  // Any navigation of the frame is a violation: the page's policy (frame-src 'none', @yumina/sandbox
+  // host-policy.ts) makes the browser refuse it, and the frame is torn down and shown as stopped.
+  useEffect(() => {
+    if (!built) return;
+    const onViolation = (event: SecurityPolicyViolationEvent) => {
+      if (event.effectiveDirective !== 'frame-src' && event.effectiveDirective !== 'child-src') return;
+      readyRef.current = false;
+      setBuilt(null);
+      setFailure('The interface tried to navigate away and was stopped.');
+    };
+    document.addEventListener('securitypolicyviolation', onViolation);
+    return () => document.removeEventListener('securitypolicyviolation', onViolation);
+  }, [built]);
+
   if (failure)
     return (
       <div role="alert" className="sandbox-error" data-testid="sandbox-error">
@@ -278,9 +293,9 @@ export function SandboxHost(props: SandboxHostProps) {
       className={className}
       style={props.style ?? { width: '100%', height: '70vh', border: 0, display: 'block' }}
       data-testid="sandbox-frame"
-      sandbox="allow-scripts"
+      sandbox="allow-scripts allow-forms"
       referrerPolicy="no-referrer"
-      allow="clipboard-write 'none'; camera 'none'; microphone 'none'; geolocation 'none'"
+      allow="clipboard-write 'none'; camera 'none'; microphone 'none'; display-capture 'none'; geolocation 'none'"
       srcDoc={built.html}
       onLoad={() => {
         const loads = (loadsRef.current.get(built.channel) ?? 0) + 1;

@@ -1,18 +1,9 @@
 import { useCallback, useEffect, useState } from 'react';
-
-interface Asset {
-  id: string;
-  ref: string;
-  url: string;
-  kind: 'image' | 'audio' | 'font';
-  contentType: string;
-  size: number;
-  name: string;
-}
+import { uploadAsset, type WorldAsset } from './server.ts';
 
 /** Upload and list a world's images, audio and fonts; each has an `asset://<id>` reference to paste. */
 export function AssetsPanel({ worldId }: { worldId: string }) {
-  const [assets, setAssets] = useState<Asset[]>([]);
+  const [assets, setAssets] = useState<WorldAsset[]>([]);
   const [used, setUsed] = useState(0);
   const [message, setMessage] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -20,7 +11,7 @@ export function AssetsPanel({ worldId }: { worldId: string }) {
   const load = useCallback(async () => {
     const res = await fetch(`/api/worlds/${encodeURIComponent(worldId)}/assets`, { credentials: 'same-origin' });
     if (!res.ok) return;
-    const body = (await res.json()) as { assets: Asset[]; usedBytes: number };
+    const body = (await res.json()) as { assets: WorldAsset[]; usedBytes: number };
     setAssets(body.assets);
     setUsed(body.usedBytes);
   }, [worldId]);
@@ -32,16 +23,10 @@ export function AssetsPanel({ worldId }: { worldId: string }) {
     setBusy(true);
     setMessage(null);
     try {
-      const res = await fetch(`/api/worlds/${encodeURIComponent(worldId)}/assets?name=${encodeURIComponent(file.name.slice(0, 200))}`, {
-        method: 'POST',
-        body: file,
-        headers: { 'content-type': 'application/octet-stream' },
-        credentials: 'same-origin',
-      });
-      const body = (await res.json().catch(() => ({}))) as { asset?: Asset; error?: { message: string } };
-      if (!res.ok) setMessage(body.error?.message ?? `Upload failed (${res.status}).`);
+      const uploaded = await uploadAsset(worldId, file);
+      if ('error' in uploaded) setMessage(uploaded.error);
       else {
-        setMessage(`Uploaded ${file.name}: ${body.asset!.ref}`);
+        setMessage(`Uploaded ${file.name}: ${uploaded.asset.ref}`);
         await load();
       }
     } finally {
@@ -82,6 +67,7 @@ export function AssetsPanel({ worldId }: { worldId: string }) {
               type="button"
               className="link"
               onClick={async () => {
+                if (!window.confirm(`Delete ${a.name || a.id}? Anything that refers to ${a.ref} stops showing it.`)) return;
                 await fetch(`/api/worlds/${encodeURIComponent(worldId)}/assets/${a.id}`, { method: 'DELETE', credentials: 'same-origin' });
                 await load();
               }}

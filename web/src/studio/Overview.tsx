@@ -157,7 +157,15 @@ export function Overview({ server, dirty, onServer }: { server: ServerWorld | nu
           </button>
         )}
         {(server.status === 'published' || server.status === 'held') && (
-          <button type="button" className="secondary" disabled={busy} onClick={() => act('unpublish')}>
+          <button
+            type="button"
+            className="secondary"
+            disabled={busy}
+            onClick={() => {
+              const question = server.status === 'held' ? 'Withdraw this work from review?' : 'Unpublish this work? Players can no longer find or start it.';
+              if (window.confirm(question)) void act('unpublish');
+            }}
+          >
             {server.status === 'held' ? 'Withdraw from review' : 'Unpublish'}
           </button>
         )}

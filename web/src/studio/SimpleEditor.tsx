@@ -219,22 +219,40 @@ const conditionalBgmFields: FieldSpec[] = [
 
 export const TAG_COLORS = ['bg-slate-500', 'bg-red-500', 'bg-orange-500', 'bg-amber-500', 'bg-green-500', 'bg-teal-500', 'bg-sky-500', 'bg-indigo-500', 'bg-purple-500', 'bg-pink-500'];
 
-const SECTIONS = [
+/** The studio's sections, in sidebar order; the form ones are drawn here, the others by the studio. */
+export const STUDIO_SECTIONS = [
   ['basics', 'Basics'],
   ['entries', 'Entries'],
   ['variables', 'Variables'],
   ['rules', 'Rules'],
   ['reactions', 'Reactions'],
   ['audio', 'Audio'],
-  ['tags', 'Tags'],
+  ['interface', 'Interface'],
+  ['tags', 'Cover and tags'],
   ['settings', 'Settings'],
+  ['playtest', 'Playtest'],
 ] as const;
+export type StudioSection = (typeof STUDIO_SECTIONS)[number][0];
+
+/** The section that holds a validator path (for "show me" links and inline issues). */
+export function sectionOf(path: string): StudioSection {
+  const head = /^[A-Za-z]+/.exec(path)?.[0] ?? '';
+  if (head === 'entries' || head === 'entryFolders') return 'entries';
+  if (head === 'variables') return 'variables';
+  if (head === 'rules') return 'rules';
+  if (head === 'reactions') return 'reactions';
+  if (head === 'audioTracks' || head === 'bgmPlaylist' || head === 'conditionalBGM') return 'audio';
+  if (head === 'rootComponent' || head === 'components' || head === 'customUI') return 'interface';
+  if (head === 'customTags' || head === 'customTagColors') return 'tags';
+  if (head === 'settings') return 'settings';
+  return 'basics';
+}
 
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const str = (v: unknown, fallback: string) => (typeof v === 'string' && v ? v : fallback);
 
-/** The simple mode: forms for every part of the world. */
-export function SimpleEditor({ world, onChange }: { world: Obj; onChange(next: Obj): void }) {
+/** The simple mode: the form of one section of the world (the studio's sidebar picks it). */
+export function SimpleEditor({ world, onChange, section }: { world: Obj; onChange(next: Obj): void; section: StudioSection }) {
   const set = (key: string, value: unknown) => onChange({ ...world, [key]: value });
   const folders = arr(world.entryFolders).map((f) => String((f as Obj).id ?? '')).filter(Boolean);
   const entries = arr(world.entries);
@@ -247,14 +265,8 @@ export function SimpleEditor({ world, onChange }: { world: Obj; onChange(next: O
   const colors = (world.customTagColors && typeof world.customTagColors === 'object' ? world.customTagColors : {}) as Record<string, string>;
   return (
     <div className="simple-editor">
-      <nav className="row section-nav" aria-label="Sections">
-        {SECTIONS.map(([id, label]) => (
-          <a key={id} href={`#studio-${id}`}>
-            {label}
-          </a>
-        ))}
-      </nav>
-      <section id="studio-basics" className="card">
+      {section === 'basics' && (
+        <section id="studio-basics" className="card">
         <h3>Basics</h3>
         <Fields
           value={world}
@@ -268,7 +280,9 @@ export function SimpleEditor({ world, onChange }: { world: Obj; onChange(next: O
           ]}
         />
       </section>
-      <section id="studio-entries" className="card">
+      )}
+      {section === 'entries' && (
+        <section id="studio-entries" className="card">
         <h3>Entries</h3>
         <ItemList
           label="Folders"
@@ -293,7 +307,9 @@ export function SimpleEditor({ world, onChange }: { world: Obj; onChange(next: O
           onChange={(items) => set('entries', items)}
         />
       </section>
-      <section id="studio-variables" className="card">
+      )}
+      {section === 'variables' && (
+        <section id="studio-variables" className="card">
         <h3>Variables</h3>
         <ItemList
           label="Variables"
@@ -305,7 +321,9 @@ export function SimpleEditor({ world, onChange }: { world: Obj; onChange(next: O
           onChange={(items) => set('variables', items)}
         />
       </section>
-      <section id="studio-rules" className="card">
+      )}
+      {section === 'rules' && (
+        <section id="studio-rules" className="card">
         <h3>Rules</h3>
         <ItemList
           label="Rules"
@@ -317,7 +335,9 @@ export function SimpleEditor({ world, onChange }: { world: Obj; onChange(next: O
           onChange={(items) => set('rules', items)}
         />
       </section>
-      <section id="studio-reactions" className="card">
+      )}
+      {section === 'reactions' && (
+        <section id="studio-reactions" className="card">
         <h3>Reactions</h3>
         <ItemList
           label="Reactions"
@@ -330,7 +350,9 @@ export function SimpleEditor({ world, onChange }: { world: Obj; onChange(next: O
           onChange={(items) => set('reactions', items)}
         />
       </section>
-      <section id="studio-audio" className="card">
+      )}
+      {section === 'audio' && (
+        <section id="studio-audio" className="card">
         <h3>Audio</h3>
         <ItemList
           label="Tracks"
@@ -359,7 +381,9 @@ export function SimpleEditor({ world, onChange }: { world: Obj; onChange(next: O
           onChange={(items) => set('conditionalBGM', items)}
         />
       </section>
-      <section id="studio-tags" className="card">
+      )}
+      {section === 'tags' && (
+        <section id="studio-tags" className="card">
         <h3>Custom tags</h3>
         <ul className="list" data-path="customTags">
           {tags.map((tag, i) => (
@@ -395,10 +419,13 @@ export function SimpleEditor({ world, onChange }: { world: Obj; onChange(next: O
           Add tag
         </button>
       </section>
-      <section id="studio-settings" className="card">
+      )}
+      {section === 'settings' && (
+        <section id="studio-settings" className="card">
         <h3>Settings</h3>
         <Fields value={world} path="" onChange={onChange} specs={[{ key: 'settings', label: 'Model settings', kind: 'object', fields: () => settingsFields }]} />
       </section>
+      )}
     </div>
   );
 }

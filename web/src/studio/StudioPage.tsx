@@ -5,8 +5,13 @@ import { useSession } from '../lib/session.tsx';
 import { AssetsPanel } from './AssetsPanel.tsx';
 import { ConflictView } from './ConflictView.tsx';
 import { clearDraft, readDraft, writeDraft } from './draft.ts';
+import { ImportDialog } from './ImportDialog.tsx';
 import { Overview } from './Overview.tsx';
-import { SimpleEditor } from './SimpleEditor.tsx';
+import { CoverPicker } from './CoverPicker.tsx';
+import { IssuesContext } from './fields.tsx';
+import { InterfaceSection } from './InterfaceSection.tsx';
+import { Playtest } from './Playtest.tsx';
+import { SimpleEditor, STUDIO_SECTIONS, type StudioSection, sectionOf } from './SimpleEditor.tsx';
 import { type Issue, type ServerWorld, send } from './server.ts';
 import './studio.css';
 
@@ -55,6 +60,10 @@ function Studio({ worldId, author }: { worldId: string | null; author: string })
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<string | null>(null);
   const [jump, setJump] = useState<string | null>(null);
+  const [section, setSection] = useState<StudioSection>(() => {
+    const hash = window.location.hash.slice(1);
+    return (STUDIO_SECTIONS.find(([id]) => id === hash)?.[0] ?? 'basics') as StudioSection;
+  });
   const loaded = useRef(false);
 
   useEffect(() => {
@@ -110,6 +119,10 @@ function Studio({ worldId, author }: { worldId: string | null; author: string })
 
   useEffect(() => {
     if (!jump || advanced) return;
+    if (section !== sectionOf(jump)) {
+      setSection(sectionOf(jump));
+      return;
+    }
     const el = fieldFor(jump);
     setJump(null);
     if (!el) return;
@@ -117,7 +130,7 @@ function Studio({ worldId, author }: { worldId: string | null; author: string })
     el.focus();
     el.classList.add('flash');
     setTimeout(() => el.classList.remove('flash'), 2000);
-  }, [jump, advanced]);
+  }, [jump, advanced, section]);
 
   if (loadError) return <p role="alert">{loadError}</p>;
   if (!draft) return <p>Loading…</p>;
@@ -206,21 +219,43 @@ function Studio({ worldId, author }: { worldId: string | null; author: string })
   }
 
   const shownIssues = serverIssues.length > 0 ? serverIssues : issues;
+  const issueMap = new Map<string, string[]>();
+  for (const i of shownIssues) issueMap.set(i.path, [...(issueMap.get(i.path) ?? []), i.message]);
+  const issueCount = (id: StudioSection) => shownIssues.filter((i) => i.path && sectionOf(i.path) === id).length;
+  const worldName = String(draft.name ?? '');
+  function exportWorld() {
+    const blob = new Blob([pretty(draft!)], { type: 'application/json' });
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(blob);
+    a.download = `${(worldName || 'world').replace(/[^\w.-]+/g, '-').slice(0, 80)}.json`;
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+  }
+  const pick = (id: StudioSection) => {
+    setSection(id);
+    window.history.replaceState(null, '', `${window.location.pathname}#${id}`);
+  };
   return (
     <div className="studio">
       <header className="row studio-head">
-        <h2>{worldId ? `Studio · ${String(draft.name ?? '')}` : 'Studio · new world'}</h2>
-        <fieldset className="row mode-switch" aria-label="Editor mode">
-          <button type="button" className={advanced ? 'secondary' : ''} aria-pressed={!advanced} disabled={parsed !== null && !parsed.ok} onClick={() => setMode('simple')}>
-            Simple mode
+        <h1>{worldId ? `Studio · ${worldName}` : 'Studio · new world'}</h1>
+        <div className="row studio-toolbar" role="toolbar" aria-label="World">
+          <fieldset className="row mode-switch" aria-label="Editor mode">
+            <button type="button" className={advanced ? 'secondary' : ''} aria-pressed={!advanced} disabled={parsed !== null && !parsed.ok} onClick={() => setMode('simple')}>
+              Simple mode
+            </button>
+            <button type="button" className={advanced ? '' : 'secondary'} aria-pressed={advanced} onClick={() => setMode('advanced')}>
+              Advanced mode
+            </button>
+          </fieldset>
+          <ImportDialog />
+          <button type="button" className="secondary" onClick={exportWorld}>
+            Export
           </button>
-          <button type="button" className={advanced ? '' : 'secondary'} aria-pressed={advanced} onClick={() => setMode('advanced')}>
-            Advanced mode
+          <button type="button" disabled={busy || issues.length > 0 || !dirty} onClick={() => save()}>
+            {busy ? 'Saving…' : 'Save'}
           </button>
-        </fieldset>
-        <button type="button" disabled={busy || issues.length > 0 || !dirty} onClick={() => save()}>
-          {busy ? 'Saving…' : 'Save'}
-        </button>
+        </div>
       </header>
       {restoredAt && (
         <p className="hint" data-testid="draft-restored">
@@ -256,7 +291,7 @@ function Studio({ worldId, author }: { worldId: string | null; author: string })
       )}
       {shownIssues.length > 0 && (
         <section className="card issues" aria-label="Issues">
-          <h3>{shownIssues.length === 1 ? '1 issue' : `${shownIssues.length} issues`} — fix before saving</h3>
+          <h2>{shownIssues.length === 1 ? '1 issue' : `${shownIssues.length} issues`} — fix before saving</h2>
           <ul className="list">
             {shownIssues.map((issue) => (
               <li key={`${issue.path}\u0000${issue.message}`} data-issue-path={issue.path}>
@@ -279,15 +314,57 @@ function Studio({ worldId, author }: { worldId: string | null; author: string })
           </ul>
         </section>
       )}
-      <div className="studio-body">
+      <div className={`studio-body${advanced ? ' advanced' : ''}`}>
+        {!advanced && (
+          <nav className="studio-nav" aria-label="Studio sections">
+            <ul>
+              {STUDIO_SECTIONS.map(([id, label]) => (
+                <li key={id}>
+                  <button type="button" className="nav-item" aria-current={section === id ? 'page' : undefined} onClick={() => pick(id)}>
+                    {label}
+                    {issueCount(id) > 0 && (
+                      <span className="count" aria-label={`${issueCount(id)} issues`}>
+                        {issueCount(id)}
+                      </span>
+                    )}
+                  </button>
+                </li>
+              ))}
+            </ul>
+          </nav>
+        )}
         <div className="studio-editor">
           {advanced ? (
             <section className="card">
-              <h3>World JSON</h3>
+              <h2>World JSON</h2>
               <textarea aria-label="World JSON" className="json-editor" spellCheck={false} value={text ?? ''} onChange={(e) => changeText(e.target.value)} rows={30} />
             </section>
           ) : (
-            <SimpleEditor world={draft} onChange={change} />
+            <IssuesContext.Provider value={issueMap}>
+              <div className="simple-editor">
+                {section === 'interface' ? (
+                  <InterfaceSection world={draft} onChange={change} />
+                ) : section === 'playtest' ? (
+                  <Playtest server={server} dirty={dirty} />
+                ) : (
+                  <>
+                    {section === 'tags' && (
+                      <section className="card">
+                        <CoverPicker
+                          server={server}
+                          name={worldName}
+                          onServer={(next) => {
+                            setServer(next);
+                            setBaseRevision(next.revision);
+                          }}
+                        />
+                      </section>
+                    )}
+                    <SimpleEditor world={draft} onChange={change} section={section} />
+                  </>
+                )}
+              </div>
+            </IssuesContext.Provider>
           )}
         </div>
         <aside className="studio-side">

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { createContext, Fragment, type ReactNode, useContext, useEffect, useState } from 'react';
 
 /**
  * Small declarative forms for the simple mode: each object of the world is edited through a list
@@ -14,6 +14,20 @@ export type FieldSpec =
   | { key: string; label: string; kind: 'array'; item: (value: Obj) => FieldSpec[]; create: () => Obj; itemLabel: (value: Obj, index: number) => string };
 
 export const childPath = (base: string, key: string | number) => (typeof key === 'number' ? `${base}[${key}]` : base ? `${base}.${key}` : key);
+
+/** Validation issues by path: each field shows its own beside it. */
+export const IssuesContext = createContext<ReadonlyMap<string, string[]>>(new Map());
+
+/** The issues of one path, shown beside its field (announced politely as they change). */
+export function FieldIssue({ path }: { path: string }) {
+  const messages = useContext(IssuesContext).get(path);
+  if (!messages?.length) return null;
+  return (
+    <span className="field-issue" data-issue-for={path}>
+      {messages.join('; ')}
+    </span>
+  );
+}
 
 const asObj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
 
@@ -89,7 +103,16 @@ export function Fields({ value, specs, path, onChange }: { value: Obj; specs: Fi
   };
   return (
     <div className="fields">
-      {specs.map((spec) => {
+      {specs.map((spec) => (
+        <Fragment key={spec.key}>
+          {field(spec)}
+          <FieldIssue path={childPath(path, spec.key)} />
+        </Fragment>
+      ))}
+    </div>
+  );
+
+  function field(spec: FieldSpec): ReactNode {
         const p = childPath(path, spec.key);
         const v = value[spec.key];
         switch (spec.kind) {
@@ -195,9 +218,7 @@ export function Fields({ value, specs, path, onChange }: { value: Obj; specs: Fi
           default:
             return null;
         }
-      })}
-    </div>
-  );
+  }
 }
 
 /** A list of objects, each edited by the same specs, with add, remove and reorder. */
@@ -221,28 +242,59 @@ export function ItemList({
   /** Display order (indices); paths keep the stored index. */
   order?: number[];
 }) {
-  const indices = order ?? items.map((_, i) => i);
+  const [query, setQuery] = useState('');
+  const [collapsed, setCollapsed] = useState<ReadonlySet<number>>(new Set());
+  const q = query.trim().toLowerCase();
+  const indices = (order ?? items.map((_, i) => i)).filter((i) => !q || JSON.stringify(items[i] ?? '').toLowerCase().includes(q));
   const replace = (i: number, next: unknown) => onChange(items.map((x, j) => (j === i ? next : x)));
+  const swap = (i: number, k: number) => onChange(items.map((x, j) => (j === i ? items[k] : j === k ? items[i] : x)));
+  const toggle = (i: number) => setCollapsed((c) => (c.has(i) ? new Set([...c].filter((x) => x !== i)) : new Set([...c, i])));
+  const singular = label.replace(/ies$/, 'y').replace(/s$/, '').toLowerCase();
   return (
     <div className="item-list" data-path={path}>
       <div className="row">
         <strong>{label}</strong>
         <button type="button" className="secondary" onClick={() => onChange([...items, create()])}>
-          Add {label.replace(/ies$/, 'y').replace(/s$/, '').toLowerCase()}
+          Add {singular}
         </button>
+        {items.length > 1 && (
+          <>
+            <input type="search" aria-label={`Search ${label.toLowerCase()}`} placeholder={`Search ${label.toLowerCase()}`} value={query} onChange={(e) => setQuery(e.target.value)} />
+            <button type="button" className="link" onClick={() => setCollapsed(collapsed.size ? new Set() : new Set(items.map((_, i) => i)))}>
+              {collapsed.size ? 'Expand all' : 'Collapse all'}
+            </button>
+          </>
+        )}
       </div>
+      {q && indices.length === 0 && <p className="hint">No {label.toLowerCase()} match “{query}”.</p>}
       {indices.map((i) => {
         const obj = asObj(items[i]);
         const name = itemLabel(obj, i);
+        const shut = collapsed.has(i);
         return (
-          <fieldset key={i} className="item" aria-label={name} data-path={childPath(path, i)}>
-            <legend>{name}</legend>
-            <Fields value={obj} specs={item(obj)} path={childPath(path, i)} onChange={(next) => replace(i, next)} />
+          <fieldset key={i} className={`item${shut ? ' collapsed' : ''}`} aria-label={name} data-path={childPath(path, i)}>
+            <legend>
+              <button type="button" className="link" aria-expanded={!shut} onClick={() => toggle(i)} aria-label={`${shut ? 'Expand' : 'Collapse'} ${name}`}>
+                {shut ? '▸' : '▾'}
+              </button>{' '}
+              {name}
+            </legend>
+            {!shut && <Fields value={obj} specs={item(obj)} path={childPath(path, i)} onChange={(next) => replace(i, next)} />}
             <div className="row">
-              <button type="button" className="link" disabled={i === 0} onClick={() => onChange(items.map((x, j) => (j === i - 1 ? items[i] : j === i ? items[i - 1] : x)))}>
+              <button type="button" className="link" disabled={i === 0} onClick={() => swap(i, i - 1)} aria-label={`Move ${name} up`}>
                 Move up
               </button>
-              <button type="button" className="link" onClick={() => onChange(items.filter((_, j) => j !== i))}>
+              <button type="button" className="link" disabled={i === items.length - 1} onClick={() => swap(i, i + 1)} aria-label={`Move ${name} down`}>
+                Move down
+              </button>
+              <button
+                type="button"
+                className="link"
+                onClick={() => {
+                  if (window.confirm(`Remove ${name}?`)) onChange(items.filter((_, j) => j !== i));
+                }}
+                aria-label={`Remove ${name}`}
+              >
                 Remove
               </button>
             </div>

@@ -6,6 +6,7 @@ export interface ServerWorld {
   liveRevision: number | null;
   updatedAt: string;
   publishedAt: string | null;
+  coverUrl?: string | null;
   world: Record<string, unknown>;
 }
 
@@ -28,4 +29,28 @@ export async function send<T>(path: string, method: string, json?: unknown): Pro
   });
   const body = (await res.json().catch(() => ({}))) as Answer<T>['body'];
   return { status: res.status, body };
+}
+
+/** One of a world's assets as the asset routes answer it. */
+export interface WorldAsset {
+  id: string;
+  ref: string;
+  url: string;
+  kind: 'image' | 'audio' | 'font';
+  contentType: string;
+  size: number;
+  name: string;
+}
+
+/** Uploads a file as one of the world's assets (its type is checked by content on the server). */
+export async function uploadAsset(worldId: string, file: File, name = file.name): Promise<{ asset: WorldAsset } | { error: string }> {
+  const res = await fetch(`/api/worlds/${encodeURIComponent(worldId)}/assets?name=${encodeURIComponent(name.slice(0, 200))}`, {
+    method: 'POST',
+    body: file,
+    headers: { 'content-type': 'application/octet-stream' },
+    credentials: 'same-origin',
+  });
+  const body = (await res.json().catch(() => ({}))) as { asset?: WorldAsset; error?: { message: string } };
+  if (!res.ok || !body.asset) return { error: body.error?.message ?? `Upload failed (${res.status}).` };
+  return { asset: body.asset };
 }

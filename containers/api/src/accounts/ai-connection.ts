@@ -1,22 +1,14 @@
-import { HttpError, parseWith } from '@yumina/http';
+import { AiUrlRefusedError, listModels, normalizeBaseUrl } from '@yumina/ai';
+import { HttpError, parseWith, publicErrorOf } from '@yumina/http';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { limitAiCheck } from './request-limits.ts';
 import type { AppContext } from '../context.ts';
 import { requireAuth } from './auth.ts';
 import { SecretsKeyMismatchError } from './secret-box.ts';
 
-const httpUrl = z
-  .string()
-  .trim()
-  .max(500)
-  .refine((v) => {
-    try {
-      const u = new URL(v);
-      return (u.protocol === 'https:' || u.protocol === 'http:') && !u.username && !u.password;
-    } catch {
-      return false;
-    }
-  }, 'must be an http(s) URL without credentials');
+/** Shape only; the guard's own rules (normalizeBaseUrl) run in the route, with the configured private-network policy. */
+const httpUrl = z.string().trim().min(1, 'must not be empty').max(500);
 
 const saveBody = z.strictObject({
   baseUrl: httpUrl,
@@ -86,25 +78,38 @@ export async function aiConnectionRoutes(app: FastifyInstance, ctx: AppContext):
   app.put('/api/settings/ai', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     const body = parseWith(saveBody, request.body);
+    let baseUrl: string;
+    try {
+      baseUrl = normalizeBaseUrl(body.baseUrl, ctx.config.ai.privateNetworkAccess);
+    } catch (err) {
+      if (err instanceof AiUrlRefusedError) throw new HttpError(400, 'INVALID_REQUEST', `Invalid request body: baseUrl: ${err.message}`);
+      throw err;
+    }
     const sealed = body.apiKey ? ctx.secrets.seal(body.apiKey) : undefined;
     const existing = await loadRow(ctx, auth.account.id);
-    if (!sealed && !existing?.key_ciphertext && !body.baseUrl.startsWith('http://')) {
+    // A stored key belongs to the base URL it was saved with: a new base URL without a new key
+    // clears it, so the key is never sent to any other host.
+    const moved = !!existing && existing.base_url !== baseUrl;
+    const keyKept = !sealed && !moved && !!existing?.key_ciphertext;
+    const keyCleared = !sealed && moved && !!existing?.key_ciphertext;
+    if (!sealed && !keyKept && !baseUrl.startsWith('http://')) {
       // A hosted provider without a key cannot work; local servers (Ollama) may not need one.
-      throw new HttpError(400, 'INVALID_REQUEST', 'Invalid request body: apiKey: an API key is required for this provider');
+      const why = keyCleared ? 'the saved key belonged to the previous base URL; enter the key for this one' : 'an API key is required for this provider';
+      throw new HttpError(400, 'INVALID_REQUEST', `Invalid request body: apiKey: ${why}`);
     }
     await ctx.db.primary.query(
       `insert into ai_connections (account_id, base_url, default_model, key_ciphertext, key_iv, key_tag, key_id, key_last4, private_enabled, updated_at)
        values ($1, $2, $3, $4, $5, $6, $7, $8, $9, now())
        on conflict (account_id) do update set base_url = excluded.base_url, default_model = excluded.default_model,
-         key_ciphertext = coalesce(excluded.key_ciphertext, ai_connections.key_ciphertext),
-         key_iv = coalesce(excluded.key_iv, ai_connections.key_iv),
-         key_tag = coalesce(excluded.key_tag, ai_connections.key_tag),
-         key_id = coalesce(excluded.key_id, ai_connections.key_id),
-         key_last4 = coalesce(excluded.key_last4, ai_connections.key_last4),
+         key_ciphertext = case when excluded.key_ciphertext is not null or ai_connections.base_url <> excluded.base_url then excluded.key_ciphertext else ai_connections.key_ciphertext end,
+         key_iv = case when excluded.key_ciphertext is not null or ai_connections.base_url <> excluded.base_url then excluded.key_iv else ai_connections.key_iv end,
+         key_tag = case when excluded.key_ciphertext is not null or ai_connections.base_url <> excluded.base_url then excluded.key_tag else ai_connections.key_tag end,
+         key_id = case when excluded.key_ciphertext is not null or ai_connections.base_url <> excluded.base_url then excluded.key_id else ai_connections.key_id end,
+         key_last4 = case when excluded.key_ciphertext is not null or ai_connections.base_url <> excluded.base_url then excluded.key_last4 else ai_connections.key_last4 end,
          private_enabled = excluded.private_enabled, updated_at = now()`,
       [
         auth.account.id,
-        body.baseUrl.replace(/\/+$/, ''),
+        baseUrl,
         body.defaultModel,
         sealed?.ciphertext ?? null,
         sealed?.iv ?? null,
@@ -114,7 +119,7 @@ export async function aiConnectionRoutes(app: FastifyInstance, ctx: AppContext):
         body.privateEnabled,
       ],
     );
-    return view(ctx, await loadRow(ctx, auth.account.id));
+    return { ...view(ctx, await loadRow(ctx, auth.account.id)), keyCleared };
   });
 
   app.delete('/api/settings/ai', async (request, reply) => {
@@ -126,6 +131,7 @@ export async function aiConnectionRoutes(app: FastifyInstance, ctx: AppContext):
   /** Checks the saved connection by listing its models (GET {baseUrl}/models). The key travels only in the Authorization header. */
   app.post('/api/settings/ai/test', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
+    await limitAiCheck(ctx, auth.account.id);
     let connection: PrivateConnection | null;
     try {
       connection = await privateConnection(ctx, auth.account.id);
@@ -136,15 +142,16 @@ export async function aiConnectionRoutes(app: FastifyInstance, ctx: AppContext):
     if (!connection) throw new HttpError(404, 'NOT_CONFIGURED', 'No AI connection is saved yet.');
     const started = Date.now();
     try {
-      const res = await fetch(`${connection.baseUrl}/models`, {
-        headers: connection.apiKey ? { authorization: `Bearer ${connection.apiKey}` } : {},
-        signal: AbortSignal.timeout(10_000),
-      });
-      if (!res.ok) return { ok: false, status: res.status, message: `The provider answered ${res.status}.` };
-      const body = (await res.json().catch(() => null)) as { data?: unknown[] } | null;
-      return { ok: true, models: Array.isArray(body?.data) ? body.data.length : 0, latencyMs: Date.now() - started };
+      // Through the guarded client, like every provider call: the key travels only to the base URL it was saved with.
+      const models = await listModels(
+        { baseUrl: connection.baseUrl, apiKey: connection.apiKey, privateNetwork: ctx.config.ai.privateNetworkAccess },
+        { timeoutMs: 10_000 },
+      );
+      return { ok: true, models: models.length, latencyMs: Date.now() - started };
     } catch (err) {
-      return { ok: false, message: `Could not reach the provider: ${(err as Error).name === 'TimeoutError' ? 'timed out' : (err as Error).message}` };
+      request.log.info({ err }, 'AI connection test failed');
+      const status = (err as { status?: unknown }).status;
+      return { ok: false, ...(typeof status === 'number' ? { status } : {}), message: publicErrorOf(err).message };
     }
   });
 }

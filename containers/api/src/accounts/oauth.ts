@@ -1,7 +1,8 @@
-import { createHash } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { OAUTH_PROVIDERS, type OAuthProvider, type OAuthProviderConfig } from '@yumina/config';
 import { HttpError } from '@yumina/http';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import { safeReturnTo } from '@yumina/identity/browser';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import type { AppContext } from '../context.ts';
 import { authenticate, requireAuth, sessionCookieOptions } from './auth.ts';
@@ -18,14 +19,38 @@ interface ProviderIdentity {
 }
 
 const FLOW_TTL_MINUTES = 10;
-const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
+/**
+ * The browser binding of an OAuth flow (login CSRF): the start sets this short-lived, single-use,
+ * HttpOnly, SameSite=Lax cookie holding a hash of the flow's state and PKCE verifier; the callback
+ * refuses a flow whose cookie is missing or differs, so a callback URL opened in another browser
+ * signs nobody in and links nothing.
+ */
+export const OAUTH_FLOW_COOKIE = 'yumina_oauth_flow';
+const FLOW_COOKIE_PATH = '/api/auth/oauth/';
 
-/** Only same-origin paths may be returned to after a login. */
-export function safeReturnPath(raw: unknown): string {
-  if (typeof raw !== 'string' || !raw.startsWith('/') || raw.startsWith('//') || raw.length > 512) return '/';
-  if (/[\\\u0000-\u001f\u007f]/.test(raw)) return '/';
-  return raw;
+const flowBinding = (state: string, verifier: string) => createHash('sha256').update(`${state}.${verifier}`).digest('base64url');
+
+function sameBinding(cookie: string | undefined, expected: string): boolean {
+  if (!cookie) return false;
+  const a = Buffer.from(cookie);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
+
+/** The refusal of a callback from another browser: a clear page for a browser, the error shape otherwise. */
+function refuseForeignCallback(request: FastifyRequest, reply: FastifyReply) {
+  const message = 'This sign-in was started in another browser (or a newer sign-in replaced it, or its time ran out), so nobody was signed in. Start the sign-in again from this browser.';
+  reply.code(400).header('cache-control', 'no-store');
+  if (!(request.headers.accept ?? '').includes('text/html')) return reply.send({ error: { code: 'OAUTH_BROWSER_MISMATCH', message } });
+  return reply
+    .type('text/html; charset=utf-8')
+    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
+    .send(
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in refused</title></head><body style="font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem">` +
+        `<h1>Sign-in refused</h1><p data-testid="oauth-refused">${message}</p><p><a href="/login">Sign in</a></p></body></html>`,
+    );
+}
+const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
 
 function callbackUrl(ctx: AppContext, provider: OAuthProvider): string {
   return `${ctx.config.publicOrigin}/api/auth/oauth/${provider}/callback`;
@@ -137,8 +162,15 @@ export async function oauthRoutes(app: FastifyInstance, ctx: AppContext): Promis
         verifier,
         nonce,
         auth?.account.id ?? null,
-        safeReturnPath(request.query.returnTo),
+        safeReturnTo(request.query.returnTo, ctx.config.publicOrigin),
       ]);
+      reply.setCookie(OAUTH_FLOW_COOKIE, flowBinding(state, verifier), {
+        path: FLOW_COOKIE_PATH,
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: ctx.config.auth.secureCookies,
+        maxAge: FLOW_TTL_MINUTES * 60,
+      });
       const url = new URL(conf.authorizeUrl);
       url.search = new URLSearchParams({
         response_type: 'code',
@@ -160,6 +192,14 @@ export async function oauthRoutes(app: FastifyInstance, ctx: AppContext): Promis
       const [provider, conf] = providerConfig(ctx, request.params.provider);
       const { code, state } = request.query;
       if (!state) throw new HttpError(400, 'OAUTH_STATE_MISSING', 'The sign-in response is missing its state.');
+      const { rows: found } = await db.query<{ code_verifier: string }>(
+        `select code_verifier from oauth_flows where state = $1 and provider = $2 and created_at > now() - make_interval(mins => $3)`,
+        [state, provider, FLOW_TTL_MINUTES],
+      );
+      if (!found[0]) throw new HttpError(400, 'OAUTH_STATE_INVALID', 'This sign-in link expired or was already used. Start again.');
+      // Bound to the browser that started it: another browser's callback is refused before anything is exchanged.
+      if (!sameBinding(request.cookies[OAUTH_FLOW_COOKIE], flowBinding(state, found[0].code_verifier))) return refuseForeignCallback(request, reply);
+      reply.clearCookie(OAUTH_FLOW_COOKIE, { path: FLOW_COOKIE_PATH });
       // Single use: the flow row is consumed whatever happens next.
       const { rows } = await db.query<{ code_verifier: string; nonce: string; link_account_id: string | null; return_to: string }>(
         `delete from oauth_flows where state = $1 and provider = $2 and created_at > now() - make_interval(mins => $3)

@@ -11,6 +11,10 @@ export interface Persona {
   name: string;
   description: string;
   avatar: string | null;
+  /** Details for the persona macros (seed 002 §2.8); empty when not given. */
+  appearance: string;
+  personality: string;
+  backstory: string;
   active: boolean;
 }
 
@@ -23,15 +27,28 @@ const fields = {
     .regex(/^(https:\/\/|asset:\/\/)\S+$/, 'must be an https:// or asset:// reference')
     .nullable()
     .default(null),
+  appearance: z.string().max(5000).default(''),
+  personality: z.string().max(5000).default(''),
+  backstory: z.string().max(5000).default(''),
 };
 const createBody = z.strictObject(fields);
-const patchBody = z.strictObject({ name: fields.name.optional(), description: z.string().max(5000).optional(), avatar: fields.avatar.optional() });
+const patchBody = z.strictObject({
+  name: fields.name.optional(),
+  description: z.string().max(5000).optional(),
+  avatar: fields.avatar.optional(),
+  appearance: z.string().max(5000).optional(),
+  personality: z.string().max(5000).optional(),
+  backstory: z.string().max(5000).optional(),
+});
 
 const toPersona = (r: Record<string, unknown>): Persona => ({
   id: r.id as string,
   name: r.name as string,
   description: r.description as string,
   avatar: (r.avatar as string | null) ?? null,
+  appearance: (r.appearance as string | undefined) ?? '',
+  personality: (r.personality as string | undefined) ?? '',
+  backstory: (r.backstory as string | undefined) ?? '',
   active: r.is_active as boolean,
 });
 
@@ -55,9 +72,9 @@ export async function personaRoutes(app: FastifyInstance, ctx: AppContext): Prom
     const count = await db.query<{ n: number }>('select count(*)::int as n from personas where account_id = $1', [auth.account.id]);
     if ((count.rows[0]?.n ?? 0) >= 50) throw new HttpError(409, 'TOO_MANY_PERSONAS', 'An account can have at most 50 personas.');
     const { rows } = await db.query(
-      `insert into personas (id, account_id, name, description, avatar, is_active)
-       values ($1, $2, $3, $4, $5, not exists (select 1 from personas where account_id = $2 and is_active)) returning *`,
-      [newId('per'), auth.account.id, body.name, body.description, body.avatar],
+      `insert into personas (id, account_id, name, description, avatar, appearance, personality, backstory, is_active)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, not exists (select 1 from personas where account_id = $2 and is_active)) returning *`,
+      [newId('per'), auth.account.id, body.name, body.description, body.avatar, body.appearance, body.personality, body.backstory],
     );
     reply.code(201);
     return toPersona(rows[0]!);
@@ -68,9 +85,20 @@ export async function personaRoutes(app: FastifyInstance, ctx: AppContext): Prom
     const body = parseWith(patchBody, request.body);
     const { rows } = await db.query(
       `update personas set name = coalesce($3, name), description = coalesce($4, description),
-              avatar = case when $5::boolean then $6 else avatar end
+              avatar = case when $5::boolean then $6 else avatar end,
+              appearance = coalesce($7, appearance), personality = coalesce($8, personality), backstory = coalesce($9, backstory)
         where id = $1 and account_id = $2 returning *`,
-      [request.params.id, auth.account.id, body.name ?? null, body.description ?? null, body.avatar !== undefined, body.avatar ?? null],
+      [
+        request.params.id,
+        auth.account.id,
+        body.name ?? null,
+        body.description ?? null,
+        body.avatar !== undefined,
+        body.avatar ?? null,
+        body.appearance ?? null,
+        body.personality ?? null,
+        body.backstory ?? null,
+      ],
     );
     if (!rows[0]) throw new HttpError(404, 'NOT_FOUND', 'No such persona.');
     return toPersona(rows[0]);

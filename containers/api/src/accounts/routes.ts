@@ -1,3 +1,4 @@
+import { grantCredits } from '@yumina/billing';
 import { HttpError, parseWith } from '@yumina/http';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
@@ -5,10 +6,11 @@ import type { AppContext } from '../context.ts';
 import { findAccount, linkedIdentities } from './account.ts';
 import { authenticate, requireAuth, sessionCookieOptions } from './auth.ts';
 import { newId } from './ids.ts';
+import { limitLogin, limitSignup } from './request-limits.ts';
 import { DUMMY_HASH, hashPassword, verifyPassword } from './password.ts';
 import { createSession, endSession, SESSION_COOKIE } from './sessions.ts';
 
-const email = z.string().trim().toLowerCase().pipe(z.email('must be an e-mail address')).pipe(z.string().max(254));
+const email = z.string().trim().normalize('NFKC').toLowerCase().pipe(z.email('must be an e-mail address')).pipe(z.string().max(254));
 const password = z.string().min(8, 'must be at least 8 characters').max(200, 'must be at most 200 characters');
 
 const signUpBody = z.strictObject({
@@ -32,6 +34,7 @@ async function startLogin(ctx: AppContext, reply: FastifyReply, accountId: strin
 export async function accountRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   app.post('/api/auth/signup', async (request, reply) => {
     const body = parseWith(signUpBody, request.body);
+    await limitSignup(ctx, request);
     const passwordHash = await hashPassword(body.password);
     const id = newId('acc');
     try {
@@ -54,6 +57,8 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext): Prom
       if (constraint === 'accounts_username_key') throw new HttpError(409, 'USERNAME_TAKEN', 'This username is taken.');
       throw err;
     }
+    // With the platform's provider on, a newcomer can play at once on welcome credits.
+    if (ctx.config.ai.official && ctx.config.welcomeCredits > 0) await grantCredits(ctx.db.primary, id, ctx.config.welcomeCredits, null, 'Welcome credits');
     const session = await startLogin(ctx, reply, id);
     reply.code(201);
     return { account: await findAccount(ctx.db.primary, id), session: { id: session.id, expiresAt: session.expiresAt.toISOString() } };
@@ -61,12 +66,7 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext): Prom
 
   app.post('/api/auth/login', async (request, reply) => {
     const body = parseWith(loginBody, request.body);
-    const limit = await ctx.store.rateLimit(`login:${request.ip}:${body.email}`, ctx.config.auth.loginRateLimitPerMinute, 60);
-    if (!limit.allowed) {
-      throw new HttpError(429, 'RATE_LIMITED', 'Too many sign-in attempts. Wait a moment and try again.', {
-        'retry-after': String(limit.retryAfter),
-      });
-    }
+    await limitLogin(ctx, request, body.email);
     const { rows } = await ctx.db.primary.query<{ account_id: string; password_hash: string }>(
       'select account_id, password_hash from password_credentials where lower(email) = $1',
       [body.email],

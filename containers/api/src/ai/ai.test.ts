@@ -15,7 +15,7 @@ describe.runIf(hasPostgres && hasRedis)('model catalogue and metered calls (real
   beforeAll(async () => {
     official = await startFakeOpenAi({ apiKey: 'official-key', models: [{ id: 'platform/story-1', name: 'Story One', context_length: 32000 }] });
     privateProvider = await startFakeOpenAi({ apiKey: 'my-key', models: [{ id: 'llama-local', context_length: 8192 }] });
-    server = await startTestServer({ OFFICIAL_AI_BASE_URL: official.url, OFFICIAL_AI_API_KEY: 'official-key' });
+    server = await startTestServer({ OFFICIAL_AI_BASE_URL: official.url, OFFICIAL_AI_API_KEY: 'official-key', WELCOME_CREDITS: '0' });
   });
   afterAll(async () => {
     await server?.stop();

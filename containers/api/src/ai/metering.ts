@@ -1,5 +1,5 @@
 import { type BillingSource, type CreditGate, type MeteringContext, selectProvider, type UsageRecord } from '@yumina/ai';
-import { balance, reserveCredits, settleCredits } from '@yumina/billing';
+import { balance, recordUsage, reserveCredits, settleCredits } from '@yumina/billing';
 import { privateConnection } from '../accounts/ai-connection.ts';
 import type { AppContext } from '../context.ts';
 
@@ -7,21 +7,26 @@ import type { AppContext } from '../context.ts';
 export function creditGate(ctx: AppContext): CreditGate {
   return {
     reserve: (request) => reserveCredits(ctx.db.primary, request),
-    async settle(reservation, usage) {
-      await settleCredits(ctx.db.primary, reservation.id, usage ? { tokensIn: usage.tokensIn, tokensOut: usage.tokensOut } : null, usage?.model ?? '');
+    // the charge and the call's usage row commit together
+    async settle(reservation, usage, record) {
+      await settleCredits(ctx.db.primary, reservation.id, usage ? { tokensIn: usage.tokensIn, tokensOut: usage.tokensOut } : null, usage?.model ?? '', record ?? undefined);
     },
   };
 }
 
 /** One usage_ledger row per successful call, on either billing source. */
 export function usageRecorder(ctx: AppContext) {
-  return async (r: UsageRecord): Promise<void> => {
-    await ctx.db.primary.query(
-      `insert into usage_ledger (account_id, model, requested_model, provider_model, tokens_in, tokens_out, estimated, partial, billing_source, purpose, reservation_id)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-      [r.accountId, r.model, r.requestedModel, r.providerModel, r.tokensIn, r.tokensOut, r.estimated, r.partial, r.billingSource, r.purpose, r.reservationId],
-    );
-  };
+  return (r: UsageRecord): Promise<void> => recordUsage(ctx.db.primary, r);
+}
+
+/**
+ * The preference applied to a call: 'auto' (the default) is the account's own connection when it
+ * has one, otherwise the platform's credits when the platform's provider is configured.
+ */
+export function effectivePreference(preference: string, hasConnection: boolean, officialConfigured: boolean): 'official' | 'private' | 'mixed' {
+  if (preference === 'mix') return 'mixed';
+  if (preference === 'auto') return !hasConnection && officialConfigured ? 'official' : 'private';
+  return preference as 'official' | 'private';
 }
 
 /**
@@ -31,10 +36,11 @@ export function usageRecorder(ctx: AppContext) {
 export async function meteringFor(ctx: AppContext, accountId: string, modelSource?: BillingSource): Promise<MeteringContext> {
   const [prefs, connection] = await Promise.all([balance(ctx.db.primary, accountId), privateConnection(ctx, accountId)]);
   const selection = selectProvider({
-    preference: prefs.preference === 'mix' ? 'mixed' : (prefs.preference as 'official' | 'private'),
+    preference: effectivePreference(prefs.preference, !!connection, !!ctx.config.ai.official),
     official: ctx.config.ai.official ?? null,
     privateConnection: connection,
     modelSource,
+    privateNetwork: ctx.config.ai.privateNetworkAccess,
   });
   return { accountId, selection, recordUsage: usageRecorder(ctx), credits: creditGate(ctx) };
 }

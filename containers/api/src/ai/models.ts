@@ -1,8 +1,9 @@
 import { type BillingSource, listModels } from '@yumina/ai';
-import { HttpError } from '@yumina/http';
+import { HttpError, publicErrorOf } from '@yumina/http';
 import type { FastifyInstance } from 'fastify';
 import { privateConnection } from '../accounts/ai-connection.ts';
 import { requireAuth } from '../accounts/auth.ts';
+import { limitAiCheck } from '../accounts/request-limits.ts';
 import type { AppContext } from '../context.ts';
 
 interface CatalogueModel {
@@ -27,18 +28,20 @@ async function cached(ctx: AppContext, key: string, ttl: number, load: () => Pro
 export async function modelRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   app.get('/api/models', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
+    await limitAiCheck(ctx, auth.account.id);
     const errors: string[] = [];
     const official = ctx.config.ai.official;
     const officialModels = official
       ? await cached(ctx, 'models:official', OFFICIAL_TTL_S, async () =>
-          (await listModels({ baseUrl: official.baseUrl, apiKey: official.apiKey }, { timeoutMs: 10_000 })).map((m) => ({
+          (await listModels({ baseUrl: official.baseUrl, apiKey: official.apiKey, privateNetwork: ctx.config.ai.privateNetworkAccess }, { timeoutMs: 10_000 })).map((m) => ({
             id: m.id,
             name: m.name,
             provider: 'official' as const,
             contextLength: m.contextLength,
           })),
         ).catch((err: Error) => {
-          errors.push(`official: ${err.message}`);
+          request.log.info({ err }, 'model list failed');
+          errors.push(`official: ${publicErrorOf(err).message}`);
           return [];
         })
       : [];
@@ -47,14 +50,15 @@ export async function modelRoutes(app: FastifyInstance, ctx: AppContext): Promis
     if (connection?.privateEnabled) {
       // Keyed by account and base URL, so a changed connection is listed afresh.
       privateModels = await cached(ctx, `models:private:${auth.account.id}:${connection.baseUrl}`, PRIVATE_TTL_S, async () =>
-        (await listModels({ baseUrl: connection.baseUrl, apiKey: connection.apiKey }, { timeoutMs: 10_000 })).map((m) => ({
+        (await listModels({ baseUrl: connection.baseUrl, apiKey: connection.apiKey, privateNetwork: ctx.config.ai.privateNetworkAccess }, { timeoutMs: 10_000 })).map((m) => ({
           id: m.id,
           name: m.name,
           provider: 'private' as const,
           contextLength: m.contextLength,
         })),
       ).catch((err: Error) => {
-        errors.push(`private: ${err.message}`);
+        request.log.info({ err }, 'model list failed');
+        errors.push(`private: ${publicErrorOf(err).message}`);
         return [];
       });
     }

@@ -1,20 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { completeChat } from '@yumina/ai';
 import { grantCredits } from '@yumina/billing';
 import type { CompanionContext } from '@yumina/companion';
 import { ConfigError, loadConfig } from '@yumina/config';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fakeReplies, type FakeOpenAi, startFakeOpenAi } from '../../../../tests/support/fake-openai.ts';
-import { hasPostgres } from '../../../../tests/support/postgres.ts';
+import { hasPostgres, observer } from '../../../../tests/support/postgres.ts';
 import { hasRedis } from '../../../../tests/support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 import { meteringFor } from '../ai/metering.ts';
 import { buildApp } from '../app.ts';
 import { mutateNotebook, readNotebook } from './notebook-store.ts';
 import { companionDisabledByConfig } from './routes.ts';
-import { NOTEBOOK_TABLE_DDL, provisionNotebookTable, provisionState } from './table.ts';
+import { provisionNotebookTable, provisionState } from './table.ts';
 
 const context: CompanionContext = {
   mode: 'adventure',
@@ -68,6 +68,8 @@ describe.runIf(hasPostgres && hasRedis)('companion routes', () => {
     fake = await startFakeOpenAi();
     // The official provider points at the same fake (which accepts any key): a fallback would show up there.
     server = await startTestServer({ OFFICIAL_AI_BASE_URL: fake.url, OFFICIAL_AI_API_KEY: OFFICIAL_KEY, OFFICIAL_AI_MODEL: 'official-model' });
+    // Tests below read the table directly; the post-listen provisioning step creates it.
+    expect(await provisionNotebookTable(server.ctx)).toBe(true);
   });
   afterAll(async () => {
     await fake?.close();
@@ -134,6 +136,37 @@ describe.runIf(hasPostgres && hasRedis)('companion routes', () => {
     expect(res.status).toBe(401);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('UNAUTHENTICATED');
     expect((await guest.fetch('/api/game/npc/companion', { method: 'POST', json: {} })).status).toBe(401);
+  });
+
+  it('preferences: visits and proactive comments are stored per account, separately, and follow the player to another device', async () => {
+    const email = `prefs-${id()}@example.com`;
+    const b = new Browser(server.url);
+    expect((await b.fetch('/api/auth/signup', { method: 'POST', json: { email, password: 'long enough pw' } })).status).toBeLessThan(300);
+    const prefs = async (browser: Browser) =>
+      ((await (await browser.fetch('/api/game/npc/companion/config')).json()) as { preferences: Record<string, boolean> }).preferences;
+    expect(await prefs(b)).toEqual({ occasionalVisits: true, proactiveComments: false });
+    const off = await b.fetch('/api/game/npc/companion/preferences', { method: 'PUT', json: { occasionalVisits: false } });
+    expect(off.status).toBe(200);
+    expect(((await off.json()) as { preferences: unknown }).preferences).toEqual({ occasionalVisits: false, proactiveComments: false });
+    // Another device: a new session of the same account.
+    const other = new Browser(server.url);
+    expect((await other.fetch('/api/auth/login', { method: 'POST', json: { email, password: 'long enough pw' } })).status).toBeLessThan(300);
+    expect(await prefs(other)).toEqual({ occasionalVisits: false, proactiveComments: false });
+    // Proactive comments are a separate switch: turning them on leaves visits off, and back.
+    expect((await other.fetch('/api/game/npc/companion/preferences', { method: 'PUT', json: { proactiveComments: true } })).status).toBe(200);
+    expect(await prefs(b)).toEqual({ occasionalVisits: false, proactiveComments: true });
+    expect((await b.fetch('/api/game/npc/companion/preferences', { method: 'PUT', json: { occasionalVisits: true } })).status).toBe(200);
+    expect(await prefs(other)).toEqual({ occasionalVisits: true, proactiveComments: true });
+    // Another account is not affected; bad bodies and guests are refused with nothing written.
+    const stranger = await player('none');
+    expect(await prefs(stranger.b)).toEqual({ occasionalVisits: true, proactiveComments: false });
+    for (const json of [{}, { occasionalVisits: 'no' }, { occasionalVisits: false, extra: 1 }]) {
+      const bad = await b.fetch('/api/game/npc/companion/preferences', { method: 'PUT', json });
+      expect(bad.status, JSON.stringify(json)).toBe(400);
+      expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('INVALID_REQUEST');
+    }
+    expect(await prefs(b)).toEqual({ occasionalVisits: true, proactiveComments: true });
+    expect((await new Browser(server.url).fetch('/api/game/npc/companion/preferences', { method: 'PUT', json: { occasionalVisits: false } })).status).toBe(401);
   });
 
   it('generates one reply through the private connection and remembers the turns', async () => {
@@ -207,6 +240,54 @@ describe.runIf(hasPostgres && hasRedis)('companion routes', () => {
       expect(fake.requests, kind).toHaveLength(0);
     }
   });
+
+  it('contract: the 20 s deadline ends a hanging provider call, the provider is called once (no automatic retry), and no database transaction is open while waiting', async () => {
+    const p = await player();
+    const watcher = await observer(server.database.url);
+    try {
+      const openTransactions = async () =>
+        (
+          await watcher.query<{ n: number }>(
+            `select count(*)::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and state like 'idle in transaction%'`,
+          )
+        ).rows[0]!.n;
+      fake.enqueue({ kind: 'hang' });
+      const started = Date.now();
+      const pending = p.generate('are you there?');
+      await expect.poll(() => fake.completions.length, { timeout: 10_000 }).toBe(1);
+      // While the model is being waited for: no transaction held open by the server (sampled a few times).
+      const samples: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        samples.push(await openTransactions());
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      expect(samples).toEqual([0, 0, 0, 0, 0, 0]);
+      const res = await pending;
+      const elapsed = Date.now() - started;
+      expect(res.status).toBe(504);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('AI_PROVIDER_TIMEOUT');
+      // Timers never fire early; the upper bound only guards against "no deadline at all".
+      expect(elapsed).toBeGreaterThanOrEqual(19_500);
+      expect(elapsed).toBeLessThan(45_000);
+      await expect.poll(() => fake.completions[0]!.aborted).toBe(true);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(fake.completions).toHaveLength(1);
+      expect((await p.notebook()).turns).toEqual([]);
+    } finally {
+      await watcher.end();
+    }
+
+    // A failing provider (5xx, 429) is called once: the error is answered, never retried.
+    for (const failure of [fakeReplies.serverError(), fakeReplies.rateLimited()]) {
+      fake.reset();
+      fake.enqueue(failure);
+      const res = await p.generate('try once');
+      expect([502, 429]).toContain(res.status);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toMatch(/^AI_PROVIDER_/);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(fake.completions).toHaveLength(1);
+    }
+  }, 60_000);
 
   it('a mismatched account id and a body that is not strict adventure context are refused', async () => {
     const p = await player();
@@ -357,18 +438,34 @@ describe.runIf(hasPostgres && hasRedis)('companion routes', () => {
     expect(fake.completions).toHaveLength(1);
   });
 
-  it('notebook: two writers lose nothing; outdated destructive writes and writes across a reset are refused', async () => {
+  it('notebook: of two writers on one revision the stale one is refused with the current revision, nothing of it stored; it re-reads and re-applies', async () => {
     const p = await player();
     const start = await p.notebook();
     const base = { revision: start.revision, epoch: start.epoch };
-    // Two tabs with the same base both add a note: both kept.
+    // Two tabs with the same base both add a note: one wins, the other is refused whole.
     const [a, b] = await Promise.all([
       p.mutate(base, { op: 'note-add', id: 'tab-a', text: 'Buy the tin next time' }),
       p.mutate(base, { op: 'note-add', id: 'tab-b', text: 'Wall-nuts on row 3' }),
     ]);
-    expect([a.status, b.status]).toEqual([200, 200]);
+    expect([a.status, b.status].sort()).toEqual([200, 409]);
+    const [won, lost] = a.status === 200 ? ['tab-a', 'tab-b'] : ['tab-b', 'tab-a'];
+    const refusal = (await (a.status === 409 ? a : b).json()) as { error: { code: string }; reason: string; revision: number; notebook: Notebook };
+    expect(refusal.error.code).toBe('NOTEBOOK_CONFLICT');
+    expect(refusal.reason).toBe('revision');
+    expect(refusal.revision).toBe(base.revision + 1);
+    expect(refusal.notebook.notes.map((n) => n.id)).toEqual([won]);
+    const afterOne = await p.notebook();
+    expect(afterOne.notes.map((n) => n.id)).toEqual([won]);
+    expect(afterOne.revision).toBe(base.revision + 1);
+    // An additive write on an outdated revision (here: a milestone) is not merged either.
+    const staleRecord = await p.mutate(base, { op: 'record', milestones: [{ key: 'visit:stale', kind: 'visit', level: 6, cycle: 1 }] });
+    expect(staleRecord.status).toBe(409);
+    expect((await p.notebook()).milestones).toEqual([]);
+    // The refused tab re-reads (the refusal carried the revision) and re-applies: now it is stored.
+    const retried = await p.mutate({ revision: refusal.revision, epoch: refusal.notebook.epoch }, { op: 'note-add', id: lost, text: 'again' });
+    expect(retried.status).toBe(200);
     const both = await p.notebook();
-    expect(both.notes.map((n) => n.id).sort()).toEqual(['tab-a', 'tab-b']);
+    expect(both.notes.map((n) => n.id)).toEqual([won, lost]);
     expect(both.revision).toBe(base.revision + 2);
     // A removal based on the old revision is refused and removes nothing.
     const staleRemove = await p.mutate(base, { op: 'note-remove', id: 'tab-a' });
@@ -391,10 +488,14 @@ describe.runIf(hasPostgres && hasRedis)('companion routes', () => {
     const cur = { revision: cleared.revision, epoch: cleared.epoch };
     const rec = { op: 'record', milestones: [{ key: 'offer:12:1:gift', kind: 'offer-gift', level: 12, cycle: 1 }] };
     expect((await p.mutate(cur, rec)).status).toBe(200);
-    expect((await p.mutate(cur, rec)).status).toBe(200);
+    // The same write again on the old revision is refused; re-applied on the current one it changes nothing.
+    expect((await p.mutate(cur, rec)).status).toBe(409);
+    const now = await p.notebook();
+    expect((await p.mutate({ revision: now.revision, epoch: now.epoch }, rec)).status).toBe(200);
     expect((await p.notebook()).milestones).toHaveLength(1);
+    expect((await p.notebook()).revision).toBe(now.revision);
     // Bad mutations: 4xx with the shared shape, nothing written.
-    const bad = await p.mutate(cur, { op: 'turns', turns: [] });
+    const bad = await p.mutate({ revision: now.revision, epoch: now.epoch }, { op: 'turns', turns: [] });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('INVALID_REQUEST');
   });
@@ -404,7 +505,9 @@ describe.runIf(hasPostgres && hasRedis)('companion routes', () => {
     const base = { revision: 0, epoch: 0 };
     const rec = { op: 'record', milestones: [{ key: 'visit:b1', kind: 'visit', level: 6, cycle: 1 }] };
     const statuses = await Promise.all(Array.from({ length: 60 }, () => p.mutate(base, rec).then((r) => r.status)));
-    expect(statuses.every((s) => s === 200)).toBe(true);
+    // None rate limited: one applies, the others were based on a revision that is outdated by then.
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(59);
     const over = await p.mutate(base, rec);
     expect(over.status).toBe(429);
     expect(((await over.json()) as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
@@ -422,6 +525,16 @@ describe.runIf(hasPostgres && hasRedis)('companion routes', () => {
     expect(res.status).toBe(200);
     expect(((await res.json()) as { notebook: { saved: boolean } }).notebook.saved).toBe(false);
     expect((await p.notebook()).turns).toEqual([]);
+    // Same epoch, outdated revision (another tab wrote meanwhile): answered, not merged into the notebook.
+    const fresh = await p.notebook();
+    expect((await p.mutate({ revision: fresh.revision, epoch: fresh.epoch }, { op: 'note-add', id: 'other-tab', text: 'written meanwhile' })).status).toBe(200);
+    const stale = await p.generate('hello again', { notebook: { revision: fresh.revision, epoch: fresh.epoch } });
+    expect(stale.status).toBe(200);
+    const staleBody = (await stale.json()) as { notebook: { saved: boolean; revision: number } };
+    expect(staleBody.notebook).toMatchObject({ saved: false, revision: fresh.revision + 1 });
+    const after = await p.notebook();
+    expect(after.turns).toEqual([]);
+    expect(after.notes.map((n) => n.id)).toEqual(['other-tab']);
   });
 
   it('the 64 KiB constraint holds under a fuzz of long turns; the database refuses anything bigger', async () => {
@@ -470,11 +583,27 @@ describe.runIf(hasPostgres && hasRedis)('companion routes', () => {
     expect(await count()).toBe(0);
   });
 
-  it('the provisioning step creates nothing new when the table exists, and matches migration 012', async () => {
-    expect(await provisionNotebookTable(server.ctx)).toBe(true);
-    const migration = readFileSync(new URL('../../../../migrations/012_companion.sql', import.meta.url), 'utf8');
-    const squash = (s: string) => s.replace(/--.*$/gm, '').replace(/\s+/g, ' ').replace(/;\s*$/, '').trim();
-    expect(squash(migration)).toBe(squash(NOTEBOOK_TABLE_DDL));
+  it('a fresh database: no migration creates the notebook table; it appears after the port is bound', async () => {
+    const dir = new URL('../../../../migrations/', import.meta.url);
+    for (const file of readdirSync(dir).filter((f) => f.endsWith('.sql'))) {
+      expect(readFileSync(new URL(file, dir), 'utf8'), file).not.toMatch(/game_npc_companion_memory/);
+    }
+    const lines: string[] = [];
+    const fresh = await startTestServer({ LOG_LEVEL: 'info' }, { logDestination: { write: (line: string) => void lines.push(line) } });
+    try {
+      const exists = async () =>
+        (await fresh.ctx.db.primary.query<{ t: string | null }>(`select to_regclass('public.game_npc_companion_memory')::text as t`)).rows[0]!.t;
+      await expect.poll(exists, { timeout: 10_000 }).toBe('game_npc_companion_memory');
+      const messages = lines.map((l) => (JSON.parse(l) as { msg: string }).msg);
+      const listening = messages.findIndex((m) => m.startsWith('Listening on'));
+      const ready = messages.indexOf('companion notebook table ready');
+      expect(listening).toBeGreaterThanOrEqual(0);
+      expect(ready).toBeGreaterThan(listening);
+      // Provisioning again creates nothing new and rewrites nothing.
+      expect(await provisionNotebookTable(fresh.ctx)).toBe(true);
+    } finally {
+      await fresh.stop();
+    }
   });
 
   it('provisioning gives up within its 1 s lock deadline and is retried by the next notebook request', async () => {

@@ -1,4 +1,4 @@
-import { type ChatMessage, completeChat, type PrivateConnectionSettings } from '@yumina/ai';
+import { type ChatMessage, completeChat, type PrivateConnectionSettings, type PrivateNetworkAccess } from '@yumina/ai';
 import { COMPANION_LIMITS } from '@yumina/companion';
 import { HttpError } from '@yumina/http';
 
@@ -13,10 +13,11 @@ export async function companionCompletion(
   model: string,
   messages: ChatMessage[],
   signal: AbortSignal,
+  privateNetwork: PrivateNetworkAccess,
 ): Promise<string> {
   try {
     const result = await completeChat(
-      { baseUrl: connection.baseUrl, apiKey: connection.apiKey },
+      { baseUrl: connection.baseUrl, apiKey: connection.apiKey, privateNetwork },
       { model, messages, maxTokens: COMPANION_LIMITS.outputTokens, temperature: 0.8 },
       { signal, timeoutMs: COMPANION_LIMITS.generationDeadlineMs },
     );

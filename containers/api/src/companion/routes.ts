@@ -10,6 +10,7 @@ import {
   type NotebookRequest,
   notebookRequestSchema,
   parseCompanionReply,
+  preferencesRequestSchema,
 } from '@yumina/companion';
 import type { Config } from '@yumina/config';
 import { HttpError, parseWith } from '@yumina/http';
@@ -18,6 +19,7 @@ import { authenticate } from '../accounts/auth.ts';
 import { type PrivateConnection, privateConnection } from '../accounts/ai-connection.ts';
 import type { AppContext } from '../context.ts';
 import { mutateNotebook, readNotebook } from './notebook-store.ts';
+import { readPreferences, writePreferences } from './preferences.ts';
 import { companionCompletion } from './provider.ts';
 import { claimScope, scopeStillCurrent } from './scope.ts';
 import { provisionNotebookTable } from './table.ts';
@@ -28,6 +30,7 @@ import { provisionNotebookTable } from './table.ts';
  *   POST /api/game/npc/companion           one reply from the player's private AI connection
  *   GET  /api/game/npc/companion/notebook  the notebook, for the panel
  *   POST /api/game/npc/companion/notebook  visits, introduction markers, notes, reset (revision-checked)
+ *   PUT  /api/game/npc/companion/preferences  occasional visits / proactive comments, per account
  */
 
 export interface CompanionRouteOptions {
@@ -43,6 +46,7 @@ export function companionDisabledByConfig(config: Config): boolean {
 
 const SETTINGS_PATH = '/app/settings#ai-config';
 const MODEL_BROWSER_PATH = '/app/models';
+const PREFERENCE_WRITES_PER_MINUTE = 30;
 /** A slot outlives the 20 s deadline a little, and expires on its own if a process dies holding it. */
 const SLOT_TTL_MS = COMPANION_LIMITS.generationDeadlineMs + 10_000;
 
@@ -89,6 +93,7 @@ export async function companionRoutes(app: FastifyInstance, ctx: AppContext, opt
       enabled: !disabled(),
       provider: { configured: connection !== null, usable, privateEnabled: connection?.privateEnabled ?? false },
       model: connection?.defaultModel ?? null,
+      preferences: await readPreferences(ctx, auth.account.id),
       settingsPath: SETTINGS_PATH,
       modelBrowserPath: MODEL_BROWSER_PATH,
       limits: {
@@ -144,7 +149,7 @@ export async function companionRoutes(app: FastifyInstance, ctx: AppContext, opt
       reply.raw.once('close', onClose);
       let raw: string;
       try {
-        raw = await companionCompletion(connection, model, messages, abort.signal);
+        raw = await companionCompletion(connection, model, messages, abort.signal, ctx.config.ai.privateNetworkAccess);
       } finally {
         reply.raw.off('close', onClose);
       }
@@ -186,6 +191,17 @@ export async function companionRoutes(app: FastifyInstance, ctx: AppContext, opt
     }
   });
 
+  app.put('/api/game/npc/companion/preferences', { bodyLimit: 1024 }, async (request, reply) => {
+    const auth = await gameAuth(ctx, request, reply);
+    const limit = await ctx.store.rateLimit(`companion:preferences:${auth.account.id}`, PREFERENCE_WRITES_PER_MINUTE, 60);
+    if (!limit.allowed) {
+      throw new HttpError(429, 'RATE_LIMITED', 'Too many preference changes; wait a moment.', { 'retry-after': String(limit.retryAfter) });
+    }
+    const change = parseWith(preferencesRequestSchema, request.body);
+    reply.header('cache-control', 'no-store');
+    return { preferences: await writePreferences(ctx, auth.account.id, change) };
+  });
+
   app.get('/api/game/npc/companion/notebook', async (request, reply) => {
     const auth = await gameAuth(ctx, request, reply);
     refuseWhenDisabled();
@@ -212,9 +228,11 @@ export async function companionRoutes(app: FastifyInstance, ctx: AppContext, opt
           message:
             write.reason === 'reset'
               ? 'The notebook was cleared since this was read; nothing was changed.'
-              : 'The notebook changed since this was read; reload it before removing or clearing. Nothing was changed.',
+              : 'The notebook changed since this was read; nothing was changed. Read it again and re-apply.',
         },
         reason: write.reason,
+        revision: write.notebook.revision,
+        epoch: write.notebook.epoch,
         notebook: write.notebook,
       });
     }

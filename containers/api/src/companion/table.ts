@@ -2,11 +2,11 @@ import { withDeadline } from '@yumina/db';
 import type { AppContext } from '../context.ts';
 
 /**
- * The notebook table (seed 001 §9.2). Migration 012 creates it; this provisioning step runs the
- * same create-if-missing statement after the server binds its port, with a 1 s lock deadline and a
- * 3 s statement deadline, so a busy catalogue never delays start-up. When it is deferred (a lock
- * held elsewhere, a slow database) the next notebook request tries again. It only ever creates:
- * no existing table is altered and no row is rewritten.
+ * The notebook table (seed 001 §9.2). No migration creates it: this provisioning step runs its
+ * create-if-missing statement after the server binds its port (an onListen hook), with a 1 s lock
+ * deadline and a 3 s statement deadline, so a busy catalogue never delays start-up. When it is
+ * deferred (a lock held elsewhere, a slow database) the next notebook request tries again. It only
+ * ever creates: no existing table is altered and no row is rewritten.
  */
 export const NOTEBOOK_TABLE = 'game_npc_companion_memory';
 
@@ -51,6 +51,7 @@ export function provisionNotebookTable(ctx: AppContext): Promise<boolean> {
         }),
       );
       current.state = 'ready';
+      ctx.log.info({ type: 'companion.provision' }, 'companion notebook table ready');
       return true;
     } catch (err) {
       current.state = 'deferred';

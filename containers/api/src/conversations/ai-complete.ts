@@ -1,5 +1,5 @@
 import { meteredStream } from '@yumina/ai';
-import { HttpError, parseWith } from '@yumina/http';
+import { HttpError, parseWith, publicErrorOf } from '@yumina/http';
 import { sharedTokenCounter } from '@yumina/tokens';
 import { assemblePrompt, toProviderMessages, type WorldState } from '@yumina/world';
 import type { FastifyInstance } from 'fastify';
@@ -62,7 +62,7 @@ export async function aiCompleteRoutes(app: FastifyInstance, ctx: AppContext): P
 
     if (!input.stream) {
       let text = '';
-      for await (const event of meteredStream(metering, request_, { purpose: 'world-ui' })) if (event.type === 'delta') text += event.text;
+      for await (const event of meteredStream(metering, request_, { purpose: 'world-ui', maxReplyBytes: ctx.config.ai.replyMaxBytes })) if (event.type === 'delta') text += event.text;
       return { content: text };
     }
     const stream = openEventStream(reply);
@@ -70,7 +70,7 @@ export async function aiCompleteRoutes(app: FastifyInstance, ctx: AppContext): P
     request.raw.on('close', () => controller.abort());
     let text = '';
     try {
-      for await (const event of meteredStream(metering, request_, { purpose: 'world-ui', signal: controller.signal })) {
+      for await (const event of meteredStream(metering, request_, { purpose: 'world-ui', signal: controller.signal, maxReplyBytes: ctx.config.ai.replyMaxBytes })) {
         if (event.type === 'delta') {
           text += event.text;
           stream.write('delta', { text: event.text });
@@ -78,7 +78,8 @@ export async function aiCompleteRoutes(app: FastifyInstance, ctx: AppContext): P
       }
       stream.write('done', { content: text });
     } catch (err) {
-      stream.write('error', { code: (err as { code?: string }).code ?? 'AI_FAILED', message: (err as Error).message });
+      request.log.warn({ err }, 'ai.complete failed');
+      stream.write('error', { ...publicErrorOf(err), requestId: request.id });
     } finally {
       reply.raw.end();
     }

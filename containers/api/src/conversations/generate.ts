@@ -1,4 +1,4 @@
-import { condenseHistory, meteredStream } from '@yumina/ai';
+import { cleanProviderText, condenseHistory, meteredStream } from '@yumina/ai';
 import { sharedTokenCounter } from '@yumina/tokens';
 import {
   assemblePrompt,
@@ -9,9 +9,9 @@ import {
   type WorldDefinition,
   type WorldState,
 } from '@yumina/world';
-import { activePersona } from '../accounts/personas.ts';
 import type { AppContext } from '../context.ts';
 import { meteringFor } from '../ai/metering.ts';
+import { enginePersona } from './persona.ts';
 
 export interface TurnInput {
   accountId: string;
@@ -26,6 +26,8 @@ export interface TurnInput {
   userMessage: string;
   /** The conversation's story summary so far, if any. */
   summary?: string | null;
+  /** The session's memory (prompt step 9), edited by the player. */
+  memory?: string | null;
   /** Reply text so far, for "continue". */
   prefix?: string;
   signal: AbortSignal;
@@ -42,6 +44,8 @@ export interface TurnOutput {
   model: string;
   tokenCount: number;
   generationTimeMs: number;
+  /** The reply reached AI_REPLY_MAX_BYTES and was cut there. */
+  truncated: boolean;
 }
 
 /**
@@ -72,13 +76,13 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
       : null,
     signal: input.signal,
   });
-  const persona = await activePersona(ctx.db.primary, input.accountId);
+  const persona = await enginePersona(ctx.db.primary, input.accountId);
   const now = new Date();
   const common = {
     now,
     seed: input.seed,
     sessionId: input.sessionId,
-    persona: persona ? { name: persona.name, description: persona.description } : null,
+    persona,
     accountName: input.accountName,
     model,
   };
@@ -88,6 +92,7 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
     ...common,
     history,
     summary,
+    memory: input.memory ?? null,
     countTokens: (text) => counter.countText(text, model),
     budgetTokens: budget,
   });
@@ -95,6 +100,7 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
   if (input.prefix) messages.push({ role: 'assistant', content: input.prefix });
   let reply = input.prefix ?? '';
   let tokensOut = 0;
+  let truncated = false;
   for await (const event of meteredStream(
     metering,
     {
@@ -111,7 +117,7 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
         ...(settings.structuredOutput ? { response_format: { type: 'json_object' } } : {}),
       },
     },
-    { purpose: 'chat', signal: input.signal },
+    { purpose: 'chat', signal: input.signal, maxReplyBytes: ctx.config.ai.replyMaxBytes },
   )) {
     if (event.type === 'delta') {
       reply += event.text;
@@ -120,8 +126,10 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
       input.onReasoning?.(event.text);
     } else {
       tokensOut = event.result.usage?.tokensOut ?? 0;
+      truncated = event.result.truncated === true;
     }
   }
+  reply = cleanProviderText(reply);
   const result = runTurn(world, input.state, { ...common, userMessage: input.userMessage, aiReply: reply, skippedEntries: prompt.skippedEntries });
-  return { summary: condensed.summary?.summary ?? null, rawReply: reply, result, model, tokenCount: tokensOut || counter.countText(reply, model), generationTimeMs: Date.now() - started };
+  return { summary: condensed.summary?.summary ?? null, rawReply: reply, result, model, tokenCount: tokensOut || counter.countText(reply, model), generationTimeMs: Date.now() - started, truncated };
 }

@@ -1,5 +1,6 @@
 import type { Queryable } from '@yumina/db';
 import { HttpError } from '@yumina/http';
+import { worldForViewer } from '../worlds/version.ts';
 import { type WorldDefinition, type WorldState } from '@yumina/world';
 
 export interface MessageRow {
@@ -21,6 +22,8 @@ export interface MessageRow {
   compacted: boolean;
   attachments: string;
   created_at: Date;
+  /** The reply was cut at AI_REPLY_MAX_BYTES. */
+  truncated: boolean;
 }
 
 export interface SessionRow {
@@ -32,6 +35,8 @@ export interface SessionRow {
   state: string;
   initial_state: string;
   summary: string | null;
+  /** Session memory (prompt step 9), edited by the player; '' when none. */
+  memory?: string;
   message_count: number;
   branched_from: string | null;
   created_at: Date;
@@ -52,6 +57,8 @@ export function messageView(m: MessageRow) {
     position: m.position,
     role: m.role,
     content: m.content,
+    /** The reply as the model wrote it, directives included (content is what the player reads). */
+    rawContent: m.raw_content ?? m.content,
     status: m.status,
     errorMessage: m.error_message,
     stateChanges: JSON.parse(m.state_changes) as unknown[],
@@ -62,6 +69,7 @@ export function messageView(m: MessageRow) {
     tokenCount: m.token_count,
     generationTimeMs: m.generation_time_ms,
     compacted: m.compacted,
+    truncated: m.truncated,
     attachments: JSON.parse(m.attachments) as unknown[],
     createdAt: m.created_at.toISOString(),
   };
@@ -74,6 +82,7 @@ export function sessionView(s: SessionRow) {
     title: s.title,
     messageCount: s.message_count,
     branchedFrom: s.branched_from,
+    memory: s.memory ?? '',
     state: JSON.parse(s.state) as unknown,
     createdAt: s.created_at.toISOString(),
     updatedAt: s.updated_at.toISOString(),
@@ -90,14 +99,9 @@ export async function ownedSession(db: Queryable, sessionId: string, accountId: 
   return rows[0];
 }
 
-/** A world the account may play: published, or its own. */
+/** A world the account may play, in the version it gets (worlds/version.ts): the live one, or its own working copy. */
 export async function playableWorld(db: Queryable, worldId: string, accountId: string | null): Promise<WorldDefinition> {
-  const { rows } = await db.query<{ definition: string; owner_id: string; status: string }>('select definition, owner_id, status from worlds where id = $1', [
-    worldId,
-  ]);
-  const row = rows[0];
-  if (!row || (row.status !== 'published' && row.owner_id !== accountId)) throw new HttpError(404, 'NOT_FOUND', 'No such world.');
-  return JSON.parse(row.definition) as WorldDefinition;
+  return (await worldForViewer(db, worldId, { accountId })).world;
 }
 
 export async function sessionMessages(db: Queryable, sessionId: string): Promise<MessageRow[]> {

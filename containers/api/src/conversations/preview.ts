@@ -5,6 +5,7 @@ import { assemblePrompt, runTurn, startSession, toProviderMessages, type WorldDe
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
+import { worldForViewer } from '../worlds/version.ts';
 
 const turnBody = z.strictObject({
   message: z.string().trim().min(1).max(4000),
@@ -14,10 +15,9 @@ const turnBody = z.strictObject({
   seed: z.string().max(64).default('preview'),
 });
 
+/** The version a guest gets: the live one of a published world (a held edit is never previewed). */
 async function publishedWorld(ctx: AppContext, id: string): Promise<WorldDefinition> {
-  const { rows } = await ctx.db.read.query<{ definition: string }>(`select definition from worlds where id = $1 and status = 'published'`, [id]);
-  if (!rows[0]) throw new HttpError(404, 'NOT_FOUND', 'No such world.');
-  return JSON.parse(rows[0].definition) as WorldDefinition;
+  return (await worldForViewer(ctx.db.read, id, { accountId: null })).world;
 }
 
 /**
@@ -58,9 +58,9 @@ export async function previewRoutes(app: FastifyInstance, ctx: AppContext): Prom
       budgetTokens: Math.min(world.settings.maxContext - world.settings.maxTokens, 16_000),
     });
     const result = await completeChat(
-      { baseUrl: official.baseUrl, apiKey: official.apiKey },
+      { baseUrl: official.baseUrl, apiKey: official.apiKey, privateNetwork: ctx.config.ai.privateNetworkAccess },
       { model: official.defaultModel, messages: toProviderMessages(prompt.messages) as never, maxTokens: Math.min(world.settings.maxTokens, 1000), temperature: world.settings.temperature },
-      { timeoutMs: 60_000 },
+      { timeoutMs: 60_000, maxReplyBytes: ctx.config.ai.replyMaxBytes },
     );
     const turn = runTurn(world, state, { ...options, userMessage: body.message, aiReply: result.content, skippedEntries: prompt.skippedEntries });
     return { displayText: turn.displayText, state: turn.state, stateChanges: turn.stateChanges, notifications: turn.notifications, audioCommands: turn.audioCommands };

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { HttpError, parseWith } from '@yumina/http';
+import { cleanProviderText } from '@yumina/ai';
+import { HttpError, parseWith, publicErrorOf } from '@yumina/http';
 import { normalizeState, startSession, type WorldDefinition, type WorldState } from '@yumina/world';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -9,6 +10,11 @@ import { newId } from '../accounts/ids.ts';
 import type { AppContext } from '../context.ts';
 import { generateTurn, type TurnOutput } from './generate.ts';
 import { openEventStream } from '../event-stream.ts';
+import { acquireTurnLock, markReplyFailed, releaseTurnLock, releaseTurnLockOfAnyHolder, settleStreamingReplies } from './turn-lock.ts';
+import { playerRoutes } from './actions.ts';
+import { enginePersona } from './persona.ts';
+import { afterCursor, keysetPage, keysetQuery, timeKey } from '../keyset.ts';
+import { parseHistoryPageQuery, sessionMessage, sessionPage } from './history-page.ts';
 import {
   historyOf,
   type MessageRow,
@@ -21,7 +27,7 @@ import {
   sessionView,
 } from './model.ts';
 
-const LOCK_TTL_MS = 180_000;
+const sessionListQuery = keysetQuery(100, 100);
 const MAX_MESSAGE = 32_000;
 const sendBody = z.strictObject({
   content: z.string().trim().min(1, 'must not be empty').max(MAX_MESSAGE),
@@ -47,18 +53,19 @@ function snapshotOf(world: WorldDefinition, messages: MessageRow[], before: numb
 
 export async function conversationRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const db = ctx.db.primary;
+  await playerRoutes(app, ctx);
   await ctx.store.subscribe('chat:stop', (sessionId) => running.get(sessionId)?.abort(new Error('Stopped by the player')));
 
+  /** Call only after ownership was checked (ownedSession): another account must never learn that a session is busy. */
   async function lockSession(sessionId: string): Promise<string> {
-    const token = await ctx.store.acquireLock(`chat:${sessionId}`, LOCK_TTL_MS);
-    if (!token) throw new HttpError(409, 'SESSION_BUSY', 'A reply is already being written in this session (another tab?). Wait for it, or stop it.');
-    return token;
+    return acquireTurnLock(ctx, sessionId);
   }
 
   async function newSession(auth: Authenticated, worldId: string, world: WorldDefinition, branchedFrom: string | null = null) {
     const id = newId('cnv');
     const seed = randomBytes(8).toString('hex');
-    const start = startSession(world as never, { now: new Date(), seed, sessionId: id, accountName: auth.account.username });
+    const persona = await enginePersona(db, auth.account.id);
+    const start = startSession(world as never, { now: new Date(), seed, sessionId: id, accountName: auth.account.username, persona });
     const initial = JSON.stringify(start.state);
     await db.transaction(async (tx) => {
       await tx.query(
@@ -74,13 +81,11 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         );
       }
     });
-    return id;
+    return { id, start };
   }
 
-  async function full(sessionId: string, accountId: string) {
-    const session = await ownedSession(db, sessionId, accountId);
-    return { session: sessionView(session), messages: (await sessionMessages(db, sessionId)).map(messageView) };
-  }
+  /** The session and its newest page of messages (./history-page.ts): what every session route answers. */
+  const full = (sessionId: string, accountId: string) => sessionPage(db, sessionId, accountId);
 
   /**
    * Runs a generation and persists it in one transaction at the end. The user message (already
@@ -97,7 +102,6 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     apply: (out: TurnOutput) => { content: string; raw: string; swipes: Swipe[]; active: number },
     lockToken: string,
   ) {
-    const world = await playableWorld(db, session.world_id, auth.account.id);
     const controller = new AbortController();
     running.set(session.id, controller);
     request.raw.on('close', () => {
@@ -106,7 +110,9 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     const stream = openEventStream(reply);
     stream.write('start', { messageId: target.id });
     let partial = prepare.prefix ?? '';
+    let locked = true;
     try {
+      const world = await playableWorld(db, session.world_id, auth.account.id);
       const out = await generateTurn(ctx, {
         accountId: auth.account.id,
         accountName: auth.account.username,
@@ -118,6 +124,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         userMessage: prepare.userMessage,
         prefix: prepare.prefix,
         summary: session.summary,
+        memory: session.memory ?? null,
         signal: controller.signal,
         onDelta: (text) => {
           partial += text;
@@ -130,9 +137,9 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       await db.transaction(async (tx) => {
         await tx.query(
           `update chat_messages set content = $2, raw_content = $3, status = 'complete', error_message = null, state_changes = $4,
-                  state_snapshot = $5, swipes = $6, active_swipe_index = $7, model = $8, token_count = $9, generation_time_ms = $10
+                  state_snapshot = $5, swipes = $6, active_swipe_index = $7, model = $8, token_count = $9, generation_time_ms = $10, truncated = $11
             where id = $1`,
-          [target.id, next.content, next.raw, JSON.stringify(out.result.stateChanges), stateText, JSON.stringify(next.swipes), next.active, out.model, out.tokenCount, out.generationTimeMs],
+          [target.id, next.content, next.raw, JSON.stringify(out.result.stateChanges), stateText, JSON.stringify(next.swipes), next.active, out.model, out.tokenCount, out.generationTimeMs, out.truncated],
         );
         await tx.query('update chat_sessions set state = $2, summary = coalesce($3, summary), updated_at = now() where id = $1', [
           session.id,
@@ -140,24 +147,36 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
           out.summary,
         ]);
       });
+      locked = false;
+      await releaseTurnLock(ctx, session.id, lockToken);
       stream.write('done', {
         message: messageView((await db.query<MessageRow & Record<string, unknown>>('select * from chat_messages where id = $1', [target.id])).rows[0]!),
         state: out.result.state,
         notifications: out.result.notifications,
         audioCommands: out.result.audioCommands,
+        aiRequests: out.result.aiRequests,
         skippedEntries: out.result.skippedEntries,
       });
     } catch (err) {
+      // The lock goes first: the conversation accepts a new message at once, whatever failed.
+      if (locked) {
+        locked = false;
+        await releaseTurnLock(ctx, session.id, lockToken);
+      }
       const stopped = controller.signal.aborted;
-      const message = stopped ? 'Stopped before the reply was finished.' : ((err as { message?: string }).message ?? 'The reply failed.');
-      await db
-        .query(`update chat_messages set status = 'failed', content = $2, error_message = $3 where id = $1`, [target.id, partial, message])
-        .catch(() => {});
-      stream.write('error', { code: (err as { code?: string }).code ?? (stopped ? 'AI_ABORTED' : 'GENERATION_FAILED'), message, stopped });
+      const shown = stopped ? { code: 'AI_ABORTED', message: 'Stopped before the reply was finished.' } : publicErrorOf(err);
+      if (!stopped) request.log.warn({ err, sessionId: session.id, messageId: target.id }, 'turn failed');
+      // one attempt before the client hears of it (a reload then shows the failed reply); when the
+      // database is what failed, the client is told at once and the retries go on after
+      const kept = cleanProviderText(partial);
+      const marked = await markReplyFailed(ctx, target.id, kept, shown.message, 1);
+      stream.write('error', { ...shown, stopped, requestId: request.id });
+      if (!reply.raw.writableEnded) reply.raw.end();
+      if (!marked) await markReplyFailed(ctx, target.id, kept, shown.message);
     } finally {
       running.delete(session.id);
-      await ctx.store.releaseLock(`chat:${session.id}`, lockToken).catch(() => false);
-      reply.raw.end();
+      if (locked) await releaseTurnLock(ctx, session.id, lockToken);
+      if (!reply.raw.writableEnded) reply.raw.end();
     }
   }
 
@@ -165,24 +184,37 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   app.post<{ Params: { worldId: string } }>('/api/worlds/:worldId/sessions', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     const world = await playableWorld(db, request.params.worldId, auth.account.id);
-    const id = await newSession(auth, request.params.worldId, world);
+    const { id, start } = await newSession(auth, request.params.worldId, world);
     reply.code(201);
-    return full(id, auth.account.id);
+    // What session start did once (its notifications and audio), for the player to show and play.
+    return { ...(await full(id, auth.account.id)), start: { notifications: start.notifications, audioCommands: start.audioCommands, aiRequests: start.aiRequests } };
   });
 
   app.get<{ Params: { worldId: string } }>('/api/worlds/:worldId/sessions', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
-    const { rows } = await db.query<SessionRow & Record<string, unknown>>(
-      'select * from chat_sessions where account_id = $1 and world_id = $2 order by updated_at desc limit 100',
-      [auth.account.id, request.params.worldId],
+    // Newest first, a keyset page at a time (../keyset.ts): `cursor` is the last page's nextCursor.
+    const q = parseWith(sessionListQuery, request.query, 'query');
+    const params: unknown[] = [auth.account.id, request.params.worldId, q.limit + 1];
+    const after = afterCursor(q.cursor, 'updated_at', 'id', 'desc', params);
+    const { rows } = await db.query<SessionRow & { k: string } & Record<string, unknown>>(
+      `select *, ${timeKey('updated_at')} as k from chat_sessions where account_id = $1 and world_id = $2${after ? ` and ${after}` : ''}
+        order by updated_at desc, id desc limit $3`,
+      params,
     );
-    return { sessions: rows.map((r) => ({ ...sessionView(r), state: undefined })) };
+    const page = keysetPage(rows, q.limit);
+    return { sessions: page.rows.map((r) => ({ ...sessionView(r), state: undefined })), nextCursor: page.nextCursor };
   });
 
   app.get<{ Params: { id: string } }>('/api/sessions/:id', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     reply.header('cache-control', 'no-store');
-    return full(request.params.id, auth.account.id);
+    return sessionPage(db, request.params.id, auth.account.id, parseHistoryPageQuery(request.query));
+  });
+
+  app.get<{ Params: { id: string; messageId: string } }>('/api/sessions/:id/messages/:messageId', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    reply.header('cache-control', 'no-store');
+    return sessionMessage(db, request.params.id, request.params.messageId, auth.account.id);
   });
 
   app.delete<{ Params: { id: string } }>('/api/sessions/:id', async (request, reply) => {
@@ -200,7 +232,10 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     const lock = await lockSession(session.id);
     let target: MessageRow;
     let messages: MessageRow[];
+    let state: WorldState;
     try {
+      // we hold the lock: a reply still `streaming` belongs to a turn that no longer runs
+      await settleStreamingReplies(db, session.id);
       messages = await sessionMessages(db, session.id);
       if (body.expectedMessageCount !== undefined && body.expectedMessageCount !== messages.length) {
         throw new HttpError(409, 'STALE_CONVERSATION', 'The conversation changed in another tab. Reload it before sending.');
@@ -221,11 +256,17 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         return rows[0]!;
       });
     } catch (err) {
-      await ctx.store.releaseLock(`chat:${session.id}`, lock).catch(() => false);
+      await releaseTurnLock(ctx, session.id, lock);
       throw err;
     }
-    const world = await playableWorld(db, session.world_id, auth.account.id);
-    const state = snapshotOf(world, messages, messages.length, session);
+    try {
+      // The session's current state: the last reply's, plus what interface actions and events did since.
+      state = JSON.parse((await ownedSession(db, session.id, auth.account.id)).state) as WorldState;
+    } catch (err) {
+      await releaseTurnLock(ctx, session.id, lock);
+      await markReplyFailed(ctx, target.id, '', publicErrorOf(err).message);
+      throw err;
+    }
     await runGeneration(request, reply, auth, session, target, { history: historyOf(messages), userMessage: body.content, state }, (out) => ({
       content: out.result.displayText,
       raw: out.rawReply,
@@ -237,6 +278,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   /** The last exchange (user message + reply) for regenerate and continue; releases the lock if refused. */
   async function lastExchange(auth: Authenticated, session: SessionRow, lock: string, refusal: [code: string, message: string]) {
     try {
+      await settleStreamingReplies(db, session.id);
       const messages = await sessionMessages(db, session.id);
       const last = messages.at(-1);
       if (last?.role !== 'assistant' || messages.at(-2)?.role !== 'user') throw new HttpError(409, refusal[0], refusal[1]);
@@ -248,7 +290,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       };
       return { last, base };
     } catch (err) {
-      await ctx.store.releaseLock(`chat:${session.id}`, lock).catch(() => false);
+      await releaseTurnLock(ctx, session.id, lock);
       throw err;
     }
   }
@@ -266,7 +308,12 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     const session = await ownedSession(db, request.params.id, auth.account.id);
     const lock = await lockSession(session.id);
     const { last, base } = await lastExchange(auth, session, lock, ['NOTHING_TO_REGENERATE', 'The last message is not a reply to regenerate.']);
-    await db.query(`update chat_messages set status = 'streaming', error_message = null where id = $1`, [last.id]);
+    try {
+      await db.query(`update chat_messages set status = 'streaming', error_message = null where id = $1`, [last.id]);
+    } catch (err) {
+      await releaseTurnLock(ctx, session.id, lock);
+      throw err;
+    }
     const previous = (JSON.parse(last.swipes) as Swipe[]).filter((s) => s.content !== '');
     await runGeneration(request, reply, auth, session, last, base, (out) => {
       const swipes = [...previous, swipeOf(out)];
@@ -294,6 +341,8 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     await ownedSession(db, request.params.id, auth.account.id);
     running.get(request.params.id)?.abort(new Error('Stopped by the player'));
     await ctx.store.publish('chat:stop', request.params.id);
+    // The lock goes with the stop, wherever the turn ran (or if nothing runs any more).
+    await releaseTurnLockOfAnyHolder(ctx, request.params.id);
     return { ok: true };
   });
 
@@ -389,7 +438,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         await tx.query('delete from chat_checkpoints where session_id = $1 and message_count > $2', [session.id, keep]);
       });
     } finally {
-      await ctx.store.releaseLock(`chat:${session.id}`, lock).catch(() => false);
+      await releaseTurnLock(ctx, session.id, lock);
     }
     return full(session.id, auth.account.id);
   }
@@ -445,11 +494,13 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       session.state,
     ]);
     reply.code(201);
-    return { id, name: body.name, messageCount: session.message_count };
+    return { id, name: body.name, messageCount: session.message_count, createdAt: new Date().toISOString() };
   });
 
   app.post<{ Params: { id: string; checkpointId: string } }>('/api/sessions/:id/checkpoints/:checkpointId/restore', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
+    // ownership before the lock: another account gets 404 and never learns that the session is busy
+    await ownedSession(db, request.params.id, auth.account.id);
     const lock = await lockSession(request.params.id);
     try {
       await db.transaction(async (tx) => {
@@ -462,9 +513,12 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         if (!cp) throw new HttpError(404, 'NOT_FOUND', 'No such checkpoint.');
         await tx.query('delete from chat_messages where session_id = $1 and position >= $2', [session.id, cp.message_count]);
         await tx.query('update chat_sessions set state = $2, message_count = $3, updated_at = now() where id = $1', [session.id, cp.state, cp.message_count]);
+        // Later checkpoints saved messages that are now gone: they are removed (as a revert does), so
+        // every checkpoint left restores exactly what it saved.
+        await tx.query('delete from chat_checkpoints where session_id = $1 and message_count > $2', [session.id, cp.message_count]);
       });
     } finally {
-      await ctx.store.releaseLock(`chat:${request.params.id}`, lock).catch(() => false);
+      await releaseTurnLock(ctx, request.params.id, lock);
     }
     return full(request.params.id, auth.account.id);
   });

@@ -6,6 +6,16 @@ import { createIdentityVerifier, type IdentityVerifier, type PartnerRegistry } f
 import Fastify, { type FastifyInstance } from 'fastify';
 import { repoRoot } from '../web.ts';
 
+/** A loopback origin and its twin (localhost ⇄ 127.0.0.1); any other origin alone. */
+export function loopbackTwins(origin: string): string[] {
+  const url = new URL(origin);
+  const twin = url.hostname === 'localhost' ? '127.0.0.1' : url.hostname === '127.0.0.1' ? 'localhost' : null;
+  if (!twin) return [url.origin];
+  const other = new URL(url.origin);
+  other.hostname = twin;
+  return [url.origin, other.origin];
+}
+
 /**
  * The demo partner of the embedded default, on its own loopback port (a different origin and
  * site from the platform): a tiny game page built with the partner kit's frame client, and a
@@ -24,7 +34,8 @@ export async function startDemoPartner(options: {
   const sessions = new Map<string, { sub: string; displayName: string; sid: string }>();
   let verifier: IdentityVerifier | undefined;
 
-  app.get('/partner-config.json', async () => ({ platformOrigin: options.platformOrigin }));
+  // The platform answers on localhost and on 127.0.0.1 alike: the game accepts whichever frames it.
+  app.get('/partner-config.json', async () => ({ platformOrigin: options.platformOrigin, platformOrigins: loopbackTwins(options.platformOrigin) }));
 
   app.post<{ Body: { token?: unknown } }>('/auth/platform/session', async (request, reply) => {
     const partner = options.partners().get('demo');

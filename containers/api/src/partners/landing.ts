@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { PartnerRegistry } from '@yumina/identity';
 import type { FastifyInstance } from 'fastify';
@@ -26,14 +26,16 @@ export async function landingRoutes(app: FastifyInstance, partners: PartnerRegis
       "base-uri 'none'",
       "frame-ancestors 'none'",
     ].join('; ');
-    app.get(`/${partner.slug}`, (_request, reply) => {
-      if (!existsSync(join(root, 'landing.html'))) return reply.code(503).send({ error: { code: 'WEB_NOT_BUILT', message: 'The web app is not built.' } });
+    app.get(`/${partner.slug}`, async (_request, reply) => {
+      // Read here rather than through @fastify/static, which only local mode registers.
+      const page = await readFile(join(root, 'landing.html')).catch(() => undefined);
+      if (!page) return reply.code(503).send({ error: { code: 'WEB_NOT_BUILT', message: 'The web app is not built.' } });
       return reply
         .header('content-security-policy', csp)
         .header('cache-control', 'no-cache')
         .header('referrer-policy', 'strict-origin-when-cross-origin')
         .type('text/html; charset=utf-8')
-        .sendFile('landing.html', root);
+        .send(page);
     });
   }
 }

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { authenticate, requireAuth } from '../accounts/auth.ts';
 import type { Authenticated } from '../accounts/sessions.ts';
+import { assetIsLive, isLive } from '../worlds/version.ts';
 import type { AppContext } from '../context.ts';
 import { AssetLinkSigner } from './asset-link.ts';
 import { sniffAssetType } from './asset-type.ts';
@@ -117,18 +118,25 @@ export async function assetRoutes(app: FastifyInstance, ctx: AppContext): Promis
   });
 
   /**
-   * Access to a world's assets for whoever may read the world: a published world's assets are
-   * public (token null: plain URLs); for a private world its author or an administrator gets a
-   * signed token of this world, valid 10 to 15 minutes (renew when less than 5 are left).
+   * Access to a world's assets for whoever may read the world: a published world's live assets are
+   * public (token null: plain URLs); for a private world, or a published one whose edit is not live
+   * yet (held for review), its author or an administrator gets a signed token of this world, valid
+   * 10 to 15 minutes (renew when less than 5 are left).
    */
   app.post<{ Params: { worldId: string } }>('/api/worlds/:worldId/asset-access', async (request, reply) => {
     const { worldId } = request.params;
-    const { rows } = await db.query<{ owner_id: string; status: string }>('select owner_id, status from worlds where id = $1', [worldId]);
+    const { rows } = await db.query<{ owner_id: string; status: string; live_definition: string | null; revision: number; live_revision: number | null }>(
+      'select owner_id, status, live_definition, revision, live_revision from worlds where id = $1',
+      [worldId],
+    );
     const world = rows[0];
     if (!world) throw new HttpError(404, 'NOT_FOUND', 'No such world.');
     reply.header('cache-control', 'no-store');
-    if (world.status === 'published') return { worldId, token: null, expiresAt: null, expiresInSeconds: null };
     const auth = await authenticate(ctx, request, reply);
+    // While an edit is not live (held for review), its author and administrators get a token: the
+    // working copy may use assets the live version does not name, and those are not public.
+    const editNotLive = world.revision !== world.live_revision && readsPrivate(auth, world.owner_id);
+    if (isLive(world) && !editNotLive) return { worldId, token: null, expiresAt: null, expiresInSeconds: null };
     if (!readsPrivate(auth, world.owner_id)) throw new HttpError(404, 'NOT_FOUND', 'No such world.');
     const link = links.sign(worldId);
     return { worldId, token: link.token, expiresAt: link.expiresAt.toISOString(), expiresInSeconds: Math.round((link.expiresAt.getTime() - Date.now()) / 1000) };
@@ -143,13 +151,14 @@ export async function assetRoutes(app: FastifyInstance, ctx: AppContext): Promis
   app.get<{ Params: { worldId: string; assetId: string }; Querystring: Record<string, unknown> }>('/api/worlds/:worldId/assets/:assetId', async (request, reply) => {
     const { worldId, assetId } = request.params;
     if (!isAssetId(assetId)) throw new HttpError(404, 'NOT_FOUND', 'No such asset.');
-    const { rows } = await db.query<AssetRow & { owner_id: string; status: string } & Record<string, unknown>>(
-      `select a.*, w.owner_id, w.status from world_assets a join worlds w on w.id = a.world_id where a.id = $1 and a.world_id = $2`,
+    const { rows } = await db.query<AssetRow & { owner_id: string; status: string; live_definition: string | null; live_cover_asset_id: string | null } & Record<string, unknown>>(
+      `select a.*, w.owner_id, w.status, w.live_definition, w.live_cover_asset_id from world_assets a join worlds w on w.id = a.world_id where a.id = $1 and a.world_id = $2`,
       [assetId, worldId],
     );
     const asset = rows[0];
     if (!asset) throw new HttpError(404, 'NOT_FOUND', 'No such asset.');
-    const isPublic = asset.status === 'published';
+    // Public only when the world's live version names it or is its live cover (worlds/version.ts): an asset that only a held edit uses stays private.
+    const isPublic = assetIsLive(asset, assetId);
     /** Seconds the signed token has left when the read is by signature; null when by the session. */
     let signedFor: number | null = null;
     if (!isPublic) {

@@ -124,7 +124,11 @@ describe.runIf(hasPostgres && hasRedis)('world assets', () => {
     expect((await new Browser(server.url).fetch(`/api/worlds/${worldId}/assets`, { method: 'POST', body: new Blob([new Uint8Array(PNG)]) })).status).toBe(401);
 
     // Published, its assets are public and cacheable by shared caches.
-    await server.ctx.db.primary.query(`update worlds set status = 'published' where id = $1`, [otherWorldId]);
+    // (as publishing does: the live version is the snapshot, and it names this asset)
+    await server.ctx.db.primary.query(
+      `update worlds set status = 'published', live_revision = revision, live_definition = $2 where id = $1`,
+      [otherWorldId, JSON.stringify({ cover: `asset://${mine.id}` })],
+    );
     const pub = await new Browser(server.url).fetch(mine.url);
     expect(pub.status).toBe(200);
     expect(pub.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');

@@ -2,7 +2,9 @@ import { HttpError, parseWith } from '@yumina/http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { requireAuth } from '../accounts/auth.ts';
+import { findAccountByHandle } from '../accounts/lookup.ts';
 import type { AppContext } from '../context.ts';
+import { afterCursor, keysetPage, keysetQuery, timeKey } from '../keyset.ts';
 import { approveReview, readReviewRule, rejectReview } from './review.ts';
 
 interface ReviewListRow {
@@ -58,7 +60,7 @@ const eventView = (e: EventRow) => ({
   at: e.created_at.toISOString(),
 });
 
-const listQuery = z.object({ state: z.enum(['pending', 'approved', 'rejected', 'withdrawn', 'superseded', 'all']).default('pending') });
+const listQuery = keysetQuery(200, 200).extend({ state: z.enum(['pending', 'approved', 'rejected', 'withdrawn', 'superseded', 'all']).default('pending') });
 const approveBody = z.object({ reason: z.string().trim().max(2000).optional() }).optional();
 const rejectBody = z.object({ reason: z.string().trim().min(1, 'a reason is required').max(2000) });
 const ruleBody = z.object({ holdFirstPublication: z.boolean(), holdAllPublications: z.boolean() });
@@ -104,13 +106,23 @@ export async function reviewRoutes(app: FastifyInstance, ctx: AppContext): Promi
   app.get('/api/admin/reviews', async (request, reply) => {
     await requireAdmin(request, reply);
     const q = parseWith(listQuery, request.query, 'query');
-    const { rows } = await db.query<ReviewListRow & Record<string, unknown>>(
-      q.state === 'all'
-        ? `${REVIEW_SELECT} order by r.submitted_at desc limit 200`
-        : `${REVIEW_SELECT} where r.state = $1 order by r.submitted_at ${q.state === 'pending' ? 'asc' : 'desc'} limit 200`,
-      q.state === 'all' ? [] : [q.state],
+    // The queue a keyset page at a time (../keyset.ts): pending oldest first, the rest newest first.
+    const direction = q.state === 'pending' ? 'asc' : 'desc';
+    const params: unknown[] = [q.limit + 1];
+    const where: string[] = [];
+    if (q.state !== 'all') {
+      params.push(q.state);
+      where.push(`r.state = $${params.length}`);
+    }
+    const after = afterCursor(q.cursor, 'r.submitted_at', 'r.id', direction, params);
+    if (after) where.push(after);
+    const { rows } = await db.query<ReviewListRow & { k: string } & Record<string, unknown>>(
+      `${REVIEW_SELECT.replace('select ', `select ${timeKey('r.submitted_at')} as k, `)} ${where.length ? `where ${where.join(' and ')}` : ''}
+        order by r.submitted_at ${direction}, r.id ${direction} limit $1`,
+      params,
     );
-    return { reviews: rows.map(reviewView) };
+    const page = keysetPage(rows, q.limit);
+    return { reviews: page.rows.map(reviewView), nextCursor: page.nextCursor };
   });
 
   app.get<{ Params: { id: string } }>('/api/admin/reviews/:id', async (request, reply) => {
@@ -121,7 +133,10 @@ export async function reviewRoutes(app: FastifyInstance, ctx: AppContext): Promi
     );
     const row = rows[0];
     if (!row) throw new HttpError(404, 'NOT_FOUND', 'No such review.');
-    return { review: reviewView(row), world: JSON.parse(row.definition!) as unknown, events: await worldEvents(row.world_id) };
+    // The last approved version: what is live now (null for a first publication), for the diff.
+    const live = await db.query<{ live_definition: string | null; live_revision: number | null }>('select live_definition, live_revision from worlds where id = $1', [row.world_id]);
+    const approved = live.rows[0]?.live_definition ? { revision: live.rows[0].live_revision, world: JSON.parse(live.rows[0].live_definition) as unknown } : null;
+    return { review: reviewView(row), world: JSON.parse(row.definition!) as unknown, approved, events: await worldEvents(row.world_id) };
   });
 
   app.post<{ Params: { id: string } }>('/api/admin/reviews/:id/approve', async (request, reply) => {
@@ -159,6 +174,19 @@ export async function reviewRoutes(app: FastifyInstance, ctx: AppContext): Promi
       [body.holdFirstPublication, body.holdAllPublications, auth.account.id],
     );
     return { rule: await readReviewRule(db) };
+  });
+
+  /** The same flag, naming the account by e-mail, username or display name instead of its id. */
+  app.put('/api/admin/review-flag', async (request, reply) => {
+    const auth = await requireAdmin(request, reply);
+    const body = parseWith(flagBody.extend({ account: z.string().trim().min(1).max(320) }), request.body);
+    const target = await findAccountByHandle(db, body.account);
+    await db.query(
+      `insert into account_review_flags (account_id, hold_publications, reason, set_by, set_at) values ($1, $2, $3, $4, now())
+       on conflict (account_id) do update set hold_publications = $2, reason = $3, set_by = $4, set_at = now()`,
+      [target.id, body.hold, body.reason, auth.account.id],
+    );
+    return { accountId: target.id, email: target.email, displayName: target.displayName, hold: body.hold, reason: body.reason };
   });
 
   /** An administrator's flag on an account: while set, every publication of the account is held. */

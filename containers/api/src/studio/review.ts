@@ -27,6 +27,7 @@ export interface WorldRowForReview {
   tags: string[];
   language: string | null;
   live_revision: number | null;
+  cover_asset_id?: string | null;
 }
 
 export type ReviewState = 'pending' | 'approved' | 'rejected' | 'withdrawn' | 'superseded';
@@ -118,9 +119,9 @@ export async function publishWorld(ctx: AppContext, worldId: string, actorId: st
       const kind: ReviewKind = live ? 'edit' : 'publication';
       const reviewId = newReviewId();
       await tx.query(
-        `insert into world_reviews (id, world_id, owner_id, kind, revision, definition, name, description, tags, language)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-        [reviewId, row.id, row.owner_id, kind, row.revision, row.definition, row.name, row.description, row.tags, row.language],
+        `insert into world_reviews (id, world_id, owner_id, kind, revision, definition, name, description, tags, language, cover_asset_id)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+        [reviewId, row.id, row.owner_id, kind, row.revision, row.definition, row.name, row.description, row.tags, row.language, row.cover_asset_id ?? null],
       );
       if (kind === 'publication') await tx.query(`update worlds set status = 'held' where id = $1`, [row.id]);
       await recordEvent(tx, { worldId: row.id, ownerId: row.owner_id, actorId, action: 'held', revision: row.revision, reviewId, reason: decision.because });
@@ -129,7 +130,8 @@ export async function publishWorld(ctx: AppContext, worldId: string, actorId: st
     await tx.query(
       `update worlds set status = 'published', published_at = coalesce(published_at, now()),
               live_revision = revision, live_definition = definition, live_name = name,
-              live_description = description, live_tags = tags, live_language = language
+              live_description = description, live_tags = tags, live_language = language,
+              live_cover_asset_id = cover_asset_id, live_updated_at = now()
         where id = $1`,
       [row.id],
     );
@@ -178,6 +180,26 @@ async function lockPendingReview(tx: DbClient, reviewId: string): Promise<Review
   return review;
 }
 
+/**
+ * The author's inbox notification of a review decision (in the decision's transaction): the same
+ * inbox as update records, with a snapshot naming the decision and the administrator's reason.
+ */
+async function notifyAuthor(tx: Queryable, review: ReviewRow, decision: 'approved' | 'rejected', reason: string | null): Promise<void> {
+  const { rows } = await tx.query<{ name: string }>('select name from world_reviews where id = $1', [review.id]);
+  const worldName = rows[0]?.name ?? '';
+  const title = decision === 'approved' ? `Approved: ${worldName} is published` : `Not approved: ${worldName}`;
+  const content = decision === 'approved' ? (reason ?? '') : `Reason: ${reason ?? ''}`;
+  await tx.query(
+    `insert into update_notifications (id, account_id, world_id, update_id, snapshot) values ($1, $2, $3, null, $4)`,
+    [
+      `ntf_${randomBytes(12).toString('base64url')}`,
+      review.owner_id,
+      review.world_id,
+      JSON.stringify({ kind: `review.${decision}`, worldName, title, content, isMajor: false, timestamp: new Date().toISOString(), reason }),
+    ],
+  );
+}
+
 /** Approve: the held snapshot goes live (the work is published, or its live version replaced). */
 export async function approveReview(ctx: AppContext, reviewId: string, adminId: string, reason: string | null): Promise<void> {
   const worldId = await ctx.db.primary.transaction(async (tx) => {
@@ -186,10 +208,12 @@ export async function approveReview(ctx: AppContext, reviewId: string, adminId: 
     await tx.query(
       `update worlds w set status = 'published', published_at = coalesce(w.published_at, now()),
               live_revision = r.revision, live_definition = r.definition, live_name = r.name,
-              live_description = r.description, live_tags = r.tags, live_language = r.language
+              live_description = r.description, live_tags = r.tags, live_language = r.language,
+              live_cover_asset_id = r.cover_asset_id, live_updated_at = now()
          from world_reviews r where r.id = $1 and w.id = r.world_id`,
       [reviewId],
     );
+    await notifyAuthor(tx, review, 'approved', reason);
     await tx.query(`update world_reviews set state = 'approved', decided_by = $2, decided_at = now(), reason = $3 where id = $1`, [reviewId, adminId, reason]);
     await recordEvent(tx, { worldId: review.world_id, ownerId: review.owner_id, actorId: adminId, action: 'approved', revision: review.revision, reviewId, reason });
     return review.world_id;
@@ -206,6 +230,7 @@ export async function rejectReview(ctx: AppContext, reviewId: string, adminId: s
       await tx.query('update worlds set status = $2 where id = $1', [world.id, world.live_revision === null ? 'saved' : 'unpublished']);
     }
     await tx.query(`update world_reviews set state = 'rejected', decided_by = $2, decided_at = now(), reason = $3 where id = $1`, [reviewId, adminId, reason]);
+    await notifyAuthor(tx, review, 'rejected', reason);
     await recordEvent(tx, { worldId: review.world_id, ownerId: review.owner_id, actorId: adminId, action: 'rejected', revision: review.revision, reviewId, reason });
     return review.world_id;
   });

@@ -1,6 +1,6 @@
 import worldUpdates from '@yumina/fn-world-updates';
 import { HttpError, parseWith } from '@yumina/http';
-import { favoriteState, markRead, readInbox, setFavorite } from '@yumina/updates';
+import { favoriteState, INBOX_LIMIT, markRead, readInbox, setFavorite } from '@yumina/updates';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
@@ -8,6 +8,8 @@ import { updateEventRoutes } from './events.ts';
 import { viewerOf } from './viewer.ts';
 
 const readBody = z.strictObject({ id: z.string().min(1).max(100).optional() });
+/** A page of the inbox: `cursor` is the previous page's nextCursor (issue 24). */
+const listQuery = z.object({ cursor: z.string().max(400).optional(), limit: z.coerce.number().int().min(1).max(INBOX_LIMIT).default(INBOX_LIMIT) });
 
 /**
  * Update records, container side: the world-updates function (mounted here in every mode: it
@@ -39,7 +41,8 @@ export async function updateRoutes(app: FastifyInstance, ctx: AppContext): Promi
   app.get('/api/inbox', async (request, reply) => {
     const viewer = await signedIn(request, reply);
     reply.header('cache-control', 'no-store');
-    return readInbox(db, viewer.accountId);
+    const q = parseWith(listQuery, request.query, 'query');
+    return readInbox(db, viewer.accountId, q.cursor, q.limit);
   });
   /** Marks one notification read ({id}) or all of them ({}). */
   app.post('/api/inbox/read', async (request, reply) => {

@@ -218,8 +218,14 @@ describe.runIf(hasPostgres && hasRedis)('update records of a work', () => {
 
     const count = async () => (await q<{ n: number }>('select count(*)::int as n from update_notifications')).rows[0]!.n;
     const start = await count();
-    expect((await create(author, world, { title: 'Quiet', content: '', isMajor: false })).body.notified).toBe(0);
-    expect((await create(author, world, { title: 'Quiet too', content: '', isMajor: false, notifyPlayers: false })).body.notified).toBe(0);
+    // notifyPlayers omitted on a work that can notify: the older behaviour, a notify dialog in the
+    // client; the server writes nothing until the choice comes.
+    const before = await everything();
+    const ask = await create(author, world, { title: 'Quiet', content: '', isMajor: false });
+    expect(ask.status).toBe(409);
+    expect(ask.body.error?.code).toBe('NOTIFY_CHOICE_REQUIRED');
+    expect(await everything()).toEqual(before);
+    expect((await create(author, world, { title: 'Quiet', content: '', isMajor: false, notifyPlayers: false })).body.notified).toBe(0);
     expect(await count()).toBe(start);
 
     const loud = await create(author, world, { title: 'Chapter 2 is out', content: 'New district', isMajor: true, notifyPlayers: true });
@@ -242,14 +248,50 @@ describe.runIf(hasPostgres && hasRedis)('update records of a work', () => {
     // Unpublished (after having been published, with favoriters): never notifies, canNotify false.
     await author.fetch(`/api/worlds/${world}/unpublish`, { method: 'POST' });
     expect((await history(author, world)).body).toMatchObject({ canCreate: true, canNotify: false });
-    const before = await count();
+    const before2 = await count();
     const quiet = await create(author, world, { title: 'While unpublished', content: '', isMajor: true, notifyPlayers: true });
     expect(quiet.status).toBe(201);
     expect(quiet.body.notified).toBe(0);
-    expect(await count()).toBe(before);
+    expect(await count()).toBe(before2);
     const savedOnly = await newWorld(false);
     expect((await create(author, savedOnly, { title: 'Never published', content: '', isMajor: false, notifyPlayers: true })).body.notified).toBe(0);
-    expect(await count()).toBe(before);
+    // Where notifying is not possible yet, an omitted choice needs no dialog: added, nobody notified.
+    const omitted = await create(author, savedOnly, { title: 'No choice to make', content: '', isMajor: false });
+    expect(omitted.status).toBe(201);
+    expect(omitted.body.notified).toBe(0);
+    expect(await count()).toBe(before2);
+  });
+
+  it('contract: creating a record neither publishes the work nor saves editor changes', async () => {
+    for (const publish of [false, true]) {
+      const world = await newWorld(publish);
+      const row = async () =>
+        (await q('select * from worlds where id = $1', [world])).rows[0];
+      const counts = async () =>
+        (
+          await q<{ reviews: number; events: number; records: number }>(
+            `select (select count(*)::int from world_reviews where world_id = $1) as reviews,
+                    (select count(*)::int from world_publication_events where world_id = $1) as events,
+                    (select count(*)::int from world_updates where world_id = $1) as records`,
+            [world],
+          )
+        ).rows[0]!;
+      const worldBefore = await row();
+      const countsBefore = await counts();
+      // The editor's unsaved changes can not ride along: the body is strict and such a request changes nothing.
+      const withEdits = await author.fetch(`/api/worlds/${world}/updates`, {
+        method: 'POST',
+        json: { title: 'Notes', content: '', isMajor: false, notifyPlayers: false, world: { ...sample, name: 'Edited in the editor' } },
+      });
+      expect(withEdits.status).toBe(400);
+      expect(await row()).toEqual(worldBefore);
+      const created = await create(author, world, { title: 'Notes', content: 'Only notes', isMajor: true, notifyPlayers: false });
+      expect(created.status).toBe(201);
+      // Exactly one record more; the work itself (definition, name, status, timestamps) untouched, no publication.
+      expect(await row()).toEqual(worldBefore);
+      expect(await counts()).toEqual({ ...countsBefore, records: countsBefore.records + 1 });
+      expect((await history(author, world)).body).toMatchObject({ canCreate: true, canNotify: publish });
+    }
   });
 
   it('a pending review must be resolved before a record is added', async () => {

@@ -1,4 +1,5 @@
 import { HttpError, parseWith } from '@yumina/http';
+import { assetPath } from '@yumina/sandbox';
 import { validateWorld, type WorldDefinition } from '@yumina/world';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -6,11 +7,14 @@ import { authenticate, requireAuth } from '../accounts/auth.ts';
 import { newId } from '../accounts/ids.ts';
 import type { AppContext } from '../context.ts';
 import { publishWorld, unpublishWorld } from '../studio/review.ts';
+import { importRoute } from './import-route.ts';
+import { CARD_SELECT, cardFields, cardView, libraryRoutes } from './library.ts';
 import { variantRoutes } from './variants.ts';
+import { LIVE_WHERE, versionOf, type WorldVersion } from './version.ts';
 
-const WORLD_BODY_LIMIT = 5 * 1024 * 1024;
+export const WORLD_BODY_LIMIT = 5 * 1024 * 1024;
 
-interface WorldRow {
+export interface WorldRow {
   id: string;
   owner_id: string;
   name: string;
@@ -26,6 +30,8 @@ interface WorldRow {
   /** The live version (migration 010): what the library and other readers get. */
   live_revision: number | null;
   live_definition: string | null;
+  cover_asset_id: string | null;
+  live_cover_asset_id: string | null;
 }
 
 /** Validation failures answer 422 with the validator's own shape (not the error shape). */
@@ -41,7 +47,7 @@ function validated(input: unknown): { world: WorldDefinition; warnings: unknown[
   return { world: result.world, warnings: result.warnings, text: JSON.stringify(result.world) };
 }
 
-function summary(world: WorldDefinition) {
+export function summary(world: WorldDefinition) {
   return {
     name: world.name,
     description: world.description,
@@ -50,7 +56,7 @@ function summary(world: WorldDefinition) {
   };
 }
 
-function ownerView(row: WorldRow) {
+export function ownerView(row: WorldRow) {
   return {
     id: row.id,
     ownerId: row.owner_id,
@@ -60,36 +66,20 @@ function ownerView(row: WorldRow) {
     updatedAt: row.updated_at.toISOString(),
     publishedAt: row.published_at?.toISOString() ?? null,
     liveRevision: row.live_revision ?? null,
+    coverUrl: row.cover_asset_id ? assetPath(row.id, row.cover_asset_id) : null,
+    coverAssetId: row.cover_asset_id ?? null,
     world: JSON.parse(row.definition) as unknown,
   };
 }
 
-/** What a reader who is not the author gets: the live version only (a held edit is not served). */
-function readerView(row: WorldRow) {
+/** What a reader who is not the author gets: the live version only (a held edit is not served; worlds/version.ts). */
+function readerView(row: WorldRow, live: WorldVersion) {
   const view = ownerView(row);
-  return { ...view, revision: row.live_revision ?? row.revision, world: JSON.parse(row.live_definition ?? row.definition) as unknown };
-}
-
-function publicCard(row: Pick<WorldRow, 'id' | 'name' | 'description' | 'tags' | 'language' | 'published_at'> & { author?: string | null }) {
-  return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    tags: row.tags,
-    language: row.language,
-    author: row.author ?? null,
-    publishedAt: row.published_at?.toISOString() ?? null,
-  };
+  const cover = row.live_cover_asset_id ?? null;
+  return { ...view, revision: live.revision, coverUrl: cover ? assetPath(row.id, cover) : null, coverAssetId: cover, world: live.world as unknown };
 }
 
 const updateBody = z.object({ world: z.unknown(), revision: z.number().int().min(1) });
-const libraryQuery = z.object({
-  q: z.string().trim().max(200).optional(),
-  tag: z.string().trim().toLowerCase().max(60).optional(),
-  language: z.string().trim().max(20).optional(),
-  page: z.coerce.number().int().min(1).max(1000).default(1),
-  pageSize: z.coerce.number().int().min(1).max(50).default(20),
-});
 
 /** World storage: author-only writes with optimistic concurrency, and public browsing from the read pool. */
 export async function worldRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -119,12 +109,30 @@ export async function worldRoutes(app: FastifyInstance, ctx: AppContext): Promis
 
   app.get('/api/worlds', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
-    const { rows } = await db.query<WorldRow & Record<string, unknown>>(
-      'select id, name, description, tags, language, status, revision, updated_at, published_at from worlds where owner_id = $1 order by updated_at desc',
+    // With each work, its latest review (pending since when, or rejected with the reason).
+    const { rows } = await db.query<
+      WorldRow & { review_state: string | null; review_kind: string | null; review_submitted_at: Date | null; review_reason: string | null } & Record<string, unknown>
+    >(
+      `select w.id, w.name, w.description, w.tags, w.language, w.status, w.revision, w.updated_at, w.published_at, w.live_revision, w.cover_asset_id,
+              r.state as review_state, r.kind as review_kind, r.submitted_at as review_submitted_at, r.reason as review_reason
+         from worlds w
+         left join lateral (select state, kind, submitted_at, reason from world_reviews
+                             where world_id = w.id and state in ('pending', 'rejected', 'approved') order by submitted_at desc limit 1) r on true
+        where w.owner_id = $1 order by w.updated_at desc`,
       [auth.account.id],
     );
     return {
-      worlds: rows.map((r) => ({ ...publicCard(r), status: r.status, revision: r.revision, updatedAt: r.updated_at.toISOString() })),
+      worlds: rows.map((r) => ({
+        ...cardFields(r),
+        status: r.status,
+        revision: r.revision,
+        liveRevision: r.live_revision,
+        updatedAt: r.updated_at.toISOString(),
+        coverUrl: r.cover_asset_id ? assetPath(r.id, r.cover_asset_id) : null,
+        review: r.review_state
+          ? { state: r.review_state, kind: r.review_kind, submittedAt: r.review_submitted_at?.toISOString() ?? null, reason: r.review_reason }
+          : null,
+      })),
     };
   });
 
@@ -132,15 +140,21 @@ export async function worldRoutes(app: FastifyInstance, ctx: AppContext): Promis
     const auth = await authenticate(ctx, request, reply);
     const { rows } = await db.query<WorldRow & Record<string, unknown>>('select * from worlds where id = $1', [request.params.id]);
     const row = rows[0];
-    if (!row || (row.status !== 'published' && row.owner_id !== auth?.account.id)) throw new HttpError(404, 'NOT_FOUND', 'No such world.');
-    const own = row.owner_id === auth?.account.id;
-    return { ...(own ? ownerView(row) : readerView(row)), canEdit: own };
+    const version = row ? versionOf(row as never, { accountId: auth?.account.id ?? null }) : null;
+    if (!row || !version) throw new HttpError(404, 'NOT_FOUND', 'No such world.');
+    const own = version.kind === 'working';
+    return { ...(own ? ownerView(row) : readerView(row, version)), canEdit: own };
   });
 
   app.put<{ Params: { id: string } }>('/api/worlds/:id', { bodyLimit: WORLD_BODY_LIMIT }, async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     const body = parseWith(updateBody, request.body);
-    await ownedWorld(request.params.id, auth.account.id);
+    const stored = await ownedWorld(request.params.id, auth.account.id);
+    // A definition saved without its UUID keeps the one it has (validation would generate a new one).
+    if (typeof body.world === 'object' && body.world !== null && !Array.isArray(body.world) && !('id' in body.world)) {
+      const storedId = (JSON.parse(stored.definition) as { id?: unknown }).id;
+      if (typeof storedId === 'string') (body.world as Record<string, unknown>).id = storedId;
+    }
     const { world, warnings, text } = validated(body.world);
     const s = summary(world);
     // The revision check and the write are one statement: a stale writer changes nothing.
@@ -189,49 +203,60 @@ export async function worldRoutes(app: FastifyInstance, ctx: AppContext): Promis
     });
   }
 
-  /** Public browsing: published worlds only, from the read pool when one is configured. */
-  app.get('/api/library', async (request) => {
-    const q = parseWith(libraryQuery, request.query, 'query');
-    const where = [`w.status = 'published'`];
-    const params: unknown[] = [];
-    if (q.q) {
-      params.push(`%${q.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-      where.push(`(coalesce(w.live_name, w.name) ilike $${params.length} or coalesce(w.live_description, w.description) ilike $${params.length})`);
-    }
-    if (q.tag) {
-      params.push(q.tag);
-      where.push(`$${params.length} = any (coalesce(w.live_tags, w.tags))`);
-    }
-    if (q.language) {
-      params.push(q.language);
-      where.push(`coalesce(w.live_language, w.language) = $${params.length}`);
-    }
-    params.push(q.pageSize + 1, (q.page - 1) * q.pageSize);
-    const { rows } = await ctx.db.read.query<WorldRow & { author: string | null } & Record<string, unknown>>(
-      `select w.id, coalesce(w.live_name, w.name) as name, coalesce(w.live_description, w.description) as description,
-              coalesce(w.live_tags, w.tags) as tags, coalesce(w.live_language, w.language) as language, w.published_at, a.display_name as author
-         from worlds w join accounts a on a.id = w.owner_id
-        where ${where.join(' and ')}
-        order by w.published_at desc, w.id
-        limit $${params.length - 1} offset $${params.length}`,
-      params,
-    );
-    return { worlds: rows.slice(0, q.pageSize).map(publicCard), page: q.page, pageSize: q.pageSize, hasMore: rows.length > q.pageSize };
-  });
+  // Public browsing (search, tags, sorts, keyset pages) and a player's recent sessions.
+  await libraryRoutes(app, ctx);
 
   app.get<{ Params: { id: string } }>('/api/library/:id', async (request) => {
-    const { rows } = await ctx.db.read.query<WorldRow & { author: string | null } & Record<string, unknown>>(
-      `select w.id, coalesce(w.live_name, w.name) as name, coalesce(w.live_description, w.description) as description,
-              coalesce(w.live_tags, w.tags) as tags, coalesce(w.live_language, w.language) as language, w.published_at,
-              coalesce(w.live_definition, w.definition) as definition, a.display_name as author
-         from worlds w join accounts a on a.id = w.owner_id where w.id = $1 and w.status = 'published'`,
+    const { rows } = await ctx.db.read.query<Parameters<typeof cardView>[0] & { definition: string } & Record<string, unknown>>(
+      `select c.*, w.live_definition as definition
+         from (${CARD_SELECT} where w.id = $1 and ${LIVE_WHERE}) c join worlds w on w.id = c.id`,
       [request.params.id],
     );
     const row = rows[0];
     if (!row) throw new HttpError(404, 'NOT_FOUND', 'No such world.');
-    return { ...publicCard(row), world: JSON.parse(row.definition) as unknown };
+    return { ...cardView(row), world: JSON.parse(row.definition) as unknown };
+  });
+
+  /** The author's copy of a world: a new draft with the working copy, its cover and nothing else. */
+  app.post<{ Params: { id: string } }>('/api/worlds/:id/duplicate', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    const row = await ownedWorld(request.params.id, auth.account.id);
+    const world = JSON.parse(row.definition) as Record<string, unknown>;
+    world.name = `${String(world.name ?? row.name)} (copy)`.slice(0, 200);
+    const { world: valid, text } = validated(world);
+    const s = summary(valid);
+    const { rows } = await db.query<WorldRow & Record<string, unknown>>(
+      `insert into worlds (id, owner_id, name, description, tags, language, definition)
+       values ($1, $2, $3, $4, $5, $6, $7) returning *`,
+      [newId('wld'), auth.account.id, s.name, s.description, s.tags, s.language, text],
+    );
+    reply.code(201);
+    return ownerView(rows[0]!);
+  });
+
+  /**
+   * The cover of a world: one of its own image assets (its type was checked by content on upload),
+   * or null to remove it. Like any edit, it reaches readers through publication (and its review).
+   */
+  app.put<{ Params: { id: string } }>('/api/worlds/:id/cover', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    const body = parseWith(z.strictObject({ assetId: z.string().min(1).max(100).nullable() }), request.body);
+    await ownedWorld(request.params.id, auth.account.id);
+    if (body.assetId) {
+      const { rows } = await db.query<{ kind: string }>('select kind from world_assets where id = $1 and world_id = $2', [body.assetId, request.params.id]);
+      if (!rows[0]) throw new HttpError(404, 'NOT_FOUND', 'No such asset in this world.');
+      if (rows[0].kind !== 'image') throw new HttpError(422, 'COVER_NOT_IMAGE', 'A cover must be an image (PNG, JPEG, GIF or WebP).');
+    }
+    const { rows } = await db.query<WorldRow & Record<string, unknown>>(
+      'update worlds set cover_asset_id = $3, revision = revision + 1, updated_at = now() where id = $1 and owner_id = $2 returning *',
+      [request.params.id, auth.account.id, body.assetId],
+    );
+    if (rows[0]!.status === 'published' || rows[0]!.status === 'held') await publishWorld(ctx, request.params.id, auth.account.id);
+    return ownerView(await ownedWorld(request.params.id, auth.account.id));
   });
 
   // Language variants of one work: GET /api/worlds/:id/variants, PUT /api/worlds/:id/variant-of.
   await variantRoutes(app, ctx);
+  // POST /api/worlds/import: a foreign world, card or lorebook → a new draft world with the import report.
+  await importRoute(app, ctx);
 }

@@ -108,9 +108,12 @@ beforeAll(() => {
 });
 
 describe('npm run world (spawned)', () => {
-  it('validate prints "valid" and exits 0', () => {
+  it('validate prints "valid" (then its warnings) and exits 0', () => {
     const result = cli('validate', file('world.json'));
-    expect(result.stdout.trim()).toBe('valid');
+    expect(result.stdout.trim().split('\n')).toEqual([
+      'valid',
+      'warning variables[1].id: variable "has-key" is read by no entry, condition, rule, reaction, music or interface file; only the AI sees it',
+    ]);
     expect(result.status).toBe(0);
   });
 
@@ -177,6 +180,89 @@ describe('npm run world (spawned)', () => {
     expect(output.messages.at(-1)).toMatchObject({ step: 12, role: 'system' });
     expect(output.messages.filter((message) => message.step === 10).map((message) => message.content)).toEqual(['Hello.', 'Who goes there?', 'Open the gate!']);
     expect(output.cacheBreakpointIndex).toBeGreaterThanOrEqual(0);
+  });
+
+  it('validate prints warnings too: stripped fields, unused variables, orphaned references; a greeting is not "never sent"', () => {
+    const noisy = {
+      ...world,
+      mood: 'grim',
+      entries: [
+        ...world.entries,
+        { id: 'hello', name: 'Hello', content: 'Halt, {{user}}!', role: 'greeting', section: 'chat-history', keywords: [] },
+      ],
+      variables: [...world.variables, { id: 'unused_score', name: 'Score', type: 'number', defaultValue: 0 }],
+      rules: [
+        ...world.rules,
+        { id: 'lift fog', name: 'Lift fog', trigger: { type: 'keyword', keywords: ['sun'] }, actions: [{ type: 'remove-directive', directiveId: 'fog' }] },
+      ],
+    };
+    writeFileSync(file('noisy.json'), JSON.stringify(noisy));
+    const result = cli('validate', file('noisy.json'));
+    expect(result.status).toBe(0);
+    expect(result.stdout.trim().split('\n')).toEqual([
+      'valid',
+      'warning mood: is not a field of WorldDefinition 20.0.0 and was removed',
+      'warning variables[1].id: variable "has-key" is read by no entry, condition, rule, reaction, music or interface file; only the AI sees it',
+      'warning variables[2].id: variable "unused_score" is read by no entry, condition, rule, reaction, music or interface file; only the AI sees it',
+      'warning rules[1].actions[0].directiveId: directive "fog" is removed here but no rule or reaction injects it',
+    ]);
+  });
+
+  it('action fires an action trigger on a state and prints the dispatch result', () => {
+    const shop = {
+      ...world,
+      rules: [
+        ...world.rules,
+        {
+          id: 'heal',
+          name: 'Heal',
+          trigger: { type: 'action', actionId: 'drink-potion' },
+          actions: [{ type: 'modify-variable', variableId: 'hp', operation: 'add', value: 5 }],
+        },
+      ],
+    };
+    writeFileSync(file('shop.json'), JSON.stringify(shop));
+    const result = cli('action', file('shop.json'), 'drink-potion', '--state', file('state.json'), '--now', '2026-02-02T10:00:00Z');
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    const output = JSON.parse(result.stdout) as { state: { variables: Record<string, unknown> }; firedRules: { ruleId: string }[]; stateChanges: unknown[] };
+    expect(output.state.variables.hp).toBe(17);
+    expect(output.firedRules.map((rule) => rule.ruleId)).toEqual(['heal']);
+    expect(output.stateChanges).toEqual([{ variableId: 'hp', oldValue: 12, newValue: 17, source: 'rule:heal' }]);
+    expect(cli('action', file('shop.json')).stderr).toMatch(/action needs a world file and an action id/);
+  });
+
+  it('prompt on a fresh state opens with the greeting and applies session-start effects', () => {
+    const greeted = {
+      ...world,
+      entries: [...world.entries, { id: 'hello', name: 'Hello', content: 'Halt, {{user}}!', role: 'greeting', section: 'chat-history', keywords: [] }],
+      rules: [
+        ...world.rules,
+        {
+          id: 'opening',
+          name: 'Opening',
+          trigger: { type: 'session-start' },
+          actions: [{ type: 'inject-directive', directiveId: 'mood', content: 'It is raining.', position: 'auto', persistent: true }],
+        },
+      ],
+    };
+    writeFileSync(file('greeted.json'), JSON.stringify(greeted));
+    const result = cli('prompt', file('greeted.json'), '--user', 'Let me in.', '--now', '2026-02-02T10:00:00Z');
+    expect(result.status).toBe(0);
+    const output = JSON.parse(result.stdout) as { messages: { role: string; content: string; step: number }[] };
+    expect(output.messages.filter((message) => message.step === 10).map((message) => [message.role, message.content])).toEqual([
+      ['assistant', 'Halt, User!'],
+      ['user', 'Let me in.'],
+    ]);
+    expect(output.messages.map((message) => message.content)).toContain('It is raining.');
+  });
+
+  it('turn lists only real state changes (a clamped or same-value change is not one)', () => {
+    const result = cli('turn', file('world.json'), '--user', 'I rest.', '--reply', 'You feel fine. [hp: +5] [has-key: set false]', '--now', '2026-02-02T10:00:00Z');
+    expect(result.status).toBe(0);
+    const output = JSON.parse(result.stdout) as { stateChanges: unknown[]; state: { variables: Record<string, unknown> } };
+    expect(output.state.variables).toEqual({ hp: 20, 'has-key': false });
+    expect(output.stateChanges).toEqual([]);
   });
 
   it('turn with an invalid world prints the issues and exits 1', () => {

@@ -1,4 +1,5 @@
 import type { AudioCommand } from './audio-command.ts';
+import { hasPrototypeSegment } from './json-path.ts';
 import { isOperation, type Operation } from './operations.ts';
 import type { EngineAudioTrack, EngineVariable } from './world-types.ts';
 
@@ -77,7 +78,7 @@ function parseAudio(body: string, tracks: ReadonlyMap<string, EngineAudioTrack>)
   switch (action.toLowerCase()) {
     case 'play': {
       if (rest.length === 0) return { action: 'play', trackId, trackType: track.type, source };
-      const chain = /^chain:([a-z0-9][a-z0-9-]*)$/.exec(rest.join(' '));
+      const chain = /^chain:([a-z0-9][a-z0-9_-]*)$/.exec(rest.join(' '));
       if (!chain?.[1]) return { reason: `unexpected "${rest.join(' ')}" after play` };
       if (!tracks.has(chain[1])) return { reason: `unknown audio track "${chain[1]}"` };
       return { action: 'play', trackId, trackType: track.type, chainTo: chain[1], source };
@@ -145,7 +146,9 @@ export function parseDirectives(
     HEAD.lastIndex = index;
     const head = HEAD.exec(reply);
     const id = head?.[1];
-    if (!head || id === undefined || (id !== 'audio' && !variables.has(id))) {
+    // A path through a prototype key (`[inv.__proto__.x: set 1]`) is not a directive: it stays as text.
+    const headPath = head?.[2] ? head[2].slice(1).split('.') : [];
+    if (!head || id === undefined || (id !== 'audio' && !variables.has(id)) || hasPrototypeSegment(headPath)) {
       index = reply.indexOf('[', index + 1);
       continue;
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { selectEntries } from './entries.ts';
+import { scanWindow, selectEntries } from './entries.ts';
 import { containsKeyword, normalizeForMatch, prepareHaystack } from './keywords.ts';
 import { createInitialState, normalizeState } from './state.ts';
 import type { EngineEntry, EngineWorld } from './world-types.ts';
@@ -97,10 +97,17 @@ describe('secondary keyword logic (table)', () => {
 });
 
 describe('entry activation', () => {
-  it('scans only the last lorebookScanDepth messages', () => {
+  it('scans the new message plus the last lorebookScanDepth turns (exchanges), not messages', () => {
     const world = worldOf([chatEntry('dragon')], { lorebookScanDepth: 2 });
-    expect(activeIds(world, ['a dragon', 'nothing', 'still nothing'].slice(-2))).toEqual([]);
-    expect(activeIds(world, ['a dragon', 'nothing'])).toEqual(['dragon']);
+    const user = (content: string) => ({ role: 'user', content });
+    const ai = (content: string) => ({ role: 'assistant', content });
+    const window = (messages: { role: string; content: string }[], depth: number) => scanWindow(messages, depth);
+    // Two exchanges back: still scanned (a message count of 2 would have stopped at "ok").
+    expect(activeIds(world, window([user('a dragon'), ai('ok'), user('two'), ai('ok'), user('now')], 2))).toEqual(['dragon']);
+    expect(activeIds(world, window([user('a dragon'), ai('ok'), user('one'), ai('ok'), user('two'), ai('ok'), user('now')], 2))).toEqual([]);
+    expect(window([ai('greeting'), user('hi'), ai('ok'), user('now')], 2)).toEqual(['greeting', 'hi', 'ok', 'now']);
+    expect(window([user('a'), ai('b'), user('now')], 0)).toEqual(['now']);
+    expect(window([user('a'), ai('b'), user('now')], 1)).toEqual(['a', 'b', 'now']);
   });
 
   it('variable conditions gate keyword entries, with all/any logic', () => {

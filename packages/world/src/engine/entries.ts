@@ -30,6 +30,24 @@ export interface EntrySelection {
   skipped: SkippedEntry[];
 }
 
+/**
+ * The texts scanned for keywords (seed 002 §2.2: `lorebookScanDepth` counts recent turns): the
+ * latest message (the last of `messages`) plus the `depth` exchanges before it, an exchange being
+ * a player message with the replies after it. Messages before the first player message (a
+ * greeting) belong to the first exchange. Depth 0 scans the latest message alone.
+ */
+export function scanWindow(messages: readonly { role?: string; content: string }[], depth: number): string[] {
+  if (messages.length === 0) return [];
+  let start = messages.length - 1;
+  let exchanges = 0;
+  for (let index = messages.length - 2; index >= 0 && exchanges < depth; index--) {
+    start = index;
+    if (messages[index]?.role === 'user') exchanges++;
+  }
+  if (exchanges < depth) start = 0;
+  return messages.slice(start).map((message) => message.content);
+}
+
 export function isEntryEnabled(entry: EngineEntry, state: WorldState): boolean {
   return state.entryEnabled[entry.id] ?? entry.enabled ?? true;
 }

@@ -1,10 +1,10 @@
 export type { AudioCommand } from './audio-command.ts';
 export { conditionHolds, conditionsHold, readVariable } from './conditions.ts';
 export { type DirectiveScan, type MalformedDirective, type ParsedDirective, parseDirectives } from './directives.ts';
-export { type ActivatedEntry, type EntrySelection, type EntrySkipReason, isEntryEnabled, type SkippedEntry, selectEntries } from './entries.ts';
+export { type ActivatedEntry, type EntrySelection, type EntrySkipReason, isEntryEnabled, scanWindow, type SkippedEntry, selectEntries } from './entries.ts';
 export { type ExampleMessage, parseExampleChat } from './example-chat.ts';
 export { dynamicFormatBlock, staticFormatBlock } from './format-blocks.ts';
-export { deepEqual, deleteAtPath, getAtPath, JsonPathError, setAtPath } from './json-path.ts';
+export { deepEqual, deleteAtPath, getAtPath, hasPrototypeSegment, JsonPathError, setAtPath } from './json-path.ts';
 export { containsKeyword, matchesAnyKeyword, normalizeForMatch } from './keywords.ts';
 export { expandMacros, humanizeDuration, MAX_MACRO_DEPTH, type MacroContext, type Persona, resolveUserName } from './macros.ts';
 export { PLAYLIST_MARK, playlistStart, resolveMusic } from './music.ts';

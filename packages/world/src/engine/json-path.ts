@@ -10,7 +10,27 @@ export function splitPath(path: string): string[] {
 
 const INDEX = /^(0|[1-9][0-9]*)$/;
 
+/**
+ * Segments that would reach an object's prototype (`__proto__`, `constructor`, `prototype`). A
+ * path with one of them is never read or written: it changes nothing.
+ */
+const PROTOTYPE_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype']);
+
+export function hasPrototypeSegment(segments: readonly string[]): boolean {
+  return segments.some((segment) => PROTOTYPE_SEGMENTS.has(segment));
+}
+
+/** A copy of a parsed JSON value without own `__proto__` keys (JSON.parse creates them as own keys). */
+export function withoutPrototypeKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutPrototypeKeys);
+  if (!isPlainObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) if (key !== '__proto__') out[key] = withoutPrototypeKeys(item);
+  return out;
+}
+
 export function getAtPath(root: unknown, segments: readonly string[]): unknown {
+  if (hasPrototypeSegment(segments)) return undefined;
   let current = root;
   for (const segment of segments) {
     if (Array.isArray(current) && INDEX.test(segment)) current = current[Number(segment)];
@@ -30,6 +50,7 @@ export class JsonPathError extends Error {
  */
 export function setAtPath(root: unknown, segments: readonly string[], value: unknown): unknown {
   if (segments.length === 0) return value;
+  if (hasPrototypeSegment(segments)) throw new JsonPathError(`"${segments.join('.')}" names a prototype key; nothing was changed`);
   const [head, ...rest] = segments as [string, ...string[]];
   if (Array.isArray(root)) {
     if (!INDEX.test(head)) throw new JsonPathError(`"${head}" is not an index into an array`);
@@ -51,6 +72,7 @@ export function setAtPath(root: unknown, segments: readonly string[], value: unk
 /** Removes the key or index at `segments`; a missing path is an error. */
 export function deleteAtPath(root: unknown, segments: readonly string[]): unknown {
   if (segments.length === 0) throw new JsonPathError('nothing to delete');
+  if (hasPrototypeSegment(segments)) throw new JsonPathError(`"${segments.join('.')}" names a prototype key; nothing was changed`);
   const [head, ...rest] = segments as [string, ...string[]];
   if (Array.isArray(root)) {
     if (!INDEX.test(head) || Number(head) >= root.length) throw new JsonPathError(`no index "${head}"`);

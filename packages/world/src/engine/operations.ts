@@ -1,4 +1,4 @@
-import { deepEqual, deleteAtPath, getAtPath, isPlainObject, JsonPathError, setAtPath } from './json-path.ts';
+import { deepEqual, deleteAtPath, getAtPath, hasPrototypeSegment, isPlainObject, JsonPathError, setAtPath, withoutPrototypeKeys } from './json-path.ts';
 import type { EngineVariable } from './world-types.ts';
 
 export const OPERATIONS = ['set', 'add', 'subtract', 'multiply', 'toggle', 'append', 'merge', 'push', 'delete'] as const;
@@ -70,11 +70,11 @@ const JSON_START = /^[[{"]|^-?\d|^(true|false|null)$/;
 
 /** JSON text is parsed; bare words become strings; text that looks like JSON but is not is refused. */
 function asJson(operand: Operand): OperationResult {
-  if (!('raw' in operand)) return { ok: true, value: structuredClone(operand.value) };
+  if (!('raw' in operand)) return { ok: true, value: withoutPrototypeKeys(structuredClone(operand.value)) };
   const text = operand.raw.trim();
   if (JSON_START.test(text)) {
     try {
-      return { ok: true, value: JSON.parse(text) };
+      return { ok: true, value: withoutPrototypeKeys(JSON.parse(text)) };
     } catch {
       if (/^[[{"]/.test(text)) return fail(`"${text}" is not valid JSON`);
     }
@@ -189,6 +189,7 @@ export function applyOperation(
   operand: Operand,
 ): OperationResult {
   const hasPath = path.length > 0;
+  if (hasPrototypeSegment(path)) return fail(`"${path.join('.')}" names a prototype key; nothing was changed`);
   if (hasPath && variable.type !== 'json') return fail(`"${variable.id}" is a ${variable.type} and has no fields`);
   const target = hasPath ? getAtPath(current, path) : current;
   const result = operateOnTarget(kindOf(variable, target, hasPath), target, operation, operand, hasPath);

@@ -1,4 +1,4 @@
-import { type SkippedEntry, selectEntries } from './entries.ts';
+import { type SkippedEntry, scanWindow, selectEntries } from './entries.ts';
 import { parseExampleChat } from './example-chat.ts';
 import { dynamicFormatBlock, staticFormatBlock } from './format-blocks.ts';
 import { describePersona, expandMacros, type MacroContext } from './macros.ts';
@@ -102,12 +102,7 @@ export function assemblePrompt(world: EngineWorld, state: WorldState | Partial<W
   const settings = world.settings ?? {};
   const budget = options.budgetTokens ?? (settings.maxContext ?? 200_000) - (settings.maxTokens ?? 12_000);
 
-  const scanDepth = Math.max(1, settings.lorebookScanDepth ?? 2);
-  const selection = selectEntries(
-    world,
-    current,
-    history.slice(-scanDepth).map((message) => message.content),
-  );
+  const selection = selectEntries(world, current, scanWindow(history, Math.max(0, settings.lorebookScanDepth ?? 2)));
   const directivesAt = (position: ActiveDirective['position']) => current.directives.filter((directive) => directive.position === position);
 
   // Step 1, with top / before_char / after_char directives.

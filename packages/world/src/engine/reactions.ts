@@ -24,6 +24,8 @@ function text(value: unknown): string {
   return value === undefined || value === null ? '' : JSON.stringify(value);
 }
 
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
 function truthy(value: unknown): boolean {
   if (typeof value === 'string') return value !== '' && value.toLowerCase() !== 'false';
   return Boolean(value);
@@ -60,6 +62,10 @@ function setSystemPath(work: TurnWork, path: string, value: unknown, source: str
       },
       source,
     );
+    return;
+  }
+  if ((key === 'prompt.entry' || key === 'rules.disabled') && rest && PROTOTYPE_KEYS.has(rest)) {
+    work.warnings.push({ source, message: `"${path}" names a prototype key; nothing was changed` });
     return;
   }
   if (key === 'prompt.entry' && rest) {
@@ -103,10 +109,16 @@ function runEffect(work: TurnWork, reaction: EngineReaction, effect: EngineReact
   else changeVariable(work, effect.path, effect.operation ?? 'set', { value: effect.value }, source);
 }
 
+/** The reactions an event fires, decided against `before` (the variables before any rule or reaction acted on it). */
+export function reactionsForEvent(reactions: readonly EngineReaction[], event: WorldEvent, before: Readonly<Record<string, unknown>>): EngineReaction[] {
+  return reactions.filter(
+    (reaction) => reaction.enabled !== false && reactionMatches(reaction, event) && conditionsHold(reaction.conditions, reaction.conditionLogic, before),
+  );
+}
+
+/** Runs the effects of reactions already chosen for an event, in definition order. */
 export function runReactionsForEvent(work: TurnWork, reactions: readonly EngineReaction[], event: WorldEvent): void {
   for (const reaction of reactions) {
-    if (reaction.enabled === false || !reactionMatches(reaction, event)) continue;
-    if (!conditionsHold(reaction.conditions, reaction.conditionLogic, work.state.variables)) continue;
     work.firedReactions.push({ reactionId: reaction.id, eventType: event.type });
     for (const effect of reaction.then) runEffect(work, reaction, effect);
   }

@@ -33,7 +33,9 @@ function play(world: EngineWorld, state: Partial<WorldState> | null, userMessage
 describe('every trigger type (table)', () => {
   it.each([
     ['keyword: player message contains one', { type: 'keyword', keywords: ['attack'] }, null, 'I attack', 'ok', true],
-    ['keyword: whole word, no hit inside words', { type: 'keyword', keywords: ['attack'] }, null, 'counterattacks', 'ok', false],
+    ['keyword: "contains", case-insensitive (seed 002 §2.6)', { type: 'keyword', keywords: ['attack'] }, null, 'Counterattacks!', 'ok', true],
+    ['ai-keyword: "dragon" fires on "Dragons"', { type: 'ai-keyword', keywords: ['dragon'] }, null, 'look', 'Dragons circle above.', true],
+    ['keyword: whole words only when the trigger asks', { type: 'keyword', keywords: ['attack'], matchWholeWords: true }, null, 'counterattacks', 'ok', false],
     ['keyword: only the player message counts', { type: 'keyword', keywords: ['attack'] }, null, 'hello', 'I attack you', false],
     ['ai-keyword: AI reply contains one', { type: 'ai-keyword', keywords: ['treasure'] }, null, 'look', 'You see treasure.', true],
     ['ai-keyword: not from the player', { type: 'ai-keyword', keywords: ['treasure'] }, null, 'treasure?', 'No.', false],
@@ -200,12 +202,15 @@ describe('priority, cooldown, maxFireCount', () => {
     expect(play(world, null, 'a', 'b').firedRules.map((fired) => fired.ruleId)).toEqual(['high', 'tie-a', 'tie-b', 'low', 'default']);
   });
 
-  it('priority decides which rule sees the state first', () => {
+  it('rules on one event see the state before any of them acted; the next turn sees the result', () => {
     const world = worldWith([
       rule('needs-flag', { type: 'every-turn' }, undefined, { conditions: [{ variableId: 'flag', operator: 'eq', value: true }] }),
       rule('sets-flag', { type: 'every-turn' }, [{ type: 'modify-variable', variableId: 'flag', operation: 'set', value: true }], { priority: 1 }),
     ]);
-    expect(play(world, null, 'a', 'b').state.variables.score).toBe(1);
+    const first = play(world, null, 'a', 'b');
+    expect(first.state.variables).toMatchObject({ flag: true, score: 0 });
+    expect(first.firedRules.map((fired) => fired.ruleId)).toEqual(['sets-flag']);
+    expect(play(world, first.state, 'a', 'b').state.variables.score).toBe(1);
   });
 
   it.each([

@@ -1,4 +1,5 @@
 import { conditionsHold } from './conditions.ts';
+import { hasPrototypeSegment } from './json-path.ts';
 import { matchesAnyKeyword, normalizeForMatch } from './keywords.ts';
 import { expandMacros } from './macros.ts';
 import {
@@ -39,7 +40,8 @@ function numberOf(value: unknown): number | undefined {
 
 /** Whether `trigger` fires for `event` on turn `turn`. */
 export function triggerMatches(trigger: EngineRuleTrigger, event: WorldEvent, turn: number): boolean {
-  const wholeWords = trigger.matchWholeWords ?? true;
+  // Seed 002 §2.6: the message "contains" a keyword (case-insensitive substring); whole words only on request.
+  const wholeWords = trigger.matchWholeWords ?? false;
   switch (trigger.type) {
     case 'keyword':
       return event.type === 'message:user' && matchesAnyKeyword(contentOf(event), trigger.keywords, wholeWords);
@@ -72,14 +74,17 @@ export function triggerMatches(trigger: EngineRuleTrigger, event: WorldEvent, tu
   }
 }
 
-/** Whether the rule may fire now: enabled, not yet this turn, cooldown elapsed, below maxFireCount, conditions hold. */
-function mayFire(work: TurnWork, rule: EngineRule): boolean {
+/**
+ * Whether the rule may fire now: enabled, not yet this turn, cooldown elapsed, below maxFireCount,
+ * conditions hold against `variables` (the state before the event's rules acted, or the current one).
+ */
+function mayFire(work: TurnWork, rule: EngineRule, variables: Readonly<Record<string, unknown>> = work.state.variables): boolean {
   if (!isRuleEnabled(rule, work.state) || work.firedThisTurn.has(rule.id)) return false;
   const bookkeeping = work.state.rules[rule.id];
   const cooldown = rule.cooldownTurns ?? 0;
   if (bookkeeping?.lastFiredTurn != null && cooldown > 0 && work.turn - bookkeeping.lastFiredTurn < cooldown) return false;
   if (rule.maxFireCount != null && (bookkeeping?.fireCount ?? 0) >= rule.maxFireCount) return false;
-  return conditionsHold(rule.conditions, rule.conditionLogic, work.state.variables);
+  return conditionsHold(rule.conditions, rule.conditionLogic, variables);
 }
 
 function runAction(work: TurnWork, rule: EngineRule, action: EngineRuleAction, chainDepth: number): void {
@@ -116,13 +121,13 @@ function runAction(work: TurnWork, rule: EngineRule, action: EngineRuleAction, c
       if (action.trackId) playTrack(work, action.trackId, action.action ?? 'play', source);
       return;
     case 'toggle-entry':
-      if (action.entryId) {
+      if (action.entryId && !hasPrototypeSegment([action.entryId])) {
         const current = work.state.entryEnabled[action.entryId] ?? work.world.entries.find((entry) => entry.id === action.entryId)?.enabled ?? true;
         work.state.entryEnabled[action.entryId] = action.enabled ?? !current;
       }
       return;
     case 'toggle-rule':
-      if (action.ruleId) {
+      if (action.ruleId && !hasPrototypeSegment([action.ruleId])) {
         const target = work.rules.get(action.ruleId);
         const current = target ? isRuleEnabled(target, work.state) : true;
         work.state.ruleEnabled[action.ruleId] = action.enabled ?? !current;
@@ -153,9 +158,13 @@ function runAction(work: TurnWork, rule: EngineRule, action: EngineRuleAction, c
   }
 }
 
-/** Fires the rule if it may fire now; returns whether it did. */
-export function fireRule(work: TurnWork, rule: EngineRule, firedBy: string, chainDepth: number): boolean {
-  if (!mayFire(work, rule)) return false;
+/**
+ * Fires the rule if it may fire now; returns whether it did. `decided` rules were chosen against
+ * the state before their event's rules acted: only the once-per-turn limit is checked again (a
+ * fire-rule chain earlier in the same event may have fired it).
+ */
+export function fireRule(work: TurnWork, rule: EngineRule, firedBy: string, chainDepth: number, decided = false): boolean {
+  if (decided ? work.firedThisTurn.has(rule.id) : !mayFire(work, rule)) return false;
   work.firedThisTurn.add(rule.id);
   const previous = work.state.rules[rule.id];
   work.state.rules[rule.id] = { fireCount: (previous?.fireCount ?? 0) + 1, lastFiredTurn: work.turn };
@@ -172,8 +181,15 @@ export function orderRules(rules: readonly EngineRule[]): EngineRule[] {
     .map(({ rule }) => rule);
 }
 
-export function runRulesForEvent(work: TurnWork, orderedRules: readonly EngineRule[], event: WorldEvent): void {
-  for (const rule of orderedRules) {
-    if (triggerMatches(rule.trigger, event, work.turn)) fireRule(work, rule, event.type, 0);
-  }
+/**
+ * The rules an event fires, decided against `before` (the variables before any rule or reaction
+ * matched against this event acted), so either/or rules fire exactly one branch.
+ */
+export function rulesForEvent(work: TurnWork, orderedRules: readonly EngineRule[], event: WorldEvent, before: Readonly<Record<string, unknown>>): EngineRule[] {
+  return orderedRules.filter((rule) => triggerMatches(rule.trigger, event, work.turn) && mayFire(work, rule, before));
+}
+
+/** Runs the actions of rules already chosen for an event, in priority order. */
+export function fireRulesForEvent(work: TurnWork, rules: readonly EngineRule[], event: WorldEvent): void {
+  for (const rule of rules) fireRule(work, rule, event.type, 0, true);
 }

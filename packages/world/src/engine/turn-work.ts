@@ -1,5 +1,6 @@
 import type { AudioCommand } from './audio-command.ts';
 import type { MacroContext } from './macros.ts';
+import { deepEqual } from './json-path.ts';
 import { applyOperation, isOperation, type Operand } from './operations.ts';
 import type { InjectPosition, WorldState } from './state.ts';
 import type { EngineAudioTrack, EngineRule, EngineVariable, EngineWorld } from './world-types.ts';
@@ -96,8 +97,9 @@ export function changeVariable(work: TurnWork, reference: string, operation: str
     return false;
   }
   work.state.variables[variableId] = result.value;
-  work.stateChanges.push({ variableId, ...(path.length > 0 ? { path: path.join('.') } : {}), oldValue, newValue: result.value, source });
-  if (JSON.stringify(oldValue) !== JSON.stringify(result.value)) {
+  // Only real changes are reported (a clamped `+5` at max, or `set` to the same value, changes nothing).
+  if (!deepEqual(oldValue, result.value)) {
+    work.stateChanges.push({ variableId, ...(path.length > 0 ? { path: path.join('.') } : {}), oldValue, newValue: result.value, source });
     work.queue.push({ type: 'state:changed', variableId, oldValue, newValue: result.value });
   }
   return true;

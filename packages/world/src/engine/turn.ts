@@ -1,11 +1,12 @@
 import type { AudioCommand } from './audio-command.ts';
 import { type MalformedDirective, parseDirectives } from './directives.ts';
-import { type SkippedEntry, selectEntries } from './entries.ts';
+import { type SkippedEntry, scanWindow, selectEntries } from './entries.ts';
+import { deepEqual } from './json-path.ts';
 import { expandMacros } from './macros.ts';
 import { resolveMusic } from './music.ts';
 import { applyOperation } from './operations.ts';
-import { runReactionsForEvent } from './reactions.ts';
-import { orderRules, runRulesForEvent } from './rules.ts';
+import { reactionsForEvent, runReactionsForEvent } from './reactions.ts';
+import { fireRulesForEvent, orderRules, rulesForEvent } from './rules.ts';
 import { buildMacroContext, type SessionOptions, sessionSeedOf, toDate } from './session-context.ts';
 import { normalizeState, type PendingContext, type WorldState } from './state.ts';
 import type {
@@ -88,7 +89,12 @@ function newWork(world: EngineWorld, state: WorldState, turn: number, options: S
   };
 }
 
-/** Runs the queue: each event against rules (priority order) then reactions (definition order). */
+/**
+ * Runs the queue: each event against rules (priority order) then reactions (definition order).
+ * Which of them fire is decided first, against the variables as they were before any of them
+ * acted (so either/or rules fire one branch); then their actions apply in that order, and the
+ * next event sees the result.
+ */
 function drain(work: TurnWork): WorldEvent[] {
   const ordered = orderRules(work.world.rules ?? []);
   const reactions = work.world.reactions ?? [];
@@ -101,15 +107,18 @@ function drain(work: TurnWork): WorldEvent[] {
       break;
     }
     processed.push(event);
-    runRulesForEvent(work, ordered, event);
-    runReactionsForEvent(work, reactions, event);
+    // Values are replaced, never mutated, so a shallow copy keeps the state before this event.
+    const before = { ...work.state.variables };
+    const firing = rulesForEvent(work, ordered, event, before);
+    const reacting = reactionsForEvent(reactions, event, before);
+    fireRulesForEvent(work, firing, event);
+    runReactionsForEvent(work, reacting, event);
   }
   return processed;
 }
 
-function scanTexts(world: EngineWorld, history: readonly { content: string }[], latest: string): string[] {
-  const depth = Math.max(1, world.settings?.lorebookScanDepth ?? 2);
-  return [...history.map((message) => message.content), latest].slice(-depth);
+function scanTexts(world: EngineWorld, history: readonly { role?: string; content: string }[], latest: string): string[] {
+  return scanWindow([...history, { role: 'user', content: latest }], Math.max(0, world.settings?.lorebookScanDepth ?? 2));
 }
 
 /**
@@ -147,6 +156,7 @@ export function runTurn(world: EngineWorld, state: WorldState | Partial<WorldSta
       continue;
     }
     next.variables[directive.variableId] = result.value;
+    if (deepEqual(oldValue, result.value)) continue;
     work.stateChanges.push({
       variableId: directive.variableId,
       ...(directive.path.length > 0 ? { path: directive.path.join('.') } : {}),

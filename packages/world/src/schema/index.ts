@@ -11,3 +11,4 @@ export { checkWorldReferences, type RawFinding, type ReferenceFindings } from '.
 export * from './world-schema.ts';
 export { checkWorldVersion, type WorldVersionCheck, type WorldVersionStatus } from './world-version.ts';
 export { worldJsonSchema } from './world-json-schema.ts';
+export { lintWorld } from './world-lint.ts';

@@ -222,7 +222,8 @@ export function checkWorldReferences(world: Json): ReferenceFindings {
         if (typeof keyword === 'string' && keyword.trim() === '') warn([...base, field, keywordIndex], 'an empty keyword matches nothing');
       });
     }
-    if (item.section === 'chat-history' && keywords.length === 0 && conditions.length === 0 && item.enabled !== false) {
+    // A greeting opens the chat (startSession); it is not sent by keywords, so it is not "never sent".
+    if (item.section === 'chat-history' && item.role !== 'greeting' && keywords.length === 0 && conditions.length === 0 && item.enabled !== false) {
       warn([...base, 'keywords'], 'a chat-history entry with no keywords and no conditions is never sent');
     }
     if (item.section !== 'chat-history' && item.depth !== undefined && item.depth !== null) {

@@ -16,6 +16,13 @@ import { z } from 'zod';
 export const WORLD_SCHEMA_VERSION = '20.0.0';
 
 export const KEBAB_CASE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+/**
+ * Variable, entry and audio ids: kebab-case (seed 002) or snake_case (the public format's own
+ * documentation uses it, and interface code reads variables by those ids), or a mix of the two.
+ */
+export const WORLD_ID_PATTERN = /^[a-z0-9]+(?:[-_][a-z0-9]+)*$/;
+/** Path segments that would reach an object's prototype: never written, never read. */
+export const PROTOTYPE_KEYS: readonly string[] = ['__proto__', 'constructor', 'prototype'];
 /** Variable ids double as macro names; these would shadow a built-in macro. */
 export const RESERVED_VARIABLE_IDS = ['audio', 'user', 'char', 'time', 'date'] as const;
 
@@ -82,9 +89,14 @@ export const PLAYLIST_MODES = ['loop', 'shuffle', 'sequential'] as const;
 export const CONDITIONAL_BGM_TRIGGERS = ['variable', 'ai-keyword', 'keyword', 'turn-count', 'session-start'] as const;
 export const EDITOR_MODES = ['simple', 'advanced'] as const;
 
-const kebabId = z.string().regex(KEBAB_CASE, {
-  message: 'must be a kebab-case id: lowercase letters and digits in words joined by single hyphens, such as "iron-key"',
+const itemId = z.string().regex(WORLD_ID_PATTERN, {
+  message: 'must be a kebab-case or snake_case id: lowercase letters and digits in words joined by single hyphens or underscores, such as "iron-key" or "iron_key"',
 });
+/** Rule, reaction and conditional-music ids: any non-empty string (seed 002 §2.6 says only "string"), unique in its list. */
+const freeId = z
+  .string()
+  .min(1)
+  .refine((id) => !PROTOTYPE_KEYS.includes(id), { message: 'must not be "__proto__", "constructor" or "prototype"' });
 const nonEmpty = z.string().min(1);
 const count = z.number().int().min(0);
 const seconds = z.number().min(0);
@@ -114,7 +126,7 @@ export const settingsSchema = z.object({
 });
 
 export const entrySchema = z.object({
-  id: kebabId,
+  id: itemId,
   name: z.string().max(200),
   content: z.string(),
   role: z.enum(ENTRY_ROLES).default('custom'),
@@ -136,7 +148,7 @@ export const entrySchema = z.object({
 });
 
 export const variableSchema = z.object({
-  id: kebabId,
+  id: itemId,
   name: z.string().max(200),
   type: z.enum(VARIABLE_TYPES),
   defaultValue: z.unknown().optional(),
@@ -234,7 +246,7 @@ export const ruleActionSchema = z.discriminatedUnion('type', [
 ]);
 
 export const ruleSchema = z.object({
-  id: kebabId,
+  id: freeId,
   name: z.string().max(200),
   description: z.string().default(''),
   trigger: ruleTriggerSchema,
@@ -260,7 +272,7 @@ const emitEffect = z.object({
 export const reactionEffectSchema = z.discriminatedUnion('type', [setEffect, emitEffect]);
 
 export const reactionSchema = z.object({
-  id: kebabId,
+  id: freeId,
   name: z.string().max(200),
   when: z.looseObject({ eventType: nonEmpty }),
   conditions,
@@ -271,7 +283,7 @@ export const reactionSchema = z.object({
 });
 
 export const audioTrackSchema = z.object({
-  id: kebabId,
+  id: itemId,
   name: z.string().max(200),
   type: z.enum(AUDIO_TRACK_TYPES),
   url: nonEmpty,
@@ -291,7 +303,7 @@ export const bgmPlaylistSchema = z.object({
 });
 
 export const conditionalBgmSchema = z.object({
-  id: kebabId,
+  id: freeId,
   name: z.string().max(200),
   targetTrackId: nonEmpty,
   triggerType: z.enum(CONDITIONAL_BGM_TRIGGERS),
@@ -327,7 +339,8 @@ export const customUIComponentSchema = z.looseObject({ id: nonEmpty.optional() }
 const BCP47 = /^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*$/;
 
 export const worldDefinitionSchema = z.object({
-  id: z.uuid({ message: 'must be a UUID' }).optional(),
+  /** Seed 002 §2.1: a UUID, generated when absent. */
+  id: z.uuid({ message: 'must be a UUID' }).default(() => globalThis.crypto.randomUUID()),
   version: z.literal(WORLD_SCHEMA_VERSION),
   name: z.string().max(200).refine((name) => name.trim().length > 0, { message: 'must not be empty or blank' }),
   description: z.string().max(10000).default(''),

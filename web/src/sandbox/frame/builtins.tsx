@@ -4,8 +4,9 @@
  * accept className and are driven by the sandbox API.
  */
 import type { ModelsResult, SandboxMessage } from '@yumina/sandbox';
-import { createContext, createElement, type ReactNode, type SVGProps, useContext, useEffect, useState, useSyncExternalStore } from 'react';
+import { type ComponentType, createContext, createElement, type ReactNode, type SVGProps, useContext, useEffect, useState, useSyncExternalStore } from 'react';
 import type { Bridge } from './bridge.ts';
+import { ICON_SET } from './icon-set.ts';
 import { renderMarkdown } from './markdown.ts';
 
 let bridge: Bridge | null = null;
@@ -47,7 +48,7 @@ const BubbleContext = createContext<((props: BubbleProps) => ReactNode) | null>(
 
 /** Strips directives ([id: op value]) from what the player reads; rawContent keeps them. */
 function visible(content: string): string {
-  return content.replace(/\[[a-z0-9][a-z0-9-]*:\s*[^\]\n]*\]/gi, '').trim();
+  return content.replace(/\[[a-z0-9][a-z0-9_-]*:\s*[^\]\n]*\]/gi, '').trim();
 }
 
 function DefaultBubble(props: BubbleProps) {
@@ -77,7 +78,7 @@ export function Chat({ renderBubble, className, children }: { renderBubble?: (p:
 export function MessageList({ className }: { className?: string }) {
   const yumina = useYumina();
   const render = useContext(BubbleContext) ?? DefaultBubble;
-  const items: { key: string; message: Pick<SandboxMessage, 'role' | 'content' | 'stateSnapshot'>; streaming: boolean }[] =
+  const items: { key: string; message: Pick<SandboxMessage, 'role' | 'content' | 'rawContent' | 'stateSnapshot'>; streaming: boolean }[] =
     yumina.messages.map((m) => ({ key: m.id, message: m, streaming: m.status === 'streaming' }));
   if (yumina.isStreaming && !yumina.messages.some((m) => m.status === 'streaming'))
     items.push({ key: 'streaming', message: { role: 'assistant', content: yumina.streamingContent, stateSnapshot: null }, streaming: true });
@@ -90,7 +91,7 @@ export function MessageList({ className }: { className?: string }) {
             {render({
               contentHtml: renderMarkdown(content),
               content,
-              rawContent: message.content,
+              rawContent: message.rawContent ?? message.content,
               role: message.role,
               messageIndex: index,
               isStreaming: streaming,
@@ -152,44 +153,69 @@ export function ChatCanvas({ className, children }: { className?: string; childr
   );
 }
 
-export function ModelPickerModal({ open, onClose }: { open: boolean; onClose: () => void }) {
+/** The model catalogue (getModels): pinned first, then recently used, then all; pin or unpin; choosing calls setModel. */
+export function ModelPickerModal({ open, onClose, className }: { open: boolean; onClose: () => void; className?: string }) {
   const yumina = useYumina();
   const [models, setModels] = useState<ModelsResult | null>(null);
+  const [failure, setFailure] = useState<string | null>(null);
+  const [query, setQuery] = useState('');
+  const load = () =>
+    yumina.getModels().then(
+      (m) => {
+        setModels(m);
+        setFailure(null);
+      },
+      (e: Error) => setFailure(e.message),
+    );
   useEffect(() => {
-    if (open) yumina.getModels().then(setModels, () => setModels({ models: [], pinnedModels: [], recentlyUsed: [] }));
-  }, [open, yumina]);
+    if (open) void load();
+  }, [open]); // load reads the latest API each time; only opening reloads
   if (!open) return null;
-  return (
-    <div role="dialog" aria-label="Choose a model" className="yumina-model-picker fixed inset-0 flex items-center justify-center">
-      <ul>
-        {(models?.models ?? []).map((model) => (
-          <li key={model.id}>
-            <button
-              type="button"
-              aria-pressed={model.id === yumina.selectedModel}
-              onClick={() => {
-                void yumina.setModel(model.id).finally(onClose);
-              }}
-            >
-              {model.name}
-            </button>
-          </li>
-        ))}
-      </ul>
-      <button type="button" onClick={onClose}>
-        Close
+  const all = models?.models ?? [];
+  const byId = new Map(all.map((m) => [m.id, m]));
+  const match = (m: { id: string; name: string }) => !query || `${m.id} ${m.name}`.toLowerCase().includes(query.toLowerCase());
+  const pinned = (models?.pinnedModels ?? []).map((id) => byId.get(id) ?? { id, name: id, provider: '', contextLength: 0 }).filter(match);
+  const recent = (models?.recentlyUsed ?? []).filter((id) => !models?.pinnedModels.includes(id)).map((id) => byId.get(id) ?? { id, name: id, provider: '', contextLength: 0 }).filter(match);
+  const rest = all.filter((m) => !models?.pinnedModels.includes(m.id) && !models?.recentlyUsed.includes(m.id)).filter(match);
+  const pin = (id: string, on: boolean) => void (on ? (yumina.pinModel as (id: string) => Promise<unknown>)(id) : (yumina.unpinModel as (id: string) => Promise<unknown>)(id)).then(load);
+  const row = (m: { id: string; name: string; provider: string }, isPinned: boolean) => (
+    <li key={m.id} className="flex items-center gap-2" data-model={m.id}>
+      <button type="button" className="flex-1 text-left" aria-pressed={m.id === yumina.selectedModel} onClick={() => void yumina.setModel(m.id).finally(onClose)}>
+        {m.name} {m.provider ? <small>({m.provider})</small> : null}
       </button>
+      <button type="button" aria-label={isPinned ? `Unpin ${m.name}` : `Pin ${m.name}`} onClick={() => pin(m.id, !isPinned)}>
+        {isPinned ? 'Unpin' : 'Pin'}
+      </button>
+    </li>
+  );
+  return (
+    <div role="dialog" aria-label="Choose a model" className={`yumina-model-picker fixed inset-0 flex items-center justify-center ${className ?? ''}`}>
+      <div className="yumina-model-picker-panel">
+        <input aria-label="Search models" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="Search models" />
+        {failure ? <p role="alert">{failure}</p> : null}
+        {!models && !failure ? <p>Loading models…</p> : null}
+        {pinned.length ? <h4>Pinned</h4> : null}
+        <ul aria-label="Pinned models">{pinned.map((m) => row(m, true))}</ul>
+        {recent.length ? <h4>Recently used</h4> : null}
+        <ul aria-label="Recently used models">{recent.map((m) => row(m, false))}</ul>
+        <h4>All models</h4>
+        <ul aria-label="All models">{rest.map((m) => row(m, false))}</ul>
+        <button type="button" onClick={onClose}>
+          Close
+        </button>
+      </div>
     </div>
   );
 }
 
+/** Shows the selected model; opens the picker. */
 export function ModelTrigger({ className }: { className?: string }) {
   const yumina = useYumina();
   const [open, setOpen] = useState(false);
   return (
     <>
-      <button type="button" className={className} onClick={() => setOpen(true)}>
-        {yumina.selectedModel ?? 'Model'}
+      <button type="button" className={className} data-yumina="model-trigger" onClick={() => setOpen(true)}>
+        {yumina.selectedModel ?? 'Choose a model'}
       </button>
       <ModelPickerModal open={open} onClose={() => setOpen(false)} />
     </>
@@ -215,7 +241,10 @@ export function useAssetFont(ref: string, family: string): boolean {
   return ready;
 }
 
-/** Icons.AnyName is a simple inline SVG glyph, so world code never breaks on an unknown icon. */
+/**
+ * Icons.<LucideName> (see icon-set.ts), 1em by default; an unknown name is a neutral circle, so world
+ * code never breaks on an icon this set lacks.
+ */
 const iconCache = new Map<string, (props: SVGProps<SVGSVGElement>) => ReactNode>();
 export const Icons: Record<string, (props: SVGProps<SVGSVGElement>) => ReactNode> = new Proxy(
   {},
@@ -224,12 +253,15 @@ export const Icons: Record<string, (props: SVGProps<SVGSVGElement>) => ReactNode
       if (typeof name !== 'string') return undefined;
       let icon = iconCache.get(name);
       if (!icon) {
-        icon = (props: SVGProps<SVGSVGElement>) =>
-          createElement(
-            'svg',
-            { viewBox: '0 0 24 24', width: '1em', height: '1em', fill: 'none', stroke: 'currentColor', strokeWidth: 2, 'aria-hidden': true, 'data-icon': name, ...props },
-            createElement('circle', { cx: 12, cy: 12, r: 8 }),
-          );
+        const known = (ICON_SET as Record<string, ComponentType<SVGProps<SVGSVGElement> & { size?: number | string }>>)[name];
+        icon = known
+          ? (props: SVGProps<SVGSVGElement>) => createElement(known, { size: '1em', 'aria-hidden': true, ...({ 'data-icon': name } as SVGProps<SVGSVGElement>), ...props })
+          : (props: SVGProps<SVGSVGElement>) =>
+              createElement(
+                'svg',
+                { viewBox: '0 0 24 24', width: '1em', height: '1em', fill: 'none', stroke: 'currentColor', strokeWidth: 2, 'aria-hidden': true, 'data-icon': name, 'data-icon-missing': '', ...props },
+                createElement('circle', { cx: 12, cy: 12, r: 8 }),
+              );
         iconCache.set(name, icon);
       }
       return icon;

@@ -163,9 +163,108 @@ export function syntheticLocation(bridge: Bridge): Location {
   return location as unknown as Location;
 }
 
+/**
+ * No WebRTC from the frame. The page's policy says `webrtc 'block'` (@yumina/sandbox host-policy.ts),
+ * which Chromium does not implement yet: a peer connection's ICE gathering would send STUN packets to
+ * any address the world names. So the constructors are replaced before world code runs, and no
+ * nested frame (a fresh realm with its own constructors) can be attached to the document.
+ */
+function installNoWebRtc(): void {
+  for (const name of ['RTCPeerConnection', 'webkitRTCPeerConnection', 'RTCIceTransport']) {
+    if (!(name in window)) continue;
+    class BlockedPeerConnection {
+      constructor() {
+        throw blocked(`${name} (WebRTC) is not available in a world's interface`);
+      }
+    }
+    Object.defineProperty(window, name, { value: BlockedPeerConnection, writable: false, configurable: false });
+  }
+  const FRAMES = 'iframe, frame, object, embed, portal, fencedframe';
+  const holdsFrame = (node: unknown): boolean =>
+    (node instanceof Element && (node.matches(FRAMES) || node.querySelector(FRAMES) !== null)) ||
+    (node instanceof DocumentFragment && node.querySelector(FRAMES) !== null);
+  const refuse = () => {
+    throw blocked('nested frames are not available in a world\'s interface');
+  };
+  const guardInsert = (proto: object, method: string, nodesOf: (args: unknown[]) => unknown[]) => {
+    const original = (proto as Record<string, unknown>)[method] as ((...args: unknown[]) => unknown) | undefined;
+    if (typeof original !== 'function') return;
+    Object.defineProperty(proto, method, {
+      configurable: false,
+      writable: false,
+      value(this: unknown, ...args: unknown[]) {
+        if (nodesOf(args).some(holdsFrame)) refuse();
+        return original.apply(this, args);
+      },
+    });
+  };
+  guardInsert(Node.prototype, 'appendChild', (a) => [a[0]]);
+  guardInsert(Node.prototype, 'insertBefore', (a) => [a[0]]);
+  guardInsert(Node.prototype, 'replaceChild', (a) => [a[0]]);
+  for (const proto of [Element.prototype, DocumentFragment.prototype, Document.prototype, CharacterData.prototype]) {
+    for (const method of ['append', 'prepend', 'before', 'after', 'replaceWith', 'replaceChildren', 'insertAdjacentElement']) {
+      if (Object.prototype.hasOwnProperty.call(proto, method)) guardInsert(proto, method, (a) => (method === 'insertAdjacentElement' ? [a[1]] : a));
+    }
+  }
+  // Markup setters: frames the markup made are removed before the setter returns (before any script can reach them).
+  const stripFrames = (root: ParentNode | null) => root?.querySelectorAll(FRAMES).forEach((f) => f.remove());
+  for (const [proto, key] of [
+    [Element.prototype, 'innerHTML'],
+    [Element.prototype, 'outerHTML'],
+    [ShadowRoot.prototype, 'innerHTML'],
+  ] as const) {
+    const descriptor = Object.getOwnPropertyDescriptor(proto, key);
+    if (!descriptor?.set) continue;
+    Object.defineProperty(proto, key, {
+      configurable: false,
+      get: descriptor.get,
+      set(this: Element, value: string) {
+        const parent = key === 'outerHTML' ? this.parentElement : this;
+        descriptor.set!.call(this, value);
+        stripFrames(parent);
+      },
+    });
+  }
+  for (const method of ['insertAdjacentHTML', 'setHTMLUnsafe'] as const) {
+    const original = (Element.prototype as unknown as Record<string, ((...args: unknown[]) => unknown) | undefined>)[method];
+    if (typeof original !== 'function') continue;
+    Object.defineProperty(Element.prototype, method, {
+      configurable: false,
+      writable: false,
+      value(this: Element, ...args: unknown[]) {
+        const result = original.apply(this, args);
+        stripFrames(this.parentElement ?? this);
+        return result;
+      },
+    });
+  }
+  for (const method of ['write', 'writeln'] as const) {
+    Object.defineProperty(Document.prototype, method, { configurable: false, writable: false, value: () => refuse() });
+  }
+}
+
+/**
+ * Forms run their handlers but never submit: the frame has `allow-forms` so an interface's
+ * onSubmit (a Send button) works, and a submission itself would navigate the frame, which the
+ * host tears down. So `submit()` throws and every submit event is prevented (its handlers still
+ * run); the frame's CSP `form-action 'none'` is the second wall.
+ */
+function installNoFormSubmission(): void {
+  Object.defineProperty(HTMLFormElement.prototype, 'submit', {
+    value() {
+      throw blocked('Submitting a form is not available in a world\'s interface; handle onSubmit instead');
+    },
+    writable: false,
+    configurable: false,
+  });
+  window.addEventListener('submit', (event) => event.preventDefault(), { capture: true });
+}
+
 export function installShims(bridge: Bridge): void {
   installFetch(bridge);
   installXhr();
   installStorage(bridge);
   installClipboard(bridge);
+  installNoWebRtc();
+  installNoFormSubmission();
 }

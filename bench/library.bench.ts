@@ -1,0 +1,196 @@
+import { afterAll, beforeAll, bench, describe } from 'vitest';
+import { CARD_SELECT, libraryPageQuery, type LibraryQuery } from '../containers/api/src/worlds/library.ts';
+import { librarySearch } from '../containers/api/src/worlds/library-search.ts';
+import { startTestServer, type TestServer } from '../tests/support/server.ts';
+
+/**
+ * Issue 24 benchmark: the library at 100,000 published worlds on real PostgreSQL.
+ * - Search `q=dragon` (and a CJK query): the indexed search (full text + pg_trgm, ranked) against
+ *   today's query before the issue (kept below: `ilike` over the live name and description, a
+ *   sequential scan), both as SQL through the same read pool, 4 in flight, interleaved rounds.
+ *   Goal: ≥ 10× throughput; the new search's p50 alone ≤ 5 ms (through HTTP, end to end).
+ * - Page 500 of the library (by keyset cursor) against page 1. Goal: ≤ 1.5× the time.
+ * The worlds: 1,000 authors; names of 2–3 words and descriptions of ~15 words drawn from a
+ * 2,000-word vocabulary (so a given word such as "dragon" is in ~1 % of worlds), 1–3 of 40 tags,
+ * one world in 20 in Japanese or Chinese.
+ */
+const WORLDS = 100_000;
+const AUTHORS = 1_000;
+
+/** Today's search, before issue 24 (the baseline): a scan with `ilike` over name and description. */
+function baselineSearch(q: string): { text: string; params: unknown[] } {
+  const key = `(extract(epoch from c.published_at) * 1000000)::bigint`;
+  return {
+    text: `select c.*, ${key}::text as k from (${CARD_SELECT} where w.status = 'published' and
+             (coalesce(w.live_name, w.name) ilike $1 or coalesce(w.live_description, w.description) ilike $1)) c
+            order by ${key} desc nulls last, c.id desc limit $2`,
+    params: [`%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`, 21],
+  };
+}
+
+let seed = 24;
+const random = () => {
+  seed = (seed * 1103515245 + 12345) % 2147483648;
+  return seed / 2147483648;
+};
+const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
+const SYLLABLES = ['ka', 'ro', 'mi', 'than', 'el', 'dor', 'sha', 'vin', 'lu', 'gar', 'ith', 'mo', 'ren', 'bal', 'zu', 'qua', 'lor', 'est', 'nim', 'tor'];
+const COMMON = ['dragon', 'castle', 'forest', 'ship', 'star', 'city', 'night', 'queen', 'sword', 'river', 'ghost', 'school', 'garden', 'storm', 'winter', 'mirror'];
+const VOCABULARY: string[] = [...COMMON];
+while (VOCABULARY.length < 2000) VOCABULARY.push(pick(SYLLABLES) + pick(SYLLABLES) + pick(SYLLABLES));
+const TAGS = Array.from({ length: 40 }, (_, i) => `tag${i}`);
+const CJK = ['龍の伝説', '古代の龍が眠る山', '星际旅行者', '飞船在银河中漂流', '魔法学校の夜', '雪の城', '森林的秘密', '海辺の町'];
+const sentence = (n: number) => Array.from({ length: n }, () => pick(VOCABULARY)).join(' ');
+
+let server: TestServer;
+const queries: Record<string, LibraryQuery> = {
+  dragon: { q: 'dragon', pageSize: 20 },
+  cjk: { q: '伝説', pageSize: 20 },
+};
+let page500Cursor = '';
+
+async function seedWorlds(): Promise<void> {
+  const db = server.ctx.db.primary;
+  await db.query(
+    `insert into accounts (id, email, display_name)
+     select 'acc_benchauthor' || lpad(i::text, 8, '0'), 'bench' || i || '@example.com', 'Author ' || i from generate_series(1, $1) i`,
+    [AUTHORS],
+  );
+  // A bulk load: the GIN indexes take entries into their pending list meanwhile (fastupdate), and
+  // the vacuum below merges it; the indexes then answer searches without one, as in production.
+  const gin = ['worlds_search_vector_idx', 'worlds_search_trgm_idx', 'worlds_live_tags_idx'];
+  for (const index of gin) await db.query(`alter index ${index} set (fastupdate = on)`);
+  const batch = 5000;
+  for (let start = 0; start < WORLDS; start += batch) {
+    const cols: unknown[][] = [[], [], [], [], [], [], []];
+    for (let i = start; i < start + batch; i++) {
+      const cjk = random() < 0.05;
+      const name = cjk ? pick(CJK) + ' ' + (i % 97) : sentence(2 + Math.floor(random() * 2));
+      const description = cjk ? pick(CJK) + '。' + pick(CJK) + '。' : sentence(12 + Math.floor(random() * 6)) + '.';
+      const tags = Array.from({ length: 1 + Math.floor(random() * 3) }, () => pick(TAGS));
+      cols[0]!.push(`wld_bench${String(i).padStart(7, '0')}`);
+      cols[1]!.push(`acc_benchauthor${String(1 + (i % AUTHORS)).padStart(8, '0')}`);
+      cols[2]!.push(name);
+      cols[3]!.push(description);
+      cols[4]!.push(`{${[...new Set(tags)].join(',')}}`);
+      cols[5]!.push(cjk ? pick(['ja', 'zh']) : 'en');
+      cols[6]!.push(i);
+    }
+    await db.query(
+      `insert into worlds (id, owner_id, name, description, tags, language, definition, status, published_at,
+                           live_name, live_description, live_tags, live_language, live_updated_at, live_definition)
+       select id, owner, name, description, tags::text[], language, '{}', 'published', now() - make_interval(secs => n),
+              name, description, tags::text[], language, now() - make_interval(secs => n), '{}'
+         from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[])
+              as t(id, owner, name, description, tags, language, n)`,
+      cols,
+    );
+  }
+  await db.query('vacuum analyze worlds');
+  for (const index of gin) await db.query(`alter index ${index} set (fastupdate = off)`);
+  await db.query('analyze accounts');
+}
+
+const run = (sql: { text: string; params: unknown[] }) => server.ctx.db.read.query(sql.text, sql.params);
+/** Requests per second of `fn` with `inFlight` at a time over `ms`. */
+async function rate(fn: () => Promise<unknown>, ms: number, inFlight = 4): Promise<number> {
+  const end = performance.now() + ms;
+  let n = 0;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (performance.now() < end) {
+        await fn();
+        n++;
+      }
+    }),
+  );
+  return n / (ms / 1000);
+}
+async function p50(fn: () => Promise<unknown>, n: number): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await fn();
+    times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(n / 2)]!;
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const httpGet = async (path: string) => {
+  const res = await fetch(server.url + path);
+  if (res.status !== 200) throw new Error(`${path}: ${res.status}`);
+  return res.json() as Promise<{ worlds: { id: string }[]; nextCursor: string | null }>;
+};
+
+beforeAll(async () => {
+  server = await startTestServer({ DATABASE_POOL_MAX: '8', DATABASE_READ_POOL_MAX: '8' }, { redis: false });
+  const t = performance.now();
+  await seedWorlds();
+  console.log(`\nlibrary: seeded ${WORLDS} published worlds in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+
+  for (const q of Object.values(queries)) {
+    const indexed = libraryPageQuery(q);
+    const baseline = baselineSearch(q.q!);
+    const countParams: unknown[] = [];
+    const match = librarySearch(q.q!, countParams);
+    const hits = (await server.ctx.db.read.query(`select count(*)::int as n, max(${match.rank}) as top from worlds w where w.status = 'published' and ${match.where}`, countParams)).rows[0];
+    await rate(() => run(indexed), 300);
+    await rate(() => run(baseline), 300);
+    const ratios: number[] = [];
+    const rates: [number, number][] = [];
+    for (let i = 0; i < 5; i++) {
+      const a = await rate(() => run(indexed), 600);
+      const b = await rate(() => run(baseline), 1500);
+      ratios.push(a / b);
+      rates.push([a, b]);
+    }
+    const middle = rates[ratios.indexOf(median(ratios))]!;
+    const alone = await p50(() => httpGet(`/api/library?q=${encodeURIComponent(q.q!)}&pageSize=20`), 200);
+    const aloneSql = await p50(() => run(indexed), 200);
+    const aloneBaseline = await p50(() => run(baseline), 10);
+    console.log(
+      `library: search q=${q.q} (${(hits as { n: number }).n} hits): indexed / today's throughput, median of 5 interleaved rounds, 4 in flight: ` +
+        `${median(ratios).toFixed(1)}× (${middle[0].toFixed(0)} vs ${middle[1].toFixed(1)} queries/s; goal ≥ 10×); ` +
+        `p50 alone through HTTP ${alone.toFixed(2)} ms (goal ≤ 5 ms), its SQL alone ${aloneSql.toFixed(2)} ms; today's query p50 alone ${aloneBaseline.toFixed(1)} ms`,
+    );
+  }
+
+  // Walk to page 500 by cursor once; then time page 1 and page 500, interleaved.
+  let cursor: string | null = null;
+  for (let page = 1; page < 500; page++) {
+    const body: { nextCursor: string | null } = await httpGet(`/api/library?pageSize=20${cursor ? `&cursor=${cursor}` : ''}`);
+    cursor = body.nextCursor;
+  }
+  page500Cursor = cursor!;
+  const ratios: number[] = [];
+  const times: [number, number][] = [];
+  for (let i = 0; i < 7; i++) {
+    const first = await p50(() => httpGet('/api/library?pageSize=20'), 30);
+    const far = await p50(() => httpGet(`/api/library?pageSize=20&cursor=${page500Cursor}`), 30);
+    ratios.push(far / first);
+    times.push([far, first]);
+  }
+  const middle = times[ratios.indexOf(median(ratios))]!;
+  console.log(
+    `library: page 500 / page 1 time (p50 of 30, median of 7 interleaved rounds): ${median(ratios).toFixed(2)}× ` +
+      `(${middle[0].toFixed(2)} vs ${middle[1].toFixed(2)} ms; goal ≤ 1.5×)\n`,
+  );
+}, 900_000);
+
+afterAll(async () => server?.stop());
+
+describe('library at 100,000 published worlds', () => {
+  bench('search q=dragon, indexed (HTTP)', async () => {
+    await httpGet('/api/library?q=dragon&pageSize=20');
+  }, { time: 2000, warmupTime: 200 });
+  bench("search q=dragon, today's query (SQL, baseline)", async () => {
+    await run(baselineSearch('dragon'));
+  }, { time: 2000, warmupTime: 200 });
+  bench('page 1 (HTTP)', async () => {
+    await httpGet('/api/library?pageSize=20');
+  }, { time: 2000, warmupTime: 200 });
+  bench('page 500 by cursor (HTTP)', async () => {
+    await httpGet(`/api/library?pageSize=20&cursor=${page500Cursor}`);
+  }, { time: 2000, warmupTime: 200 });
+});

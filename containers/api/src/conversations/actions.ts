@@ -1,0 +1,240 @@
+/**
+ * What a world's interface (and the default chat) does between turns, on the server: interface
+ * actions (`executeAction`: the world's `action` rule triggers and reactions), custom reaction
+ * events (`spatial:zone-enter` and the like), `setVariable` (session or player-global scope),
+ * `injectContext` (one-shot context for the next prompt), session memory (prompt step 9), and the
+ * player's model and provider choice (`setModel`, `setPreferredProvider`). Each change to a
+ * session's state runs under the session's lock, in one transaction, and answers the new state
+ * with what the engine said should happen (notifications, audio commands, AI requests).
+ */
+import { balance } from '@yumina/billing';
+import { HttpError, parseWith } from '@yumina/http';
+import { dispatchEvents, normalizeState, type WorldDefinition, type WorldEvent, type WorldState } from '@yumina/world';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { Authenticated } from '../accounts/sessions.ts';
+import { requireAuth } from '../accounts/auth.ts';
+import type { AppContext } from '../context.ts';
+import { ownedSession, playableWorld } from './model.ts';
+import { enginePersona } from './persona.ts';
+import { acquireTurnLock, releaseTurnLock } from './turn-lock.ts';
+
+const MAX_MEMORY = 20_000;
+/** Event types the engine emits itself; the interface may not forge them. */
+const RESERVED_EVENTS = new Set(['message:user', 'message:ai', 'turn:complete', 'state:changed', 'session:start', 'action']);
+/** World-scoped per player: global variables live in world storage under this key prefix. */
+export const GLOBAL_VARIABLE_PREFIX = 'global:';
+
+const actionId = z.string().min(1).max(200).regex(/^[\w.:-]+$/, 'letters, digits and . _ : - only');
+const eventBody = z
+  .looseObject({
+    type: z
+      .string()
+      .max(100)
+      .regex(/^[a-z][\w-]*:[\w-]+$/, 'a namespaced event type such as spatial:zone-enter')
+      .refine((type) => !RESERVED_EVENTS.has(type), 'is an event the engine emits itself'),
+  })
+  .refine((event) => JSON.stringify(event).length <= 16_000, 'the event is too large');
+const variableBody = z.strictObject({
+  value: z.unknown().refine((v) => v !== undefined && JSON.stringify(v).length <= 64_000, 'must be a JSON value up to 64 KB'),
+  scope: z.enum(['session', 'global']).default('session'),
+});
+const contextBody = z.strictObject({ message: z.string().trim().min(1).max(8_000), role: z.enum(['system', 'user']).default('system') });
+const memoryBody = z.strictObject({ memory: z.string().max(MAX_MEMORY) });
+const modelBody = z.strictObject({ model: z.string().trim().min(1).max(200) });
+const providerBody = z.strictObject({ provider: z.enum(['official', 'private']) });
+
+export interface DispatchAnswer {
+  state: WorldState;
+  stateChanges: unknown[];
+  notifications: unknown[];
+  audioCommands: unknown[];
+  aiRequests: unknown[];
+  firedRules: string[];
+  firedReactions: string[];
+}
+
+export async function playerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  const db = ctx.db.primary;
+
+  /**
+   * Runs `events` against the session's current state (after `prepare`, which may change it first)
+   * under the session's lock, and stores the result in one transaction.
+   */
+  async function dispatch(
+    auth: Authenticated,
+    sessionId: string,
+    events: (state: WorldState, world: WorldDefinition) => WorldEvent[],
+    prepare?: (state: WorldState, world: WorldDefinition) => unknown[],
+  ): Promise<DispatchAnswer> {
+    await ownedSession(db, sessionId, auth.account.id);
+    const lock = await acquireTurnLock(ctx, sessionId);
+    try {
+      const persona = await enginePersona(db, auth.account.id);
+      return await db.transaction(async (tx) => {
+        const session = await ownedSession(tx, sessionId, auth.account.id, true);
+        const world = await playableWorld(tx, session.world_id, auth.account.id);
+        const state = normalizeState(world as never, JSON.parse(session.state) as WorldState);
+        const direct = prepare?.(state, world) ?? [];
+        const result = dispatchEvents(world as never, state, events(state, world), {
+          now: new Date(),
+          seed: session.seed,
+          sessionId: session.id,
+          persona,
+          accountName: auth.account.username,
+        });
+        await tx.query('update chat_sessions set state = $2, updated_at = now() where id = $1', [session.id, JSON.stringify(result.state)]);
+        return {
+          state: result.state,
+          stateChanges: [...direct, ...result.stateChanges],
+          notifications: result.notifications,
+          audioCommands: result.audioCommands,
+          aiRequests: result.aiRequests,
+          firedRules: result.firedRules.map((r) => r.ruleId),
+          firedReactions: result.firedReactions.map((r) => r.reactionId),
+        };
+      });
+    } finally {
+      await releaseTurnLock(ctx, sessionId, lock);
+    }
+  }
+
+  /** executeAction(actionId): the world's `action` rule triggers and reactions fire. */
+  app.post<{ Params: { id: string; actionId: string } }>('/api/sessions/:id/actions/:actionId', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    const id = parseWith(actionId, request.params.actionId, 'actionId');
+    return dispatch(auth, request.params.id, () => [{ type: 'action', actionId: id }]);
+  });
+
+  /** A custom reaction event from the interface, such as {type: 'spatial:zone-enter', zone: 'forest'}. */
+  app.post<{ Params: { id: string } }>('/api/sessions/:id/events', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    const event = parseWith(eventBody, request.body) as WorldEvent;
+    return dispatch(auth, request.params.id, () => [event]);
+  });
+
+  /**
+   * setVariable(id, value, {scope}): a session variable changes (rules and reactions see the
+   * `state:changed` event); a global one is kept per player and world, across sessions.
+   */
+  app.put<{ Params: { id: string; variableId: string } }>('/api/sessions/:id/variables/:variableId', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    const variableId = parseWith(actionId, request.params.variableId, 'variableId');
+    const body = parseWith(variableBody, request.body);
+    if (body.scope === 'global') {
+      const session = await ownedSession(db, request.params.id, auth.account.id);
+      await db.query(
+        `insert into world_storage (account_id, world_id, key, value) values ($1, $2, $3, $4)
+         on conflict (account_id, world_id, key) do update set value = excluded.value, updated_at = now()`,
+        [auth.account.id, session.world_id, `${GLOBAL_VARIABLE_PREFIX}${variableId}`, JSON.stringify(body.value)],
+      );
+      return { globalVariables: await globalVariables(auth.account.id, session.world_id) };
+    }
+    let change: { variableId: string; oldValue: unknown; newValue: unknown } | null = null;
+    return dispatch(
+      auth,
+      request.params.id,
+      () => (change && JSON.stringify(change.oldValue) !== JSON.stringify(change.newValue) ? [{ type: 'state:changed', ...change }] : []),
+      (state, world) => {
+        const variable = world.variables.find((v) => v.id === variableId);
+        if (!variable) throw new HttpError(404, 'NOT_FOUND', `This world has no variable "${variableId}".`);
+        const kind = variable.type === 'json' ? null : variable.type;
+        if (kind && (typeof body.value !== kind || (kind === 'number' && !Number.isFinite(body.value))))
+          throw new HttpError(400, 'INVALID_REQUEST', `Invalid request body: value: "${variableId}" holds a ${kind}.`);
+        // Numbers stay within the variable's bounds, as the engine keeps them.
+        const value =
+          kind === 'number' ? Math.min(variable.max ?? Infinity, Math.max(variable.min ?? -Infinity, body.value as number)) : body.value;
+        change = { variableId, oldValue: state.variables[variableId], newValue: value };
+        state.variables[variableId] = value;
+        return [{ ...change, source: 'interface' }];
+      },
+    );
+  });
+
+  /** injectContext(message, {role}): one-shot context the next prompt carries (step 11). */
+  app.post<{ Params: { id: string } }>('/api/sessions/:id/context', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    const body = parseWith(contextBody, request.body);
+    return dispatch(
+      auth,
+      request.params.id,
+      () => [],
+      (state) => {
+        if (state.pendingContext.length >= 20) throw new HttpError(409, 'TOO_MUCH_CONTEXT', 'At most 20 context messages can wait for the next reply.');
+        state.pendingContext.push({ role: body.role, content: body.message, source: 'interface' });
+        return [];
+      },
+    );
+  });
+
+  /** Session memory (prompt step 9): what the player wants the story to keep in mind. */
+  app.put<{ Params: { id: string } }>('/api/sessions/:id/memory', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    const body = parseWith(memoryBody, request.body);
+    await ownedSession(db, request.params.id, auth.account.id);
+    await db.query('update chat_sessions set memory = $2, updated_at = now() where id = $1 and account_id = $3', [request.params.id, body.memory, auth.account.id]);
+    return { memory: body.memory };
+  });
+
+  async function globalVariables(accountId: string, worldId: string): Promise<Record<string, unknown>> {
+    const { rows } = await db.query<{ key: string; value: string }>(
+      `select key, value from world_storage where account_id = $1 and world_id = $2 and key like $3 order by key`,
+      [accountId, worldId, `${GLOBAL_VARIABLE_PREFIX}%`],
+    );
+    const out: Record<string, unknown> = {};
+    for (const row of rows) {
+      try {
+        out[row.key.slice(GLOBAL_VARIABLE_PREFIX.length)] = JSON.parse(row.value);
+      } catch {
+        out[row.key.slice(GLOBAL_VARIABLE_PREFIX.length)] = row.value;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * What the player page needs besides the session: the player's global variables for this world,
+   * the selected model, the preferred provider and the plan.
+   */
+  app.get<{ Params: { worldId: string } }>('/api/worlds/:worldId/player', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    reply.header('cache-control', 'no-store');
+    const [globals, billing, connection] = await Promise.all([
+      globalVariables(auth.account.id, request.params.worldId),
+      balance(db, auth.account.id),
+      db.query<{ default_model: string | null; private_enabled: boolean }>('select default_model, private_enabled from ai_connections where account_id = $1', [
+        auth.account.id,
+      ]),
+    ]);
+    const preference = billing.preference === 'official' ? 'official' : 'private';
+    const selectedModel =
+      preference === 'private' ? (connection.rows[0]?.default_model ?? null) : (ctx.config.ai.official?.defaultModel ?? connection.rows[0]?.default_model ?? null);
+    return { globalVariables: globals, selectedModel, preferredProvider: preference, userPlan: billing.plan };
+  });
+
+  /** setModel(id): the model the player's own connection writes with. */
+  app.put('/api/player/model', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    const body = parseWith(modelBody, request.body);
+    const { rowCount } = await db.query('update ai_connections set default_model = $2, updated_at = now() where account_id = $1', [auth.account.id, body.model]);
+    if (!rowCount) throw new HttpError(409, 'NO_CONNECTION', 'Connect your own AI provider in Settings to choose a model.');
+    return { selectedModel: body.model };
+  });
+
+  /** setPreferredProvider: 'private' needs a connection of the player's; 'official' the platform's key. */
+  app.put('/api/player/provider', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    const body = parseWith(providerBody, request.body);
+    if (body.provider === 'official' && !ctx.config.ai.official) return { ok: false, error: 'This server has no official AI provider.' };
+    if (body.provider === 'private') {
+      const { rows } = await db.query<{ base_url: string }>('select base_url from ai_connections where account_id = $1', [auth.account.id]);
+      if (!rows[0]) return { ok: false, error: 'Connect your own AI provider in Settings first.' };
+    }
+    await db.query(
+      `insert into billing_accounts (account_id, preference) values ($1, $2)
+       on conflict (account_id) do update set preference = excluded.preference, updated_at = now()`,
+      [auth.account.id, body.provider],
+    );
+    return { ok: true, provider: body.provider };
+  });
+}

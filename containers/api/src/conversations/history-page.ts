@@ -1,0 +1,62 @@
+import type { Queryable } from '@yumina/db';
+import { HttpError, parseWith } from '@yumina/http';
+import { z } from 'zod';
+import { type MessageRow, messageView, ownedSession, type SessionRow, sessionView } from './model.ts';
+
+/**
+ * Long sessions open fast (issue 24): a session is read a page of messages at a time, newest
+ * first, by keyset on `position` (the unique (session_id, position) index), never the whole
+ * history. The page's messages carry their text and state snapshot; the alternatives (swipes,
+ * each with a snapshot of its own) only on the session's newest message, where the player offers
+ * them; any other message's swipes load on demand (GET /api/sessions/:id/messages/:messageId).
+ */
+export const HISTORY_PAGE_SIZE = 50;
+export const HISTORY_PAGE_MAX = 200;
+
+export const historyPageQuery = z.object({
+  /** Messages before this position (the `earlierCursor` of the page after). */
+  before: z.coerce.number().int().min(0).max(2_147_483_647).optional(),
+  limit: z.coerce.number().int().min(1).max(HISTORY_PAGE_MAX).default(HISTORY_PAGE_SIZE),
+});
+export type HistoryPageQuery = z.infer<typeof historyPageQuery>;
+
+/** A message in a page: the full view, with the swipes of anything but the newest message left for later. */
+export function pageMessageView(m: MessageRow, newest: boolean) {
+  const view = messageView(newest ? m : { ...m, swipes: '[]' });
+  return { ...view, swipeCount: newest ? view.swipes.length : (JSON.parse(m.swipes) as unknown[]).length, swipesLoaded: newest };
+}
+
+/**
+ * One page of a session the account owns: `{ session, messages, history }`, messages oldest first
+ * as before; `history.earlierCursor` (the first message's position) fetches the page before it,
+ * null when the page reaches the start.
+ */
+export async function sessionPage(db: Queryable, sessionId: string, accountId: string, query: HistoryPageQuery = { limit: HISTORY_PAGE_SIZE }) {
+  const session: SessionRow = await ownedSession(db, sessionId, accountId);
+  const params: unknown[] = [sessionId, query.limit + 1];
+  if (query.before !== undefined) params.push(query.before);
+  const { rows } = await db.query<MessageRow & Record<string, unknown>>(
+    `select * from chat_messages where session_id = $1${query.before !== undefined ? ' and position < $3' : ''}
+      order by position desc limit $2`,
+    params,
+  );
+  const more = rows.length > query.limit;
+  const page = rows.slice(0, query.limit).reverse();
+  const newestPosition = query.before === undefined ? page[page.length - 1]?.position : undefined;
+  return {
+    session: sessionView(session),
+    messages: page.map((m) => pageMessageView(m, m.position === newestPosition)),
+    history: { earlierCursor: more && page[0] ? String(page[0].position) : null, limit: query.limit },
+  };
+}
+
+/** The query string of GET /api/sessions/:id, validated (a 400 for a bad cursor or limit). */
+export const parseHistoryPageQuery = (query: unknown): HistoryPageQuery => parseWith(historyPageQuery, query, 'query');
+
+/** One message in full (its swipes and state snapshot), for a message outside the newest. */
+export async function sessionMessage(db: Queryable, sessionId: string, messageId: string, accountId: string) {
+  await ownedSession(db, sessionId, accountId);
+  const { rows } = await db.query<MessageRow & Record<string, unknown>>('select * from chat_messages where session_id = $1 and id = $2', [sessionId, messageId]);
+  if (!rows[0]) throw new HttpError(404, 'NOT_FOUND', 'No such message.');
+  return { message: { ...messageView(rows[0]), swipeCount: (JSON.parse(rows[0].swipes) as unknown[]).length, swipesLoaded: true } };
+}

@@ -1,0 +1,91 @@
+import type { Queryable } from '@yumina/db';
+import { HttpError } from '@yumina/http';
+import type { AppContext } from '../context.ts';
+
+/**
+ * The session lock of a turn (one reply written at a time per conversation) and what settles a
+ * turn that failed. The lock lives in the shared store with a TTL as a last resort only: every
+ * path of a turn releases it at once, success or failure, and `stop` releases it from any replica
+ * (the holder's token is recorded beside the lock for that).
+ */
+
+export const TURN_LOCK_TTL_MS = 180_000;
+const lockKey = (sessionId: string) => `chat:${sessionId}`;
+const holderKey = (sessionId: string) => `chat:holder:${sessionId}`;
+
+export const SESSION_BUSY_MESSAGE = 'A reply is already being written in this session (another tab?). Wait for it, or stop it.';
+
+export async function acquireTurnLock(ctx: AppContext, sessionId: string): Promise<string> {
+  const token = await ctx.store.acquireLock(lockKey(sessionId), TURN_LOCK_TTL_MS);
+  if (!token) throw new HttpError(409, 'SESSION_BUSY', SESSION_BUSY_MESSAGE);
+  await ctx.store.set(holderKey(sessionId), token, TURN_LOCK_TTL_MS / 1000).catch(() => {});
+  return token;
+}
+
+export async function releaseTurnLock(ctx: AppContext, sessionId: string, token: string): Promise<void> {
+  await ctx.store.releaseLock(lockKey(sessionId), token).catch(() => false);
+}
+
+/** `stop`: releases the session's lock whoever holds it (the running turn, if any, was told to stop). */
+export async function releaseTurnLockOfAnyHolder(ctx: AppContext, sessionId: string): Promise<void> {
+  const token = await ctx.store.get(holderKey(sessionId)).catch(() => undefined);
+  if (token) await releaseTurnLock(ctx, sessionId, token);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Ends a reply as `failed` with the text received so far. Retried with backoff (a database that
+ * just dropped its connections or a pool that timed out usually answers again within seconds);
+ * what still fails is settled by the next turn of the session or by maintenance.
+ */
+export async function markReplyFailed(ctx: AppContext, messageId: string, partial: string, message: string, attempts = 6): Promise<boolean> {
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    try {
+      await ctx.db.primary.query(`update chat_messages set status = 'failed', content = $2, error_message = $3 where id = $1 and status <> 'complete'`, [
+        messageId,
+        partial,
+        message,
+      ]);
+      return true;
+    } catch (err) {
+      ctx.log.warn({ err, messageId, attempt }, 'could not mark a failed reply yet');
+      if (attempt < attempts - 1) await sleep(100 * 2 ** attempt);
+    }
+  }
+  return false;
+}
+
+const INTERRUPTED = 'The reply was interrupted before it was finished.';
+
+/** Replies of a session still `streaming` while its lock is held by the caller: no turn writes them any more. */
+export async function settleStreamingReplies(db: Queryable, sessionId: string): Promise<number> {
+  const { rowCount } = await db.query(`update chat_messages set status = 'failed', error_message = $2 where session_id = $1 and status = 'streaming'`, [
+    sessionId,
+    INTERRUPTED,
+  ]);
+  return rowCount ?? 0;
+}
+
+/**
+ * Maintenance: replies left `streaming` by a turn that no longer runs (its process died, its
+ * database went away) end as `failed`. A session counts as idle when its lock can be taken; the
+ * lock is held while its replies are settled, so a turn starting meanwhile waits for it.
+ */
+export async function settleStaleReplies(ctx: AppContext, olderThanSeconds = 60): Promise<number> {
+  const { rows } = await ctx.db.primary.query<{ session_id: string }>(
+    `select distinct session_id from chat_messages where status = 'streaming' and created_at < now() - make_interval(secs => $1) limit 1000`,
+    [olderThanSeconds],
+  );
+  let settled = 0;
+  for (const { session_id: sessionId } of rows) {
+    const token = await ctx.store.acquireLock(lockKey(sessionId), TURN_LOCK_TTL_MS).catch(() => null);
+    if (!token) continue;
+    try {
+      settled += await settleStreamingReplies(ctx.db.primary, sessionId);
+    } finally {
+      await releaseTurnLock(ctx, sessionId, token);
+    }
+  }
+  return settled;
+}

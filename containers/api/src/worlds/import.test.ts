@@ -1,0 +1,100 @@
+import { readFileSync } from 'node:fs';
+import { encodeBase64Utf8, pngWithText } from '@yumina/world';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasPostgres } from '../../../../tests/support/postgres.ts';
+import { hasRedis } from '../../../../tests/support/redis.ts';
+import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
+
+const fixture = (name: string) => readFileSync(new URL(`../../../../tests/fixtures/worlds/${name}`, import.meta.url), 'utf8');
+
+describe.runIf(hasPostgres && hasRedis)('POST /api/worlds/import (real PostgreSQL)', () => {
+  let server: TestServer;
+  let author: Browser;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    author = new Browser(server.url);
+    await author.fetch('/api/auth/signup', { method: 'POST', json: { email: `importer-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Importer' } });
+  });
+  afterAll(() => server?.stop());
+
+  const count = async () => (await server.ctx.db.primary.query<{ n: number }>('select count(*)::int as n from worlds')).rows[0]!.n;
+
+  it('imports a 25.0.0 world as a draft of the caller and returns it with the report', async () => {
+    const res = await author.fetch('/api/worlds/import', { method: 'POST', json: { world: JSON.parse(fixture('world-25.0.0.json')) } });
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as {
+      id: string;
+      status: string;
+      revision: number;
+      world: { version: string; id: string; audioTracks: { url: string }[] };
+      report: { format: string; sourceVersion: string; changes: { kind: string; path: string }[]; assets: { id: string; paths: string[] }[] };
+    };
+    expect(body).toMatchObject({ status: 'saved', revision: 1 });
+    expect(body.world.version).toBe('20.0.0');
+    expect(body.world.id).toBe('6f1c2b7e-8a9d-4c3b-b1e2-7d6a5f4e3c21');
+    expect(body.world.audioTracks[0]?.url).toBe('asset://splash-sound');
+    expect(body.report.format).toBe('world');
+    expect(body.report.sourceVersion).toBe('25.0.0');
+    expect(body.report.changes.map((change) => `${change.kind} ${change.path}`)).toContain('dropped spatial');
+    expect(body.report.assets.map((asset) => asset.id)).toEqual(['greenhouse-photo', 'splash-sound']);
+    const row = await server.ctx.db.primary.query<{ owner_id: string; status: string; definition: string; name: string }>('select * from worlds where id = $1', [body.id]);
+    expect(row.rows[0]).toMatchObject({ status: 'saved', name: 'Glass Garden' });
+    expect(JSON.parse(row.rows[0]!.definition)).toEqual(body.world);
+    const read = (await (await author.fetch(`/api/worlds/${body.id}`)).json()) as { world: unknown; canEdit: boolean };
+    expect(read).toMatchObject({ world: body.world, canEdit: true });
+  });
+
+  it('imports a V3 PNG card sent as base64 bytes', async () => {
+    const png = pngWithText({ ccv3: encodeBase64Utf8(fixture('card-v3.json')) });
+    const res = await author.fetch('/api/worlds/import', { method: 'POST', json: { file: { name: 'lumen.png', base64: Buffer.from(png).toString('base64') } } });
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as { world: { name: string; entries: { id: string }[] }; report: { format: string; sourceVersion: string } };
+    expect(body.report).toMatchObject({ format: 'sillytavern-card', sourceVersion: 'chara_card_v3 (png)' });
+    expect(body.world.name).toBe('Professor Lumen');
+    expect(body.world.entries.map((entry) => entry.id)).toEqual(['system-prompt', 'character', 'personality', 'greeting', 'lore-0']);
+  });
+
+  it('a World Info file sent as bytes takes its name from the file name', async () => {
+    const res = await author.fetch('/api/worlds/import', { method: 'POST', json: { file: { name: 'Green Moon.json', base64: Buffer.from(fixture('world-info.json')).toString('base64') } } });
+    expect(res.status).toBe(201);
+    expect(((await res.json()) as { world: { name: string } }).world.name).toBe('Green Moon');
+  });
+
+  it('the definition keeps its UUID when the author saves it without one', async () => {
+    const res = await author.fetch('/api/worlds/import', { method: 'POST', json: { world: JSON.parse(fixture('card-v2.json')) } });
+    const created = (await res.json()) as { id: string; world: Record<string, unknown> & { id: string } };
+    expect(created.world.id).toMatch(/^[0-9a-f-]{36}$/);
+    const { id: _dropped, ...withoutId } = created.world;
+    const saved = await author.fetch(`/api/worlds/${created.id}`, { method: 'PUT', json: { world: { ...withoutId, description: 'Edited' }, revision: 1 } });
+    expect(saved.status).toBe(200);
+    expect(((await saved.json()) as { world: { id: string; description: string } }).world).toMatchObject({ id: created.world.id, description: 'Edited' });
+  });
+
+  it('a refused import is 422 naming every path, and creates nothing', async () => {
+    const before = await count();
+    const res = await author.fetch('/api/worlds/import', { method: 'POST', json: { world: JSON.parse(fixture('refused-8.0.0.json')) } });
+    expect(res.status).toBe(422);
+    const body = (await res.json()) as { error: { code: string; message: string }; issues: { path: string; message: string }[]; report: { changes: unknown[] } };
+    expect(body.error.code).toBe('IMPORT_REFUSED');
+    const paths = ['name', 'entries[0].id', 'entries[0].role', 'entries[1].section', 'variables[0].defaultValue', 'rules[0].actions[0].variableId'];
+    expect(body.issues.map((issue) => issue.path)).toEqual(paths);
+    for (const path of paths) expect(body.error.message).toContain(path);
+    expect(body.report.changes.length).toBeGreaterThan(0);
+    expect(await count()).toBe(before);
+  });
+
+  it('bad bodies are 400 in the error shape; no session is 401; nothing is created', async () => {
+    const before = await count();
+    for (const json of [{}, { world: {}, file: { base64: 'AA==' } }, { file: { base64: '***' } }, { nope: 1 }]) {
+      const res = await author.fetch('/api/worlds/import', { method: 'POST', json });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toEqual(expect.any(String));
+    }
+    const stranger = new Browser(server.url);
+    expect((await stranger.fetch('/api/worlds/import', { method: 'POST', json: { world: JSON.parse(fixture('card-v2.json')) } })).status).toBe(401);
+    const tooBig = await author.fetch('/api/worlds/import', { method: 'POST', json: { world: { version: '20.0.0', name: 'big', description: 'x'.repeat(6 * 1024 * 1024) } } });
+    expect(tooBig.status).toBe(413);
+    expect(await count()).toBe(before);
+  });
+});

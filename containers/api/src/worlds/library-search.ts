@@ -1,0 +1,66 @@
+/**
+ * Library search over the indexed columns of migration 085.
+ * - Latin (and any spaced) text: a world matches when its full-text vector matches the query as a
+ *   web search (`websearch_to_tsquery`: words, "phrases", -exclusions, or) or when its search
+ *   document contains the query as typed (pg_trgm's GIN index answers the `ilike`: partial words
+ *   and infixes). Both are index scans; the planner ORs the two bitmaps.
+ * - CJK runs (no spaces between words): every overlapping pair of the query's characters (the
+ *   character itself for a run of one) must be in the vector, which holds each CJK run's
+ *   characters and pairs: any part of a CJK text is found through the same GIN index, also for
+ *   the one- and two-character queries trigrams cannot serve.
+ * Relevance: full-text rank (name above tags and author above description) plus a bonus when the
+ * name contains the query as typed. Trigram word similarity ranked partial words a little better
+ * but cost ~10× the rest of the query per hit.
+ */
+
+/** What a search adds to the library query: a condition over `w` and its rank expression. */
+export interface LibrarySearch {
+  where: string;
+  rank: string;
+}
+
+const CJK_RUN = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+/gu;
+
+/** `%text%` for LIKE with the wildcards of the text escaped. */
+export const containsPattern = (text: string): string => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** The characters (runs of one) and overlapping pairs of the CJK runs of `text`, as migration 085 indexes them. */
+export function cjkGrams(text: string): string[] {
+  const grams = new Set<string>();
+  for (const run of text.match(CJK_RUN) ?? []) {
+    const chars = [...run];
+    if (chars.length === 1) grams.add(chars[0]!);
+    for (let i = 0; i + 1 < chars.length; i++) grams.add(chars[i]! + chars[i + 1]!);
+  }
+  return [...grams];
+}
+
+/**
+ * The search fragments for query text `q`, pushing their parameters onto `params` (so they number
+ * after the caller's). The rank is a float ≥ 0; the library turns it into an integer sort key.
+ */
+export function librarySearch(q: string, params: unknown[]): LibrarySearch {
+  const conditions: string[] = [];
+  const queries: string[] = [];
+  const spaced = q.replace(CJK_RUN, ' ').trim();
+  if (spaced) {
+    params.push(spaced);
+    const tsquery = `websearch_to_tsquery('simple', $${params.length})`;
+    params.push(containsPattern(spaced));
+    conditions.push(`(w.search_vector @@ ${tsquery} or w.search_document ilike $${params.length})`);
+    queries.push(tsquery);
+  }
+  const grams = cjkGrams(q);
+  if (grams.length) {
+    params.push(grams.join(' & '));
+    const tsquery = `to_tsquery('simple', $${params.length})`;
+    conditions.push(`w.search_vector @@ ${tsquery}`);
+    queries.push(tsquery);
+  }
+  params.push(containsPattern(q));
+  const named = `case when lower(coalesce(w.live_name, w.name)) like $${params.length} then 1 else 0 end`;
+  return {
+    where: conditions.length ? conditions.join(' and ') : 'false',
+    rank: `(ts_rank(w.search_vector, ${queries.join(' && ') || `''::tsquery`}) + ${named})`,
+  };
+}

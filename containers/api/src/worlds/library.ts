@@ -1,0 +1,209 @@
+import { HttpError, parseWith } from '@yumina/http';
+import { assetPath } from '@yumina/sandbox';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { requireAuth } from '../accounts/auth.ts';
+import type { AppContext } from '../context.ts';
+import { LIVE_WHERE } from './version.ts';
+import { librarySearch } from './library-search.ts';
+
+/**
+ * Library sorts: newest publication, most players, most recently updated live version, and
+ * (with a search query, where it is the default) relevance.
+ */
+export const LIBRARY_SORTS = ['new', 'popular', 'updated', 'relevance'] as const;
+export type LibrarySort = (typeof LIBRARY_SORTS)[number];
+
+/**
+ * A keyset cursor: the last row's sort key and id, so the next page starts right after it
+ * (`(key, id) < (cursor.key, cursor.id)`), never an OFFSET that rescans the skipped rows.
+ * Time keys are microseconds since the epoch as integers: exact, unlike a millisecond ISO string.
+ */
+export interface LibraryCursor {
+  key: string;
+  id: string;
+}
+
+export const encodeCursor = (c: LibraryCursor): string => Buffer.from(JSON.stringify([c.key, c.id])).toString('base64url');
+
+export function decodeCursor(text: string): LibraryCursor {
+  try {
+    const [key, id] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown[];
+    if (typeof key === 'string' && /^-?\d{1,20}$/.test(key) && typeof id === 'string' && id.length <= 100) return { key, id };
+  } catch {
+    // falls through to the refusal
+  }
+  throw new HttpError(400, 'BAD_CURSOR', 'This page cursor is not valid; start again from the first page.');
+}
+
+const libraryQuery = z.object({
+  q: z.string().trim().max(200).optional(),
+  tag: z.string().trim().toLowerCase().max(60).optional(),
+  language: z.string().trim().max(20).optional(),
+  sort: z.enum(LIBRARY_SORTS).optional(),
+  cursor: z.string().max(400).optional(),
+  pageSize: z.coerce.number().int().min(1).max(50).default(20),
+});
+
+interface CardRow {
+  id: string;
+  name: string;
+  description: string;
+  tags: string[];
+  language: string | null;
+  published_at: Date | null;
+  updated_at: Date | null;
+  author: string | null;
+  cover: string | null;
+  plays: number;
+  k: string;
+}
+
+/** What every world card shows, a library card or the author's own list (worlds/routes.ts). */
+export function cardFields(row: Pick<CardRow, 'id' | 'name' | 'description' | 'tags' | 'language' | 'published_at'> & { author?: string | null }) {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    tags: row.tags,
+    language: row.language,
+    author: row.author ?? null,
+    publishedAt: row.published_at?.toISOString() ?? null,
+  };
+}
+
+export function cardView(row: Omit<CardRow, 'k'>) {
+  return {
+    ...cardFields(row),
+    updatedAt: row.updated_at?.toISOString() ?? null,
+    coverUrl: row.cover ? assetPath(row.id, row.cover) : null,
+    plays: Number(row.plays),
+  };
+}
+
+/** The sort key of each sort, as a bigint expression over the card columns. */
+const SORT_KEY: Record<LibrarySort, string> = {
+  new: `(extract(epoch from c.published_at) * 1000000)::bigint`,
+  updated: `(extract(epoch from c.updated_at) * 1000000)::bigint`,
+  popular: `c.plays::bigint`,
+  relevance: `(c.rank * 1000000)::bigint`,
+};
+
+/**
+ * The time sorts order and resume by the column itself (its µs key turned back into a timestamp,
+ * exactly), so the indexes of migration 085 serve every page: page 500 costs what page 1 costs.
+ */
+const SORT_COLUMN: Partial<Record<LibrarySort, string>> = { new: 'c.published_at', updated: 'c.updated_at' };
+
+/** The live card of every published world: the live name, tags and cover, its author and player count. */
+export const CARD_SELECT = `select w.id, coalesce(w.live_name, w.name) as name, coalesce(w.live_description, w.description) as description,
+          coalesce(w.live_tags, w.tags) as tags, coalesce(w.live_language, w.language) as language, w.published_at,
+          coalesce(w.live_updated_at, w.published_at) as updated_at, a.display_name as author, w.live_cover_asset_id as cover,
+          (select count(distinct s.account_id) from chat_sessions s where s.world_id = w.id)::int as plays
+     from worlds w join accounts a on a.id = w.owner_id`;
+
+export type LibraryQuery = z.infer<typeof libraryQuery>;
+
+/** The SQL of one library page (pageSize + 1 rows, to tell whether more follow) and the sort it applied. */
+export function libraryPageQuery(q: LibraryQuery): { text: string; params: unknown[]; sort: LibrarySort } {
+  const where = [LIVE_WHERE];
+  const params: unknown[] = [];
+  let rank = '0';
+  if (q.q) {
+    const search = librarySearch(q.q, params);
+    where.push(search.where);
+    rank = search.rank;
+  }
+  if (q.tag) {
+    params.push(q.tag);
+    where.push(`coalesce(w.live_tags, w.tags) @> array[$${params.length}::text]`);
+  }
+  if (q.language) {
+    params.push(q.language);
+    where.push(`coalesce(w.live_language, w.language) = $${params.length}`);
+  }
+  const sort: LibrarySort = q.q ? (q.sort ?? 'relevance') : q.sort && q.sort !== 'relevance' ? q.sort : 'new';
+  const key = SORT_KEY[sort];
+  const column = SORT_COLUMN[sort];
+  let after = '';
+  if (q.cursor) {
+    const c = decodeCursor(q.cursor);
+    params.push(c.key, c.id);
+    after = column
+      ? `where (${column}, c.id) < (timestamptz 'epoch' + $${params.length - 1}::float8 * interval '1 microsecond', $${params.length}::text)`
+      : `where (${key}, c.id) < ($${params.length - 1}::bigint, $${params.length}::text)`;
+  }
+  params.push(q.pageSize + 1);
+  const text = `select c.*, ${key}::text as k from (${CARD_SELECT.replace('select ', `select ${rank} as rank, `)} where ${where.join(' and ')}) c
+      ${after}
+      order by ${column ?? key} desc nulls last, c.id desc
+      limit $${params.length}`;
+  return { text, params, sort };
+}
+
+/**
+ * Public browsing (GET /api/library): published worlds only, from the read pool when one is
+ * configured; search (q), tag, language, sort and keyset pagination (cursor → nextCursor).
+ * Also the tags in use (GET /api/library/tags) and a player's recent sessions (GET /api/me/sessions).
+ */
+export async function libraryRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  app.get('/api/library', async (request) => {
+    const q = parseWith(libraryQuery, request.query, 'query');
+    const { text, params, sort } = libraryPageQuery(q);
+    const { rows } = await ctx.db.read.query<CardRow & Record<string, unknown>>(text, params);
+    const page = rows.slice(0, q.pageSize);
+    const last = page[page.length - 1];
+    const hasMore = rows.length > q.pageSize && !!last;
+    return { worlds: page.map(cardView), sort, pageSize: q.pageSize, hasMore, nextCursor: hasMore ? encodeCursor({ key: last.k, id: last.id }) : null };
+  });
+
+  /** What the home page tells a newcomer: whether the platform's provider plays on credits. */
+  app.get('/api/platform', async () => ({
+    officialAvailable: !!ctx.config.ai.official,
+    welcomeCredits: ctx.config.ai.official ? ctx.config.welcomeCredits : 0,
+  }));
+
+  /** Tags of published worlds, most used first (the library's tag filter). */
+  app.get('/api/library/tags', async () => {
+    const { rows } = await ctx.db.read.query<{ tag: string; n: number }>(
+      `select t as tag, count(*)::int as n from worlds w, unnest(coalesce(w.live_tags, w.tags)) t
+        where ${LIVE_WHERE} group by t order by n desc, t limit 60`,
+    );
+    return { tags: rows.map((r) => ({ tag: r.tag, count: r.n })) };
+  });
+
+  /** The signed-in player's recent sessions across worlds ("continue playing"), newest first. */
+  app.get('/api/me/sessions', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    reply.header('cache-control', 'no-store');
+    const { rows } = await ctx.db.primary.query<{
+      id: string;
+      world_id: string;
+      title: string;
+      message_count: number;
+      updated_at: Date;
+      name: string;
+      cover: string | null;
+    }>(
+      `select distinct on (s.world_id) s.id, s.world_id, s.title, s.message_count, s.updated_at,
+              case when w.owner_id = $1 then w.name else coalesce(w.live_name, w.name) end as name,
+              case when w.owner_id = $1 then w.cover_asset_id else w.live_cover_asset_id end as cover
+         from chat_sessions s join worlds w on w.id = s.world_id
+        where s.account_id = $1 and (w.status = 'published' or w.owner_id = $1)
+        order by s.world_id, s.updated_at desc`,
+      [auth.account.id],
+    );
+    rows.sort((a, b) => b.updated_at.getTime() - a.updated_at.getTime());
+    return {
+      sessions: rows.slice(0, 12).map((r) => ({
+        id: r.id,
+        worldId: r.world_id,
+        worldName: r.name,
+        title: r.title,
+        messageCount: r.message_count,
+        updatedAt: r.updated_at.toISOString(),
+        coverUrl: r.cover ? assetPath(r.world_id, r.cover) : null,
+      })),
+    };
+  });
+}

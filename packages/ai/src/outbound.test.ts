@@ -1,0 +1,121 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { collectStream, completeChat, streamChat } from './chat.ts';
+import { AiProviderError } from './errors.ts';
+import { AiUrlRefusedError, guardedFetch, isPrivateAddress, normalizeBaseUrl, readBounded } from './outbound.ts';
+
+describe('the private-address rule', () => {
+  it.each([
+    ['127.0.0.1', true],
+    ['127.255.0.9', true],
+    ['0.0.0.0', true],
+    ['10.1.2.3', true],
+    ['172.16.0.1', true],
+    ['172.31.255.255', true],
+    ['192.168.0.1', true],
+    ['169.254.169.254', true],
+    ['100.64.0.1', true],
+    ['100.127.255.255', true],
+    ['::1', true],
+    ['::', true],
+    ['fe80::1', true],
+    ['fc00::1', true],
+    ['fd12:3456::1', true],
+    ['::ffff:127.0.0.1', true],
+    ['::ffff:7f00:1', true],
+    ['0:0:0:0:0:ffff:a9fe:a9fe', true],
+    ['::ffff:10.0.0.1', true],
+    ['::7f00:1', true],
+    ['8.8.8.8', false],
+    ['172.32.0.1', false],
+    ['100.128.0.1', false],
+    ['2606:4700::1111', false],
+    ['::ffff:8.8.8.8', false],
+  ])('%s → %s', (address, refused) => {
+    expect(isPrivateAddress(address)).toBe(refused);
+  });
+
+  it('normalizes what it accepts and refuses what it must, naming why', () => {
+    expect(normalizeBaseUrl(' https://api.openai.com/v1/ ')).toBe('https://api.openai.com/v1');
+    expect(normalizeBaseUrl('http://localhost:11434/v1', 'allow')).toBe('http://localhost:11434/v1');
+    for (const [url, why] of [
+      ['http://0x7f000001:80/', /private network/],
+      ['http://2130706433/', /private network/],
+      ['http://017700000001/', /private network/],
+      ['http://127.1/', /private network/],
+      ['http://localhost/v1', /private network/],
+      ['http://[::ffff:169.254.169.254]/', /private network/],
+      ['ftp://example.com/', /http/],
+      ['https://u:p@example.com/v1', /user name/],
+      ['https://example.com/v1#', /fragment/],
+      ['https://example.com/v1?', /query/],
+      ['not a url', /valid/],
+    ] as const) {
+      expect(() => normalizeBaseUrl(url)).toThrow(why);
+    }
+  });
+});
+
+describe('guarded requests (loopback servers)', () => {
+  let server: Server;
+  let base: string;
+  const seen: string[] = [];
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      seen.push(req.url ?? '');
+      if (req.url === '/redirect/chat/completions') {
+        res.writeHead(307, { location: '/target' }).end();
+      } else if (req.url === '/huge-error/chat/completions') {
+        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'x'.repeat(100_000) } }));
+      } else if (req.url === '/flood/chat/completions') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        for (let i = 0; i < 100; i++) res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: 'é'.repeat(1000) } }] })}\n\n`);
+        res.end('data: [DONE]\n\n');
+      } else if (req.url === '/nul/chat/completions') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ message: { content: 'a\u0000b\ud800c' }, finish_reason: 'stop' }] }));
+      } else {
+        res.writeHead(200).end('ok');
+      }
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  const request = { model: 'm', messages: [{ role: 'user' as const, content: 'hi' }] };
+
+  it('deny refuses a loopback literal before anything is sent; allow reaches it', async () => {
+    const before = seen.length;
+    const signal = new AbortController().signal;
+    await expect(guardedFetch(`${base}/x`, { method: 'GET', headers: {}, signal, privateNetwork: 'deny' })).rejects.toBeInstanceOf(AiUrlRefusedError);
+    expect(seen.length).toBe(before);
+    const res = await guardedFetch(`${base}/x`, { method: 'GET', headers: {}, signal, privateNetwork: 'allow' });
+    expect((await readBounded(res, 10)).text).toBe('ok');
+  });
+
+  it('a redirect is a provider error and is not followed', async () => {
+    const err = await completeChat({ baseUrl: `${base}/redirect`, apiKey: 'k', privateNetwork: 'allow' }, request).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AiProviderError);
+    expect((err as AiProviderError).status).toBe(307);
+    expect(seen).not.toContain('/target');
+  });
+
+  it('error bodies are read up to 4 KB', async () => {
+    const err = (await completeChat({ baseUrl: `${base}/huge-error`, apiKey: 'k', privateNetwork: 'allow' }, request).catch((e: unknown) => e)) as AiProviderError;
+    expect(err.bodyText.length).toBeLessThanOrEqual(4096);
+  });
+
+  it('a stream is cut at the reply cap (UTF-8 bytes, never mid-character) and marked truncated', async () => {
+    const result = await collectStream(streamChat({ baseUrl: `${base}/flood`, apiKey: null, privateNetwork: 'allow' }, request, { maxReplyBytes: 5_001 }));
+    expect(result.truncated).toBe(true);
+    expect(Buffer.byteLength(result.content)).toBe(5_000); // 'é' is 2 bytes: the odd byte is left out
+    expect(result.content).toBe('é'.repeat(2_500));
+  });
+
+  it('provider text loses U+0000 and unpaired surrogates', async () => {
+    const result = await completeChat({ baseUrl: `${base}/nul`, apiKey: null, privateNetwork: 'allow' }, request);
+    expect(result.content).toBe('ab\ufffdc');
+  });
+});

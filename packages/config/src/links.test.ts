@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { CONTAINER_REQUIRED, ConfigError, loadConfig, settingsFromLinks } from './index.ts';
+
+const KEY = 'A'.repeat(43);
+/** What SST puts in a deployed process's environment for each link (JSON under SST_RESOURCE_<Name>). */
+const linked = {
+  SST_RESOURCE_App: JSON.stringify({ name: 'yumina', stage: 'production' }),
+  SST_RESOURCE_Database: JSON.stringify({ host: 'db.proxy.internal', port: 5432, username: 'postgres', password: 'p@ss/word', database: 'yumina' }),
+  SST_RESOURCE_Store: JSON.stringify({ host: 'store.cache.internal', port: 6379, username: 'default', password: 'to&ken' }),
+  SST_RESOURCE_Objects: JSON.stringify({ name: 'yumina-production-objects' }),
+  SST_RESOURCE_SecretsKey: JSON.stringify({ value: KEY }),
+  SST_RESOURCE_IdentitySigningKey: JSON.stringify({ value: 'current-key' }),
+  SST_RESOURCE_IdentitySigningKeyNext: JSON.stringify({ value: 'none' }),
+  SST_RESOURCE_IdentitySigningKeyPrevious: JSON.stringify({ value: 'previous-key' }),
+  SST_RESOURCE_Partners: JSON.stringify({ value: '[]' }),
+};
+
+describe('settings from SST links', () => {
+  it('builds DATABASE_URL, a TLS REDIS_URL, GAMES_BUCKET and the keys from the links', () => {
+    const config = loadConfig({ ...linked, APP_MODE: 'container', PUBLIC_ORIGIN: 'https://play.example.com' });
+    expect(config.database.url).toBe('postgres://postgres:p%40ss%2Fword@db.proxy.internal:5432/yumina');
+    expect(new URL(config.database.url!).password).toBe('p%40ss%2Fword');
+    expect(config.store.redisUrl).toBe('rediss://default:to%26ken@store.cache.internal:6379');
+    expect(config.gamesBucket).toBe('yumina-production-objects');
+    expect(config.auth.secretsKey).toBe(KEY);
+    // A rotation secret that holds the placeholder is no key.
+    expect(config.partners.signingKey).toEqual({ current: 'current-key', next: undefined, previous: 'previous-key' });
+    expect(config.partners.json).toBe('[]');
+  });
+
+  it('an explicit environment variable wins over a link', () => {
+    const config = loadConfig({ ...linked, APP_MODE: 'container', PUBLIC_ORIGIN: 'https://play.example.com', DATABASE_URL: 'postgres://me@elsewhere:6543/x', REDIS_URL: 'redis://cache:6380' });
+    expect(config.database.url).toBe('postgres://me@elsewhere:6543/x');
+    expect(config.store.redisUrl).toBe('redis://cache:6380');
+    expect(config.gamesBucket).toBe('yumina-production-objects');
+  });
+
+  it('a store link that says it has no TLS gets redis://', () => {
+    expect(settingsFromLinks({ Store: { host: 'h', port: 6379, tls: false } }).REDIS_URL).toBe('redis://h:6379');
+  });
+
+  it('reads this process’s links through SST’s Resource by default', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const script = `import('./packages/config/src/index.ts').then(({ loadConfig }) => { const c = loadConfig(); process.stdout.write(JSON.stringify([c.database.url, c.store.redisUrl, c.gamesBucket])); })`;
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
+      cwd: new URL('../../..', import.meta.url).pathname,
+      env: { PATH: process.env.PATH, ...linked },
+      encoding: 'utf8',
+    });
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual([
+      'postgres://postgres:p%40ss%2Fword@db.proxy.internal:5432/yumina',
+      'rediss://default:to%26ken@store.cache.internal:6379',
+      'yumina-production-objects',
+    ]);
+  });
+});
+
+describe('container mode refuses to start half-configured', () => {
+  const complete = {
+    APP_MODE: 'container',
+    DATABASE_URL: 'postgres://u@db:5432/x',
+    REDIS_URL: 'rediss://cache:6379',
+    PUBLIC_ORIGIN: 'https://play.example.com',
+    SECRETS_KEY: KEY,
+    IDENTITY_SIGNING_KEY: 'k',
+  };
+
+  it('starts with every setting', () => {
+    expect(loadConfig(complete).mode).toBe('container');
+  });
+
+  it.each(CONTAINER_REQUIRED)('without %s it throws naming it', (name) => {
+    const { [name]: _gone, ...rest } = complete;
+    expect(() => loadConfig(rest)).toThrow(ConfigError);
+    expect(() => loadConfig(rest)).toThrow(new RegExp(`^Invalid configuration: ${name} is required in container mode`));
+  });
+
+  it('refuses an http PUBLIC_ORIGIN except on a loopback host', () => {
+    expect(() => loadConfig({ ...complete, PUBLIC_ORIGIN: 'http://play.example.com' })).toThrow(/PUBLIC_ORIGIN must be an https origin/);
+    expect(loadConfig({ ...complete, PUBLIC_ORIGIN: 'http://localhost:8080' }).publicOrigin).toBe('http://localhost:8080');
+  });
+
+  it('local mode keeps its embedded defaults', () => {
+    const config = loadConfig({});
+    expect(config.database.url).toBeUndefined();
+    expect(config.store.redisUrl).toBeUndefined();
+  });
+});

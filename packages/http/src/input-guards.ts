@@ -1,0 +1,85 @@
+import type { FastifyInstance } from 'fastify';
+import { HttpError } from './errors.ts';
+
+/** JSON bodies may nest arrays and objects at most this deep. */
+export const JSON_MAX_DEPTH = 64;
+
+/**
+ * The deepest nesting of arrays and objects in a JSON text, found by one scan of the characters
+ * (strings skipped), so a hostile body is refused before JSON.parse builds anything. Stops
+ * counting once `limit` is passed.
+ */
+export function jsonDepthExceeds(text: string, limit = JSON_MAX_DEPTH): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 /* { */ || c === 91 /* [ */) {
+      if (++depth > limit) return true;
+    } else if (c === 125 /* } */ || c === 93 /* ] */) depth--;
+  }
+  return false;
+}
+
+/** True when a string holds U+0000 or a lone UTF-16 surrogate (neither can be stored as text). */
+export function isUnsafeText(value: string): boolean {
+   
+  return /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(value);
+}
+
+/** The path of the first string (or object key) in `value` that is unsafe text, or null. */
+export function findUnsafeText(value: unknown, path: (string | number)[] = []): (string | number)[] | null {
+  if (typeof value === 'string') return isUnsafeText(value) ? path : null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findUnsafeText(value[i], [...path, i]);
+      if (found) return found;
+    }
+    return null;
+  }
+  if (value && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      if (isUnsafeText(key)) return [...path, key];
+      const found = findUnsafeText(item, [...path, key]);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
+const describe = (path: (string | number)[]) => (path.length ? path.join('.') : '(body)');
+
+/**
+ * The input guards of every app. JSON bodies: the nesting depth (64) is checked before parsing,
+ * and any text field holding U+0000 or a lone surrogate is refused with its path — a 400, never a
+ * 500 from the database. Query strings and path parameters get the same text check. Body size
+ * stays bounded per route by Fastify's `bodyLimit`.
+ */
+export function installInputGuards(app: FastifyInstance): void {
+  app.addHook('preValidation', async (request) => {
+    // a wildcard (`*`) is a file path its route resolves and refuses itself (404 for anything odd)
+    const { '*': _wildcard, ...params } = (request.params ?? {}) as Record<string, unknown>;
+    for (const [part, value] of [['query', request.query], ['path', params]] as const) {
+      const bad = findUnsafeText(value);
+      if (bad) throw new HttpError(400, 'INVALID_TEXT', `Invalid ${part}: ${describe(bad)}: must not contain U+0000 or unpaired surrogate characters`);
+    }
+  });
+  // Fastify's own parser (prototype-poisoning refused) does the parsing once the depth is known to be safe.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (jsonDepthExceeds(body as string)) {
+      return done(new HttpError(400, 'JSON_TOO_DEEP', `The request body nests deeper than ${JSON_MAX_DEPTH} levels.`), undefined);
+    }
+    parseJson(request, body as string, (err: Error | null, parsed?: unknown) => {
+      if (err) return done(err, undefined);
+      const bad = findUnsafeText(parsed);
+      if (bad) return done(new HttpError(400, 'INVALID_TEXT', `Invalid request body: ${describe(bad)}: must not contain U+0000 or unpaired surrogate characters`), undefined);
+      done(null, parsed);
+    });
+  });
+}

@@ -1,0 +1,200 @@
+/**
+ * The author CLI on every accepted import form (issue 21 acceptance): each fixture imports
+ * (`npm run world -- import`), validates and runs two turns, all through the spawned CLI.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { reportLines } from './import-report.ts';
+import { importWorld } from './import-world.ts';
+import { encodeBase64Utf8, pngWithText } from './png-text.ts';
+
+const ROOT = resolve(import.meta.dirname, '../../../..');
+const FIXTURES = join(ROOT, 'tests/fixtures/worlds');
+const SCRIPT = join(ROOT, 'scripts/world.ts');
+
+function cli(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', SCRIPT, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+const lines = (text: string) => text.trimEnd().split('\n');
+
+let dir = '';
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'world-import-cli-'));
+  writeFileSync(join(dir, 'card-v3.png'), pngWithText({ ccv3: encodeBase64Utf8(readFileSync(join(FIXTURES, 'card-v3.json'), 'utf8')) }));
+});
+
+interface Turn {
+  user: string;
+  reply: string;
+}
+
+interface TurnOutput {
+  state: { variables: Record<string, unknown>; turnCount: number };
+  displayText: string;
+  stateChanges: { variableId: string; oldValue: unknown; newValue: unknown; source: string }[];
+  firedRules: { ruleId: string }[];
+  firedReactions: { reactionId: string }[];
+  notifications: { message: string }[];
+}
+
+const CASES: { file: string; turns: [Turn, Turn]; check: (first: TurnOutput, second: TurnOutput) => void }[] = [
+  {
+    file: 'world-5.0.0.json',
+    turns: [
+      { user: 'We walk on.', reply: 'An hour passes. [lamp_oil: -2]' },
+      { user: 'Keep going.', reply: 'The fog thickens. [lamp_oil: -2] [miles_walked: +3]' },
+    ],
+    check: (first, second) => {
+      expect(first.state.variables).toEqual({ lamp_oil: 3, miles_walked: 0 });
+      expect(second.state.variables).toEqual({ lamp_oil: 1, miles_walked: 3 });
+      expect(second.firedRules.map((rule) => rule.ruleId)).toEqual(['Lamp low']);
+      expect(second.notifications.map((notification) => notification.message)).toEqual(['The lamp gutters.']);
+    },
+  },
+  {
+    file: 'world-8.0.0.json',
+    turns: [
+      { user: 'An ale, on my tab.', reply: 'Coin first. [coins: -3] [tab_owed: +3]' },
+      { user: 'Another.', reply: 'Fine. [coins: -3] [tab_owed: +3]' },
+    ],
+    check: (first, second) => {
+      expect(first.state.variables).toEqual({ coins: 9, tab_owed: 3 });
+      expect(second.state.variables).toEqual({ coins: 6, tab_owed: 6 });
+      expect(second.displayText).toBe('Fine.');
+    },
+  },
+  {
+    file: 'world-18.0.0.json',
+    turns: [
+      { user: 'I search the moat.', reply: 'You find an iron key! [has_key: set true]' },
+      { user: 'Please Open The Gate now.', reply: 'The guard sighs.' },
+    ],
+    check: (first, second) => {
+      expect(first.state.variables).toEqual({ has_key: true, guard_mood: 'wary' });
+      expect(second.firedRules.map((rule) => rule.ruleId)).toEqual(['open_gate']);
+      expect(second.state.variables.guard_mood).toBe('resigned');
+    },
+  },
+  {
+    file: 'world-21.0.0.json',
+    turns: [
+      { user: 'Anything out there?', reply: 'A ship rounds the point.' },
+      { user: 'And now?', reply: 'Two more Ships, flying black sails.' },
+    ],
+    check: (first, second) => {
+      expect(first.state.variables.ships_seen).toBe(1);
+      expect(second.state.variables.ships_seen).toBe(2);
+    },
+  },
+  {
+    file: 'world-25.0.0.json',
+    turns: [
+      { user: 'I open the sprinklers.', reply: 'Water hisses. [water_level: +1]' },
+      { user: 'More!', reply: 'The beds flood. [water_level: +1]' },
+    ],
+    check: (first, second) => {
+      expect(first.state.variables).toEqual({ water_level: 4, blooms: 1 });
+      expect(second.state.variables).toEqual({ water_level: 5, blooms: 2 });
+      expect(second.firedReactions.map((reaction) => reaction.reactionId)).toEqual(['Bloom on rain']);
+    },
+  },
+  {
+    file: 'card-v2.json',
+    turns: [
+      { user: 'Tell me about the Kestrel.', reply: '*Vale pats the rail.* Best ship in the sky.' },
+      { user: 'And the crew?', reply: 'Tamsin and Rivet. Mostly Rivet.' },
+    ],
+    check: (first, second) => {
+      expect(first.displayText).toBe('*Vale pats the rail.* Best ship in the sky.');
+      expect(second.state.turnCount).toBe(2);
+      expect(second.stateChanges).toEqual([]);
+    },
+  },
+  {
+    file: 'card-v3.png',
+    turns: [
+      { user: 'Is the comet visible?', reply: 'Not yet, next week.' },
+      { user: 'Show me Saturn.', reply: 'There, the rings!' },
+    ],
+    check: (_first, second) => {
+      expect(second.state.turnCount).toBe(2);
+      expect(second.displayText).toBe('There, the rings!');
+    },
+  },
+  {
+    file: 'world-info.json',
+    turns: [
+      { user: 'Look at the moon.', reply: 'It glows green.' },
+      { user: 'And the tide?', reply: 'Rising.' },
+    ],
+    check: (_first, second) => {
+      expect(second.state.turnCount).toBe(2);
+      expect(second.stateChanges).toEqual([]);
+    },
+  },
+];
+
+describe('npm run world -- import (spawned): every accepted form imports, validates and runs two turns', () => {
+  it.each(CASES)('$file', ({ file, turns, check }) => {
+    const source = join(file.endsWith('.png') ? dir : FIXTURES, file);
+    const out = join(dir, `${file}.imported.json`);
+    const imported = cli('import', source, '--out', out);
+    expect(imported.status).toBe(0);
+    expect(imported.stdout).toBe('');
+    // The CLI's report is the library's report, line for line (ids generated per run aside).
+    const library = importWorld(new Uint8Array(readFileSync(source)), { fallbackName: file.replace(/\.[^.]+$/, '') });
+    expect(library.ok).toBe(true);
+    expect(lines(imported.stderr.replace(UUID, '<uuid>'))).toEqual(library.report ? reportLines(library.report).map((line) => line.replace(UUID, '<uuid>')) : []);
+    expect(lines(imported.stderr)[0]).toMatch(/^import: (world|sillytavern-card|sillytavern-world-info) .+ → WorldDefinition 20\.0\.0$/);
+
+    const validated = cli('validate', out);
+    expect(validated.status).toBe(0);
+    expect(lines(validated.stdout)[0]).toBe('valid');
+
+    const outputs: TurnOutput[] = [];
+    let statePath: string | null = null;
+    for (const [index, turn] of turns.entries()) {
+      const args = ['turn', out, '--user', turn.user, '--reply', turn.reply, '--now', '2026-02-02T10:00:00Z', '--seed', '1'];
+      if (statePath) args.push('--state', statePath);
+      const result = cli(...args);
+      expect(result.stderr).toBe('');
+      expect(result.status).toBe(0);
+      const output = JSON.parse(result.stdout) as TurnOutput;
+      expect(output.state.turnCount).toBe(index + 1);
+      statePath = join(dir, `${file}.state-${index}.json`);
+      writeFileSync(statePath, JSON.stringify(output.state));
+      outputs.push(output);
+    }
+    check(outputs[0] as TurnOutput, outputs[1] as TurnOutput);
+  }, 120_000);
+
+  it('import to stdout prints the world; a refused import exits 1 naming every path and writes nothing', () => {
+    const printed = cli('import', join(FIXTURES, 'world-21.0.0.json'));
+    expect(printed.status).toBe(0);
+    expect(JSON.parse(printed.stdout)).toMatchObject({ version: '20.0.0', id: '0d9b7a44-5c1e-4f7e-9a52-3b8f0c6e2d11', name: 'Harbor Watch' });
+
+    const out = join(dir, 'refused.json');
+    const refused = cli('import', join(FIXTURES, 'refused-8.0.0.json'), '--out', out);
+    expect(refused.status).toBe(1);
+    expect(refused.stdout).toBe('');
+    expect(existsSync(out)).toBe(false);
+    const errors = lines(refused.stderr);
+    const at = errors.indexOf('refused: 6 issues');
+    expect(at).toBeGreaterThan(0);
+    expect(errors.slice(at + 1).map((line) => line.split(': ')[0])).toEqual([
+      'name',
+      'entries[0].id',
+      'entries[0].role',
+      'entries[1].section',
+      'variables[0].defaultValue',
+      'rules[0].actions[0].variableId',
+    ]);
+  }, 60_000);
+});

@@ -1,0 +1,129 @@
+import { type ValidationIssue, validateWorld } from '../schema/validate-world.ts';
+import type { WorldDefinition } from '../schema/world-schema.ts';
+import { convertAssetLinks } from './asset-links.ts';
+import { type ImportAsset, type ImportFormat, type ImportReport, ReportBuilder } from './import-report.ts';
+import { compressedPngTextKeywords, decodeBase64Utf8, isPng, readPngText } from './png-text.ts';
+import { convertCard, isCard } from './sillytavern-card.ts';
+import { convertWorldInfo, isWorldInfo } from './world-info.ts';
+import { majorOf, migrateWorld, NEWEST_IMPORTED_MAJOR, OLDEST_IMPORTED_MAJOR } from './world-versions.ts';
+
+export type ImportResult =
+  | { readonly ok: true; readonly world: WorldDefinition; readonly report: ImportReport }
+  | { readonly ok: false; readonly issues: ValidationIssue[]; readonly report: ImportReport | null };
+
+export interface ImportOptions {
+  /** The world id when the input has none (default: a random UUID). */
+  generateId?: () => string;
+  /** The timestamp for a converted interface (default: now). */
+  now?: () => Date;
+  /** The name of a lorebook that has none (a file name, say). */
+  fallbackName?: string;
+}
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const STRIPPED = 'is not a field of WorldDefinition 20.0.0 and was removed';
+
+function refused(path: string, message: string): ImportResult {
+  return { ok: false, issues: [{ path, message }], report: null };
+}
+
+/** Bytes (a PNG card or UTF-8 JSON), JSON text, or an already parsed value → a parsed value. */
+function parseInput(input: unknown): { value: unknown; png: boolean; parsedHere: boolean } | ImportResult {
+  if (input instanceof Uint8Array) {
+    if (isPng(input)) {
+      let texts: Map<string, string>;
+      try {
+        texts = readPngText(input);
+      } catch (error) {
+        return refused('', (error as Error).message);
+      }
+      const chunk = texts.get('ccv3') ?? texts.get('chara');
+      if (chunk === undefined) {
+        const compressed = compressedPngTextKeywords(input).filter((keyword) => keyword === 'ccv3' || keyword === 'chara');
+        if (compressed.length > 0) return refused('', `this PNG keeps its card in a compressed text chunk ("${compressed[0]}"), which this importer does not read; export the card again from SillyTavern (it writes plain tEXt chunks) or import its JSON`);
+        return refused('', 'this PNG has no character card: neither a "ccv3" nor a "chara" text chunk');
+      }
+      try {
+        return { value: JSON.parse(decodeBase64Utf8(chunk)) as unknown, png: true, parsedHere: true };
+      } catch (error) {
+        return refused('', `the PNG's card text chunk is not base64 JSON: ${(error as Error).message}`);
+      }
+    }
+    try {
+      return parseInput(new TextDecoder('utf-8', { fatal: true }).decode(input));
+    } catch {
+      return refused('', 'the file is neither a PNG nor UTF-8 text');
+    }
+  }
+  if (typeof input === 'string') {
+    try {
+      return { value: JSON.parse(input.replace(/^\uFEFF/, '')) as unknown, png: false, parsedHere: true };
+    } catch (error) {
+      return refused('', `not valid JSON: ${(error as Error).message}`);
+    }
+  }
+  return { value: input, png: false, parsedHere: false };
+}
+
+/**
+ * Imports a world from any accepted form: WorldDefinition 5.x–25.x of the public format, a
+ * SillyTavern character card (V1/V2/V3 JSON, or a PNG with a `chara`/`ccv3` text chunk) or a
+ * SillyTavern World Info file. The result is a valid WorldDefinition 20.0.0 and a report of every
+ * change with its path; or, when the converted world still does not validate, every issue with
+ * its path (nothing is half-imported). The input is never modified.
+ */
+export function importWorld(input: unknown, options: ImportOptions = {}): ImportResult {
+  const parsed = parseInput(input);
+  if ('ok' in parsed) return parsed;
+  if (!isObject(parsed.value)) return refused('', 'an importable file holds a JSON object (a world, a character card or a World Info lorebook)');
+  // A value parsed here is ours to convert in place; a caller's value is copied first.
+  const source = parsed.parsedHere ? parsed.value : structuredClone(parsed.value);
+  const report = new ReportBuilder();
+  const generateId = options.generateId ?? (() => globalThis.crypto.randomUUID());
+  const now = (options.now ?? (() => new Date()))().toISOString();
+
+  let format: ImportFormat;
+  let sourceVersion: string;
+  let world: Json;
+  let assets: ImportAsset[] = [];
+  if (isCard(source)) {
+    const card = convertCard(source, report);
+    format = 'sillytavern-card';
+    sourceVersion = parsed.png ? `${card.sourceVersion} (png)` : card.sourceVersion;
+    world = card.world;
+    assets = card.assets;
+    world.id = generateId();
+    report.defaulted(['id'], `a card has no world id; ${String(world.id)}`);
+  } else if (isWorldInfo(source)) {
+    format = 'sillytavern-world-info';
+    sourceVersion = 'world-info';
+    world = convertWorldInfo(source, report, options.fallbackName ?? 'Imported lorebook');
+    world.id = generateId();
+    report.defaulted(['id'], `a lorebook has no world id; ${String(world.id)}`);
+  } else {
+    format = 'world';
+    sourceVersion = typeof source.version === 'string' ? source.version : String(source.version);
+    const major = majorOf(source.version);
+    if (major === null) {
+      return refused('version', source.version === undefined ? 'is required: the WorldDefinition version the world was saved in (5.x through 25.x can be imported)' : `"${sourceVersion}" is not a WorldDefinition version (5.x through 25.x can be imported)`);
+    }
+    if (major < OLDEST_IMPORTED_MAJOR || major > NEWEST_IMPORTED_MAJOR) {
+      return refused('version', `${sourceVersion} cannot be imported: versions ${OLDEST_IMPORTED_MAJOR}.x through ${NEWEST_IMPORTED_MAJOR}.x can`);
+    }
+    world = source;
+    migrateWorld(world, report, generateId, now);
+  }
+  assets = [...assets, ...convertAssetLinks(world, report)];
+
+  const validation = validateWorld(world);
+  const fullReport = (warnings: { path: string; message: string }[]): ImportReport => ({ format, sourceVersion, changes: report.changes, assets, warnings });
+  if (!validation.ok) return { ok: false, issues: validation.issues, report: fullReport([]) };
+  const warnings: { path: string; message: string }[] = [];
+  for (const warning of validation.warnings) {
+    if (warning.message === STRIPPED) {
+      report.changes.push({ kind: 'dropped', path: warning.path, message: `not a field of WorldDefinition 20.0.0${format === 'world' ? ` (from version ${sourceVersion})` : ''}` });
+    } else warnings.push(warning);
+  }
+  return { ok: true, world: validation.world, report: fullReport(warnings) };
+}

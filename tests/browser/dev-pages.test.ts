@@ -1,0 +1,37 @@
+import type { Browser } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { hasChromium } from '../support/browser.ts';
+import { useBrowserPlatform } from '../support/browser-platform.ts';
+import { hasPostgres } from '../support/postgres.ts';
+import { hasRedis } from '../support/redis.ts';
+import type { TestServer } from '../support/server.ts';
+
+describe.runIf(hasPostgres && hasRedis && hasChromium)('development pages in production mode', () => {
+  let server: TestServer;
+  let browser: Browser;
+
+  useBrowserPlatform({ env: { NODE_ENV: 'production' } }, (p) => ({ server, browser } = p));
+
+  it('/dev/sandbox is a 404, whether requested or reached by in-app navigation', async () => {
+    const direct = await fetch(`${server.url}/dev/sandbox`, { headers: { accept: 'text/html' } });
+    expect(direct.status).toBe(404);
+    expect((await direct.json()).error.code).toBe('NOT_FOUND');
+    // Other client-side pages are still served.
+    expect((await fetch(`${server.url}/library`, { headers: { accept: 'text/html' } })).status).toBe(200);
+
+    const page = await browser.newPage();
+    const response = await page.goto(`${server.url}/dev/sandbox`);
+    expect(response?.status()).toBe(404);
+    expect(await page.locator('iframe').count()).toBe(0);
+
+    // From inside the app (no page load): the route asks the server first and shows "not found".
+    await page.goto(`${server.url}/`);
+    await page.evaluate(() => {
+      window.history.pushState({}, '', '/dev/sandbox');
+      window.dispatchEvent(new PopStateEvent('popstate'));
+    });
+    await expect.poll(() => page.getByTestId('not-found').count(), { timeout: 10_000 }).toBe(1);
+    expect(await page.locator('iframe').count()).toBe(0);
+    await page.close();
+  }, 60_000);
+});

@@ -1,0 +1,98 @@
+import type { Browser, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { hasChromium } from '../support/browser.ts';
+import { useBrowserPlatform } from '../support/browser-platform.ts';
+import type { FakeOpenAi } from '../support/fake-openai.ts';
+import { sampleWorld, signUpWithWorlds } from '../support/player-world.ts';
+import { hasPostgres } from '../support/postgres.ts';
+import { hasRedis } from '../support/redis.ts';
+import type { TestServer } from '../support/server.ts';
+
+/** The track ids the player's audio director is playing now. */
+const playing = (page: Page) => page.locator('[data-testid="now-playing"]').getAttribute('data-tracks');
+
+describe.runIf(hasPostgres && hasRedis && hasChromium)('the shipped sample worlds in the real player', () => {
+  let server: TestServer;
+  let browser: Browser;
+  let provider: FakeOpenAi;
+
+  useBrowserPlatform({ provider: { apiKey: 'sample-key' } }, (p) => ({ server, browser, provider } = p));
+
+  it('The Ashen Depths through its own interface: Send sends, Drink potion fires the action and survives a reload, the music starts', async () => {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(30_000);
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${server.url}/`);
+    const [worldId] = await signUpWithWorlds(page, { providerUrl: provider.url, apiKey: 'sample-key', worlds: [sampleWorld('ashen-depths')] });
+
+    await page.goto(`${server.url}/play/${worldId}`);
+    const iframe = page.locator('iframe[title="World interface"]');
+    expect(await iframe.getAttribute('sandbox')).toBe('allow-scripts allow-forms');
+    const frame = page.frameLocator('iframe[title="World interface"]');
+    await expect.poll(() => frame.getByText('HP 100/100').count(), { timeout: 20_000 }).toBe(1);
+    // Session start: the opening rule's ambience plays.
+    await expect.poll(() => playing(page)).toContain('dungeon-ambience');
+
+    // The interface's own Send button (a form submit inside the sandbox) sends the message.
+    provider.enqueue({ kind: 'completion', content: 'A ghoul claws at you from the dark. [hp: -40]' });
+    await frame.getByLabel('Message').fill('I go down the stairs');
+    await frame.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => frame.getByText('HP 60/100').count(), { timeout: 20_000 }).toBe(1);
+    expect(await frame.locator('[data-yumina="messages"]').textContent()).toContain('A ghoul claws at you');
+    expect((provider.completions.at(-1)!.body!.messages as { role: string; content: string }[]).filter((m) => m.role === 'user').map((m) => m.content)).toContain(
+      'I go down the stairs',
+    );
+    // The default playlist waits for the first message (waitForFirstMessage): it plays now.
+    await expect.poll(() => playing(page)).toContain('explore-theme');
+
+    // "Drink potion": executeAction → the world's action rule: +25 HP, the potion leaves the bag, a notification.
+    await frame.getByRole('button', { name: 'Drink potion' }).click();
+    await expect.poll(() => frame.getByText('HP 85/100').count()).toBe(1);
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'You drink the potion' }).count()).toBe(1);
+    expect(await frame.getByRole('button', { name: /Bag/ }).textContent()).toContain('Bag (2)');
+
+    // The new state is stored: after a reload it is still there.
+    await page.reload();
+    await expect.poll(() => frame.getByText('HP 85/100').count(), { timeout: 20_000 }).toBe(1);
+    expect(await page.locator('[data-variable="hp"] dd').textContent()).toBe('85');
+    // ...and the next turn starts from it.
+    provider.enqueue({ kind: 'completion', content: 'You rest a moment.' });
+    await frame.getByLabel('Message').fill('I rest');
+    await frame.getByLabel('Message').press('Enter');
+    await expect.poll(() => frame.locator('[data-yumina="messages"]').textContent(), { timeout: 20_000 }).toContain('You rest a moment.');
+    expect(await frame.getByText('HP 85/100').count()).toBe(1);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  it('Rain on Willow Street and 长安夜话 (no interface) in the default chat: greeting, playlist at session start, Enter sends', async () => {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(30_000);
+    await page.goto(`${server.url}/`);
+    const [willow, changan] = await signUpWithWorlds(page, {
+      providerUrl: provider.url,
+      apiKey: 'sample-key',
+      worlds: [sampleWorld('willow-street'), sampleWorld('changan-nights')],
+    });
+
+    await page.goto(`${server.url}/play/${willow}`);
+    const messages = page.locator('[data-testid="messages"]');
+    await expect.poll(() => messages.textContent(), { timeout: 20_000 }).toContain('You\'re dripping on my ferns.');
+    // autoPlay without waitForFirstMessage: the playlist starts with the session.
+    await expect.poll(() => playing(page)).toContain('willow-theme');
+    provider.enqueue({ kind: 'completion', content: 'Mina hands you a towel.' });
+    await page.getByLabel('Message', { exact: true }).fill('Sorry about the ferns');
+    await page.getByLabel('Message', { exact: true }).press('Enter');
+    await expect.poll(() => messages.textContent(), { timeout: 20_000 }).toContain('Mina hands you a towel.');
+
+    await page.goto(`${server.url}/play/${changan}`);
+    await expect.poll(() => page.locator('h2').textContent(), { timeout: 20_000 }).toBe('长安夜话');
+    await expect.poll(() => playing(page)).toMatch(/changan-night|market-day/);
+    provider.enqueue({ kind: 'completion', content: '夜色正浓。' });
+    await page.getByLabel('Message', { exact: true }).fill('我走进西市');
+    await page.getByLabel('Message', { exact: true }).press('Enter');
+    await expect.poll(() => messages.textContent(), { timeout: 20_000 }).toContain('夜色正浓。');
+    await page.close();
+  }, 120_000);
+});

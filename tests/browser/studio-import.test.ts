@@ -1,0 +1,73 @@
+import { readFileSync } from 'node:fs';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { encodeBase64Utf8, pngWithText } from '../../packages/world/src/index.ts';
+import { hasChromium } from '../support/browser.ts';
+import { useBrowserPlatform } from '../support/browser-platform.ts';
+import { hasPostgres } from '../support/postgres.ts';
+import { hasRedis } from '../support/redis.ts';
+import type { TestServer } from '../support/server.ts';
+
+const fixture = (name: string) => readFileSync(new URL(`../fixtures/worlds/${name}`, import.meta.url), 'utf8');
+const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 15_000, interval: 100 });
+
+describe.runIf(hasPostgres && hasRedis && hasChromium)('studio Import button in a real browser', () => {
+  let server: TestServer;
+  let browser: Browser;
+  let context: BrowserContext;
+
+  useBrowserPlatform({}, async (p) => {
+    ({ server, browser } = p);
+    context = await browser.newContext();
+    const res = await context.request.post(`${server.url}/api/auth/signup`, { data: { email: `importer-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Importer' } });
+    expect(res.status()).toBeLessThan(300);
+  });
+
+  const count = async () => (await server.ctx.db.primary.query<{ n: number }>('select count(*)::int as n from worlds')).rows[0]!.n;
+
+  async function openImport(): Promise<Page> {
+    const page = await context.newPage();
+    page.setDefaultTimeout(40_000);
+    await page.goto(`${server.url}/studio/new`);
+    await page.getByRole('button', { name: 'Import…' }).click();
+    return page;
+  }
+
+  it('a V3 PNG card: the report shows before saving; saving creates the draft and opens it', async () => {
+    const page = await openImport();
+    const png = pngWithText({ ccv3: encodeBase64Utf8(fixture('card-v3.json')) });
+    await page.getByLabel('File').setInputFiles({ name: 'lumen.png', mimeType: 'image/png', buffer: Buffer.from(png) });
+    const report = page.getByTestId('import-report');
+    await poll(() => report.textContent()).toContain('chara_card_v3 (png)');
+    expect(await report.locator('[data-kind="dropped"]').allTextContents()).toEqual([
+      'dropped data.nickname the card\'s "nickname" has no place in WorldDefinition 20.0.0',
+      'dropped data.character_version the card\'s "character_version" has no place in WorldDefinition 20.0.0',
+    ]);
+    expect(await report.locator('[data-asset]').getAttribute('data-asset')).toBe('dome');
+    const before = await count();
+    await page.getByRole('button', { name: 'Save as a new world' }).click();
+    await poll(() => page.url()).toMatch(/\/studio\/wld_/);
+    const id = decodeURIComponent(page.url().split('/studio/')[1] ?? '');
+    expect(await count()).toBe(before + 1);
+    const world = (await (await context.request.get(`${server.url}/api/worlds/${id}`)).json()) as { status: string; world: { name: string; version: string } };
+    expect(world).toMatchObject({ status: 'saved', world: { name: 'Professor Lumen', version: '20.0.0' } });
+    await poll(() => page.getByRole('heading', { name: 'Studio · Professor Lumen' }).isVisible()).toBe(true);
+  }, 120_000);
+
+  it('pasted JSON with genuine errors shows every issue and cannot be saved', async () => {
+    const page = await openImport();
+    await page.getByLabel('Pasted JSON').fill(fixture('refused-8.0.0.json'));
+    await page.getByRole('button', { name: 'Read pasted JSON' }).click();
+    const issues = page.getByTestId('import-issues');
+    await poll(() => issues.isVisible()).toBe(true);
+    expect(await issues.locator('[data-issue-path]').evaluateAll((items) => items.map((item) => item.getAttribute('data-issue-path')))).toEqual([
+      'name',
+      'entries[0].id',
+      'entries[0].role',
+      'entries[1].section',
+      'variables[0].defaultValue',
+      'rules[0].actions[0].variableId',
+    ]);
+    expect(await page.getByRole('button', { name: 'Save as a new world' }).isDisabled()).toBe(true);
+  }, 120_000);
+});

@@ -1,0 +1,21 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { sharedRedisUrl, testPrefix } from './redis.ts';
+
+let signingKey: string | undefined;
+
+/**
+ * What container mode requires beyond a database (packages/config CONTAINER_REQUIRED): the shared
+ * Redis under a key prefix of the test's own, a public origin, and keys of its own. Loopback
+ * origins may be http (browsers treat them as secure contexts).
+ */
+export function containerSettings(publicOrigin = 'https://platform.test'): Record<string, string> {
+  signingKey ??= generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  return {
+    APP_MODE: 'container',
+    REDIS_URL: sharedRedisUrl,
+    REDIS_KEY_PREFIX: testPrefix(),
+    PUBLIC_ORIGIN: publicOrigin,
+    SECRETS_KEY: randomBytes(32).toString('base64url'),
+    IDENTITY_SIGNING_KEY: signingKey,
+  };
+}

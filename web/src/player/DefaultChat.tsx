@@ -1,0 +1,244 @@
+/**
+ * The default chat, for worlds without an interface (and beside one): bubbles with avatars,
+ * sanitized Markdown, the player's message at once and a typing indicator until the first token,
+ * edit, delete, branch, continue, regenerate, swipes with a counter, failed replies with a retry.
+ */
+import { type AssetScope, assetIdOf, resolveAssetUrl } from '@yumina/sandbox';
+import { useState } from 'react';
+import { renderMarkdown } from '../sandbox/frame/markdown.ts';
+import { useHistoryPages } from './history-pages.ts';
+import type { PlayerMessage } from './player-types.ts';
+import type { Player } from './use-player.ts';
+import type { Confirm } from './ConfirmDialog.tsx';
+
+/** Chat Markdown with images only from this world's assets. */
+export function chatHtml(text: string, scope: AssetScope | null): string {
+  return renderMarkdown(text, { image: (ref) => (scope && assetIdOf(ref) ? resolveAssetUrl(ref, scope) : null) });
+}
+
+function Avatar({ name, src }: { name: string; src: string | null }) {
+  if (src) return <img className="chat-avatar" src={src} alt="" aria-hidden="true" />;
+  return (
+    <span className="chat-avatar" aria-hidden="true">
+      {(name.trim()[0] ?? '?').toUpperCase()}
+    </span>
+  );
+}
+
+function Bubble(props: {
+  p: Player;
+  message: PlayerMessage;
+  last: boolean;
+  confirm: Confirm;
+  names: { world: string; user: string; userAvatar: string | null };
+}) {
+  const { p, message: m, last, confirm, names } = props;
+  const [editing, setEditing] = useState<string | null>(null);
+  const streamingHere = m.status === 'streaming';
+  const text = streamingHere ? p.streaming : m.content;
+  const mine = m.role === 'user';
+  return (
+    <li className={`chat-row ${mine ? 'chat-row-user' : ''}`} data-role={m.role} data-status={m.status} data-message-id={m.id}>
+      <Avatar name={mine ? names.user : names.world} src={mine ? names.userAvatar : null} />
+      <div className={`chat-bubble ${mine ? 'chat-bubble-user' : ''}`}>
+        <div className="chat-name">{mine ? names.user : names.world}</div>
+        {editing !== null ? (
+          <form
+            onSubmit={(e) => {
+              e.preventDefault();
+              void p.action(`messages/${m.id}`, 'PATCH', { content: editing }).then(() => setEditing(null), () => {});
+            }}
+          >
+            <textarea aria-label="Edit message" value={editing} onChange={(e) => setEditing(e.target.value)} />
+            <div className="row">
+              <button type="submit">Save edit</button>
+              <button type="button" className="secondary" onClick={() => setEditing(null)}>
+                Cancel
+              </button>
+            </div>
+          </form>
+        ) : streamingHere && !text ? (
+          <TypingIndicator />
+        ) : (
+          <div className="chat-text" data-testid="message-text" dangerouslySetInnerHTML={{ __html: chatHtml(text, p.assetScope) }} />
+        )}
+        {m.truncated && <p className="hint">Cut at the reply length limit.</p>}
+        {m.status === 'failed' && (
+          <p className="chat-error" role="alert">
+            {m.errorMessage ?? 'The reply failed.'}{' '}
+            {last && (
+              <button type="button" className="link" disabled={p.busy} onClick={() => void p.stream('regenerate')}>
+                Retry
+              </button>
+            )}
+          </p>
+        )}
+        {!streamingHere && editing === null && !p.guest && (
+          <div className="chat-tools">
+            <button type="button" className="link" aria-label="Edit" onClick={() => setEditing(m.content)} disabled={p.busy}>
+              Edit
+            </button>
+            <button
+              type="button"
+              className="link"
+              aria-label="Delete"
+              disabled={p.busy}
+              onClick={() => confirm('Delete this message and everything after it?', () => p.action(`messages/${m.id}`, 'DELETE'))}
+            >
+              Delete
+            </button>
+            <button
+              type="button"
+              className="link"
+              aria-label="Branch from here"
+              disabled={p.busy}
+              onClick={async () => {
+                const sessionId = p.data!.session.id;
+                const branch = await fetch(`/api/sessions/${sessionId}/branch/${m.id}`, { method: 'POST', credentials: 'same-origin' }).then(
+                  (r) => r.json() as Promise<{ session?: { id: string } }>,
+                );
+                if (branch.session) {
+                  await p.loadSessions();
+                  await p.switchSession(branch.session.id);
+                  p.toast('A new session branches from that message.', 'success');
+                }
+              }}
+            >
+              Branch
+            </button>
+            {last && m.role === 'assistant' && m.swipes.length > 1 && (
+              <span className="row">
+                <button type="button" className="link" aria-label="Previous reply" onClick={() => void p.act('swipe/left')}>
+                  ‹
+                </button>
+                <span data-testid="swipe-index">
+                  {m.activeSwipeIndex + 1}/{m.swipes.length}
+                </span>
+                <button type="button" className="link" aria-label="Next reply" onClick={() => void p.act('swipe/right')}>
+                  ›
+                </button>
+              </span>
+            )}
+          </div>
+        )}
+      </div>
+    </li>
+  );
+}
+
+export function TypingIndicator() {
+  return (
+    <span className="typing" data-testid="typing" role="status" aria-label="The story is being written">
+      <span />
+      <span />
+      <span />
+    </span>
+  );
+}
+
+export function DefaultChat({ p, confirm }: { p: Player; confirm: Confirm }) {
+  // Long sessions: the newest page, and earlier ones as the reader scrolls up (../player/history-pages.ts).
+  const history = useHistoryPages(p.data);
+  const messages = history.messages;
+  const last = messages.at(-1);
+  const names = {
+    world: p.world?.world.name ?? 'World',
+    user: p.persona?.name ?? p.account?.username ?? p.account?.displayName ?? 'You',
+    userAvatar: p.persona?.avatar?.startsWith('https://') ? p.persona.avatar : (p.account?.picture ?? null),
+  };
+  const streamingRow = messages.some((m) => m.status === 'streaming');
+  const send = () => {
+    const text = p.draft.trim();
+    if (!text || p.busy) return;
+    p.setDraft('');
+    void p.stream('messages', { content: text });
+  };
+  return (
+    <section className="card chat" aria-label="Conversation">
+      <ol className="chat-list" data-testid="messages" {...history.listProps}>
+        {history.hasEarlier && (
+          <li data-testid="earlier">
+            <button type="button" className="link" disabled={history.loadingEarlier} onClick={() => void history.loadEarlier()}>
+              {history.loadingEarlier ? 'Loading earlier messages…' : 'Earlier messages'}
+            </button>
+          </li>
+        )}
+        {messages.map((m) => (
+          <Bubble key={m.id} p={p} message={m} last={m === last} confirm={confirm} names={names} />
+        ))}
+        {p.pendingUser !== null && (
+          <li className="chat-row chat-row-user" data-role="user" data-status="sending">
+            <Avatar name={names.user} src={names.userAvatar} />
+            <div className="chat-bubble chat-bubble-user">
+              <div className="chat-name">{names.user}</div>
+              <div className="chat-text" dangerouslySetInnerHTML={{ __html: chatHtml(p.pendingUser, p.assetScope) }} />
+            </div>
+          </li>
+        )}
+        {p.busy && !streamingRow && (
+          <li className="chat-row" data-testid="streaming" data-role="assistant">
+            <Avatar name={names.world} src={null} />
+            <div className="chat-bubble">{p.streaming ? <div className="chat-text" dangerouslySetInnerHTML={{ __html: chatHtml(p.streaming, p.assetScope) }} /> : <TypingIndicator />}</div>
+          </li>
+        )}
+        {p.busy && p.reasoning && (
+          <li className="hint" data-testid="reasoning">
+            Thinking: {p.reasoning}
+          </li>
+        )}
+      </ol>
+      {p.error && (
+        <p role="alert" className="chat-error">
+          {p.error}
+        </p>
+      )}
+      <form
+        aria-label="Send a message"
+        className="composer"
+        onSubmit={(e) => {
+          e.preventDefault();
+          send();
+        }}
+      >
+        <textarea
+          aria-label="Message"
+          value={p.draft}
+          placeholder="Write your message — Enter sends, Shift+Enter starts a new line"
+          onChange={(e) => p.setDraft(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
+              e.preventDefault();
+              send();
+            }
+          }}
+        />
+        <div className="row">
+          <button type="submit" disabled={p.busy || (p.guest !== null && !p.guest.canSendMessage)}>
+            Send
+          </button>
+          {!p.guest && (
+            <>
+              <button type="button" className="secondary" disabled={p.busy || last?.role !== 'assistant'} onClick={() => void p.stream('regenerate')}>
+                Regenerate
+              </button>
+              <button type="button" className="secondary" disabled={p.busy || last?.role !== 'assistant'} onClick={() => void p.stream('continue')}>
+                Continue
+              </button>
+              <button type="button" className="secondary" disabled={!p.busy} onClick={() => void p.act('stop')}>
+                Stop
+              </button>
+              <button
+                type="button"
+                className="secondary"
+                disabled={p.busy}
+                onClick={() => confirm('Restart this conversation from its beginning? Its messages will be cleared.', () => p.action('restart'))}
+              >
+                Restart
+              </button>
+            </>
+          )}
+        </div>
+      </form>
+    </section>
+  );
+}

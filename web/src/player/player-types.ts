@@ -1,0 +1,113 @@
+/** What the player page reads from the platform API (sessions, messages, checkpoints, the world). */
+import type { AudioTrackDef } from './audio.ts';
+
+export interface PlayerMessage {
+  id: string;
+  position: number;
+  role: 'user' | 'assistant' | 'system';
+  content: string;
+  rawContent?: string;
+  status: 'complete' | 'streaming' | 'failed';
+  errorMessage: string | null;
+  /** Cut at the platform's reply length limit. */
+  truncated?: boolean;
+  stateChanges: unknown[];
+  swipes: { content: string; snapshot?: { variables?: Record<string, unknown> } | null }[];
+  activeSwipeIndex: number;
+  stateSnapshot: { variables?: Record<string, unknown> } | null;
+  model: string | null;
+  tokenCount: number | null;
+  generationTimeMs: number | null;
+  compacted: boolean;
+  attachments: { type: string; mimeType: string; name: string; url: string }[];
+  createdAt: string;
+}
+
+export interface PlayerWorldState {
+  variables: Record<string, unknown>;
+  turnCount?: number;
+  audio?: { currentBgm: string | null; playlistPlaying: boolean };
+  pendingContext?: { role: string; content: string }[];
+}
+
+export interface PlayerSession {
+  id: string;
+  worldId: string;
+  title: string;
+  messageCount: number;
+  branchedFrom: string | null;
+  memory: string;
+  state: PlayerWorldState;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface SessionData {
+  session: PlayerSession;
+  /** The newest page of messages (GET /api/sessions/:id); earlier pages load by `history.earlierCursor`. */
+  messages: PlayerMessage[];
+  history?: { earlierCursor: string | null };
+}
+
+export interface Checkpoint {
+  id: string;
+  name: string;
+  messageCount: number;
+  createdAt: string;
+}
+
+export interface WorldVariable {
+  id: string;
+  name?: string;
+  type?: string;
+  min?: number | null;
+  max?: number | null;
+}
+
+export interface WorldEntryDef {
+  id: string;
+  name: string;
+  content: string;
+  keywords?: string[];
+  position?: number;
+  section?: string;
+  enabled?: boolean;
+  role?: string;
+  tags?: string[];
+}
+
+export interface WorldData {
+  id: string;
+  world: {
+    name: string;
+    language?: string;
+    variables?: WorldVariable[];
+    entries?: WorldEntryDef[];
+    rootComponent?: { id?: string; name?: string; entryFile: string; files: Record<string, string>; updatedAt?: string } | null;
+    audioTracks?: AudioTrackDef[];
+    bgmPlaylist?: { tracks: string[]; playMode: string; gapSeconds?: number; autoPlay?: boolean; waitForFirstMessage?: boolean } | null;
+    settings?: { playerName?: string };
+    avatar?: string | null;
+    coverImage?: string | null;
+  };
+}
+
+export interface PlayerPreferences {
+  globalVariables: Record<string, unknown>;
+  selectedModel: string | null;
+  preferredProvider: 'official' | 'private';
+  userPlan: string | null;
+}
+
+export interface Toast {
+  id: number;
+  message: string;
+  kind: 'success' | 'error' | 'info' | 'warning' | 'danger' | 'achievement';
+}
+
+/** What the engine said should happen after a turn, an action or an event. */
+export interface EngineEffects {
+  notifications?: ({ message?: string; text?: string; style?: string } | string)[];
+  audioCommands?: unknown[];
+  aiRequests?: { source: string; value: unknown }[];
+}

@@ -1,0 +1,303 @@
+/**
+ * The world's interface wired to the real player: every state field of seed 002 §4 built from the
+ * session, and every remote method answered by the platform's routes (see docs/SANDBOX.md).
+ */
+import type { AiCompleteOptions, SandboxMessage, SandboxState } from '@yumina/sandbox';
+import { api } from '../lib/api.ts';
+import { navigate } from '../lib/router.tsx';
+import type { SandboxHandlers } from '../sandbox/SandboxHost.tsx';
+import { readEvents } from './event-stream.ts';
+import { SignInRequired } from './guest-preview.ts';
+import { playInterfaceAudio, stopInterfaceAudio } from './interface-audio.ts';
+import type { Player } from './use-player.ts';
+import type { Checkpoint, PlayerMessage, PlayerPreferences, PlayerSession } from './player-types.ts';
+import { refreshHeader } from '../shell/header-data.ts';
+
+export function sandboxMessage(m: PlayerMessage, sessionId: string): SandboxMessage {
+  return {
+    id: m.id,
+    sessionId,
+    role: m.role,
+    content: m.content,
+    rawContent: m.rawContent ?? m.content,
+    status: m.status,
+    errorMessage: m.errorMessage,
+    stateChanges: m.stateChanges,
+    stateSnapshot: m.stateSnapshot?.variables ?? null,
+    swipes: m.swipes.map((s) => ({ content: s.content, stateSnapshot: s.snapshot?.variables ?? null })),
+    activeSwipeIndex: m.activeSwipeIndex,
+    model: m.model,
+    tokenCount: m.tokenCount,
+    generationTimeMs: m.generationTimeMs,
+    compacted: m.compacted,
+    attachments: m.attachments,
+    createdAt: m.createdAt,
+  };
+}
+
+/** Every state read of the sandbox API, from the player's data. */
+export function sandboxState(p: Player): Partial<SandboxState> {
+  const { world, data, account, persona, prefs } = p;
+  if (!world || !data) return {};
+  const sessionId = data.session.id;
+  const greeting = data.messages[0]?.role === 'assistant' && data.messages[0].position === 0 ? data.messages[0].content : '';
+  const userName = persona?.name ?? account?.username ?? world.world.settings?.playerName ?? 'Player';
+  return {
+    variables: data.session.state.variables,
+    globalVariables: prefs?.globalVariables ?? {},
+    worldName: world.world.name,
+    worldId: world.id,
+    sessionId,
+    currentUser: account ? { id: account.id, name: account.displayName, image: account.picture } : null,
+    user: { name: userName, avatar: persona?.avatar ?? account?.picture ?? null },
+    messages: data.messages.map((m) => sandboxMessage(m, sessionId)),
+    isStreaming: p.busy,
+    streamingContent: p.streaming,
+    streamingReasoning: p.reasoning,
+    pendingChoices: p.pendingChoices,
+    error: p.error,
+    readOnly: p.guest ? !p.guest.canSendMessage : false,
+    entries: (world.world.entries ?? []).map((e) => ({
+      id: e.id,
+      name: e.name,
+      content: e.content,
+      keywords: e.keywords ?? [],
+      position: e.position ?? 0,
+      section: e.section ?? 'system-presets',
+      enabled: e.enabled !== false,
+      role: e.role ?? 'custom',
+      tags: e.tags ?? [],
+    })),
+    checkpoints: p.checkpoints,
+    greetingContent: greeting,
+    mode: p.guest ? 'guest-preview' : 'session',
+    capabilities: p.guest ?? { canSendMessage: true, canPersistSession: true, canUseSessionApis: true, requiresAuth: true },
+    canvasMode: p.canvasMode,
+    selectedModel: prefs?.selectedModel ?? null,
+    userPlan: prefs?.userPlan ?? null,
+    preferredProvider: prefs?.preferredProvider ?? 'official',
+    language: world.world.language ?? (typeof navigator === 'undefined' ? 'en' : navigator.language),
+    bgmVolume: p.volumes.bgm,
+    sfxVolume: p.volumes.sfx,
+  };
+}
+
+async function copyText(text: string): Promise<void> {
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    // Without clipboard permission: the classic selection copy.
+    const area = document.createElement('textarea');
+    area.value = text;
+    area.setAttribute('readonly', '');
+    area.style.position = 'fixed';
+    area.style.opacity = '0';
+    document.body.appendChild(area);
+    area.select();
+    const ok = document.execCommand('copy');
+    area.remove();
+    if (!ok) throw Object.assign(new Error('The browser refused to copy.'), { code: 'CLIPBOARD_REFUSED' });
+  }
+}
+
+/**
+ * regenerateMessage(id) for any reply: the last one is regenerated in place (a new swipe); an
+ * earlier one is replaced by a new reply to the same player message (what followed it goes).
+ */
+async function regenerate(p: Player, id: string): Promise<void> {
+  const messages = p.data?.messages ?? [];
+  const index = messages.findIndex((m) => m.id === id);
+  if (index < 0) throw Object.assign(new Error('No such message.'), { code: 'NOT_FOUND' });
+  if (messages[index]!.role !== 'assistant') throw Object.assign(new Error('Only a reply can be regenerated.'), { code: 'NOT_A_REPLY' });
+  if (index === messages.length - 1) return p.stream('regenerate');
+  const user = messages[index - 1];
+  if (user?.role !== 'user') throw Object.assign(new Error('This reply answers no player message.'), { code: 'NOT_A_REPLY' });
+  await p.action(`messages/${user.id}`, 'DELETE');
+  await p.stream('messages', { content: user.content });
+}
+
+/** What a guest (preview, no account) may do: the rest answers REQUIRES_AUTH ("sign in"). */
+const GUEST_METHODS = new Set<string>([
+  'sendMessage',
+  'setComposerDraft',
+  'clearPendingChoices',
+  'navigate',
+  'getBranchContext',
+  'playAudio',
+  'stopAudio',
+  'setAudioVolume',
+  'toggleImmersive',
+  'copyToClipboard',
+  'showToast',
+]);
+
+/** Every remote method of seed 002 §4, answered by the platform (in guest preview, what a guest may do). */
+export function sandboxHandlers(p: Player): SandboxHandlers {
+  const handlers = sessionHandlers(p);
+  if (!p.guest) return handlers;
+  const guarded: Record<string, unknown> = {};
+  for (const [name, handler] of Object.entries(handlers)) {
+    guarded[name] = GUEST_METHODS.has(name)
+      ? handler
+      : () => {
+          throw new SignInRequired(`yumina.${name}`);
+        };
+  }
+  return guarded as SandboxHandlers;
+}
+
+function sessionHandlers(p: Player): SandboxHandlers {
+  const worldId = p.world?.id ?? '';
+  const w = encodeURIComponent(worldId);
+  const sessionId = () => p.data?.session.id ?? '';
+  const orError = <T>(promise: Promise<T>) => promise;
+  return {
+    // Chat actions
+    sendMessage: (text) => p.stream('messages', { content: text }),
+    editMessage: (id, content) => p.action(`messages/${id}`, 'PATCH', { content }),
+    deleteMessage: (id) => p.action(`messages/${id}`, 'DELETE'),
+    regenerateMessage: (id) => regenerate(p, id),
+    continueLastMessage: () => p.stream('continue'),
+    stopGeneration: () => p.action('stop'),
+    restartChat: () => p.action('restart'),
+    swipeMessage: (_id, direction) => p.action(`swipe/${direction}`),
+    setComposerDraft: (text) => p.setDraft(text),
+    clearPendingChoices: () => p.setPendingChoices([]),
+    // Sessions
+    revertToMessage: (id) => p.action(`revert/${id}`),
+    branchFromMessage: async (id) => {
+      const branch = await api<{ session: PlayerSession }>(`/api/sessions/${sessionId()}/branch/${id}`, { method: 'POST' });
+      await p.loadSessions();
+      await p.switchSession(branch.session.id);
+      return { sessionId: branch.session.id };
+    },
+    getBranchContext: () => {
+      const s = p.data?.session;
+      const parent = p.sessions.find((x) => x.id === s?.branchedFrom);
+      return { sessionId: s?.id ?? null, branchedFrom: s?.branchedFrom ?? null, parentTitle: parent?.title ?? null, messageCount: s?.messageCount ?? 0 };
+    },
+    createSession: async (target) => {
+      if (target !== worldId) {
+        const created = await api<{ session: PlayerSession }>(`/api/worlds/${encodeURIComponent(target)}/sessions`, { method: 'POST' });
+        return { ...created.session, state: undefined };
+      }
+      const session = await p.createSession();
+      return { ...session, state: undefined };
+    },
+    deleteSession: async (id) => {
+      await api(`/api/sessions/${encodeURIComponent(id)}`, { method: 'DELETE' });
+      const rest = await p.loadSessions();
+      if (id === sessionId()) {
+        if (rest[0]) await p.switchSession(rest[0].id);
+        else await p.createSession();
+      }
+    },
+    listSessions: async (target) => {
+      const list = await api<{ sessions: PlayerSession[] }>(`/api/worlds/${encodeURIComponent(target)}/sessions`);
+      return list.sessions.map((s) => ({ id: s.id, worldId: s.worldId, title: s.title, createdAt: s.createdAt, updatedAt: s.updatedAt, messageCount: s.messageCount }));
+    },
+    navigate: (path) => navigate(path),
+    // Checkpoints
+    saveCheckpoint: async (name) => {
+      const cp = await api<Checkpoint>(`/api/sessions/${sessionId()}/checkpoints`, { json: { name: name || `Checkpoint ${p.checkpoints.length + 1}` } });
+      await p.refresh(sessionId());
+      return { id: cp.id, name: cp.name, messageCount: cp.messageCount, createdAt: cp.createdAt ?? new Date().toISOString() };
+    },
+    loadCheckpoints: async () => (await api<{ checkpoints: Checkpoint[] }>(`/api/sessions/${sessionId()}/checkpoints`)).checkpoints,
+    restoreCheckpoint: (id) => p.action(`checkpoints/${id}/restore`),
+    deleteCheckpoint: (id) => p.action(`checkpoints/${id}`, 'DELETE'),
+    // Game actions
+    setVariable: async (id, value, options) => {
+      if (options?.scope === 'global') {
+        const answer = await api<{ globalVariables: Record<string, unknown> }>(`/api/sessions/${sessionId()}/variables/${encodeURIComponent(id)}`, {
+          method: 'PUT',
+          json: { value, scope: 'global' },
+        });
+        p.setPrefs((prefs) => (prefs ? { ...prefs, globalVariables: answer.globalVariables } : prefs));
+        return;
+      }
+      await p.dispatch(`variables/${encodeURIComponent(id)}`, 'PUT', { value, scope: 'session' });
+    },
+    executeAction: async (id, payload) => {
+      // A namespaced id (`spatial:zone-enter`) is a custom reaction event with the payload's members.
+      if (id.includes(':')) await p.dispatch('events', 'POST', { ...(payload ?? {}), type: id });
+      else await p.dispatch(`actions/${encodeURIComponent(id)}`, 'POST', undefined);
+    },
+    injectContext: async (message, options) => {
+      await p.dispatch('context', 'POST', { message, role: options?.role ?? 'system' });
+    },
+    // Audio
+    playAudio: (trackId, options) => {
+      const director = p.audio.current;
+      const track = (p.world?.world.audioTracks ?? []).find((t) => t.id === trackId);
+      if (!director || !track) throw Object.assign(new Error(`This world has no audio track "${trackId}".`), { code: 'NOT_FOUND' });
+      playInterfaceAudio(director, track.type, trackId, options ?? {}, p.volumes.bgm);
+    },
+    stopAudio: (trackId, fadeDuration) => {
+      if (p.audio.current) stopInterfaceAudio(p.audio.current, trackId, fadeDuration);
+    },
+    setAudioVolume: (type, volume) => p.setVolumes((v) => ({ ...v, [type]: volume })),
+    // Storage
+    'storage.get': async (key) => (await api<{ entries: Record<string, string> }>(`/api/worlds/${w}/storage`)).entries[key] ?? null,
+    'storage.set': (key, value) => api(`/api/worlds/${w}/storage/${encodeURIComponent(key)}`, { method: 'PUT', json: { value } }),
+    'storage.remove': (key) => api(`/api/worlds/${w}/storage/${encodeURIComponent(key)}`, { method: 'DELETE' }),
+    // UI
+    toggleImmersive: () => p.setCanvasMode((mode) => (mode === 'fullscreen' ? (p.world?.world.rootComponent ? 'custom' : 'chat') : 'fullscreen')),
+    switchGreeting: async (index) => {
+      const first = p.data?.messages[0];
+      if (!first || first.role !== 'assistant' || first.position !== 0 || (p.data?.messages.length ?? 0) > 1)
+        throw Object.assign(new Error('The greeting can only be switched before the conversation starts.'), { code: 'NOT_AVAILABLE_NOW' });
+      if (index >= first.swipes.length) throw Object.assign(new Error(`This world has ${first.swipes.length} greeting(s).`), { code: 'NOT_FOUND' });
+      const steps = index - first.activeSwipeIndex;
+      for (let i = 0; i < Math.abs(steps); i++) await p.action(`swipe/${steps > 0 ? 'right' : 'left'}`);
+    },
+    copyToClipboard: async (text) => {
+      await copyText(text);
+      p.toast('Copied to the clipboard.', 'success');
+    },
+    showToast: (message, kind) => p.toast(message, kind ?? 'info'),
+    // Models
+    setModel: async (id) => {
+      const answer = await api<{ selectedModel: string }>('/api/player/model', { method: 'PUT', json: { model: id } });
+      p.setPrefs((prefs) => (prefs ? { ...prefs, selectedModel: answer.selectedModel } : prefs));
+    },
+    getModels: async () => {
+      const c = await api<{ models: { id: string; name: string; provider: string; contextLength: number | null }[]; pinned: string[]; recent: string[] }>('/api/models');
+      return { models: c.models.map((m) => ({ ...m, contextLength: m.contextLength ?? 0 })), pinnedModels: c.pinned, recentlyUsed: c.recent };
+    },
+    pinModel: (id) => api(`/api/models/pins/${encodeURIComponent(id)}`, { method: 'PUT' }),
+    unpinModel: (id) => api(`/api/models/pins/${encodeURIComponent(id)}`, { method: 'DELETE' }),
+    setPreferredProvider: async (provider) => {
+      const answer = await api<{ ok: boolean; provider?: 'official' | 'private'; error?: string }>('/api/player/provider', { method: 'PUT', json: { provider } });
+      if (answer.ok) await p.loadPrefs();
+      return answer;
+    },
+    // AI completion
+    'ai.complete': (options: AiCompleteOptions, onDelta: (text: string) => void) => orError(aiComplete(sessionId(), options, onDelta)),
+  };
+}
+
+async function aiComplete(sessionId: string, options: AiCompleteOptions, onDelta: (text: string) => void): Promise<string> {
+  const res = await fetch(`/api/sessions/${sessionId}/ai/complete`, {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...options, stream: true }),
+  });
+  if (!res.ok) throw new Error(((await res.json().catch(() => null)) as { error?: { message: string } } | null)?.error?.message ?? `AI call failed (${res.status})`);
+  let text = '';
+  let failure: string | null = null;
+  await readEvents(res, (event, payload) => {
+    if (event === 'delta') {
+      text += String(payload.text ?? '');
+      onDelta(String(payload.text ?? ''));
+    }
+    if (event === 'error') failure = String(payload.message ?? 'AI call failed');
+  });
+  // An AI call may have cost platform credits: the header reads the balance again.
+  refreshHeader();
+  if (failure) throw new Error(failure);
+  return text;
+}
+
+export type { PlayerPreferences };

@@ -1,0 +1,156 @@
+import { type ImportReport, type ImportResult, importWorld } from '@yumina/world';
+import { useState } from 'react';
+import { navigate } from '../lib/router.tsx';
+import { type Issue, send } from './server.ts';
+
+/** What the author chose: a file's bytes (a world, a card as JSON or PNG, a lorebook) or pasted JSON. */
+type Source = { kind: 'file'; name: string; bytes: Uint8Array } | { kind: 'text'; text: string };
+
+function toBase64(bytes: Uint8Array): string {
+  let binary = '';
+  for (let index = 0; index < bytes.length; index += 0x8000) binary += String.fromCharCode(...bytes.subarray(index, index + 0x8000));
+  return btoa(binary);
+}
+
+function ReportView({ report }: { report: ImportReport }) {
+  return (
+    <div data-testid="import-report">
+      <p>
+        {report.format === 'world' ? 'World' : report.format === 'sillytavern-card' ? 'SillyTavern character card' : 'SillyTavern World Info'}{' '}
+        <code>{report.sourceVersion}</code> → WorldDefinition 20.0.0 · {report.changes.length} change{report.changes.length === 1 ? '' : 's'}
+      </p>
+      {report.changes.length > 0 && (
+        <ul className="list import-changes">
+          {report.changes.map((change, index) => (
+            <li key={`${index}:${change.path}`} data-kind={change.kind}>
+              <strong>{change.kind}</strong> <code>{change.path || '(world)'}</code> {change.message}
+            </li>
+          ))}
+        </ul>
+      )}
+      {report.assets.length > 0 && (
+        <>
+          <h4>Assets to upload</h4>
+          <ul className="list">
+            {report.assets.map((asset) => (
+              <li key={asset.id} data-asset={asset.id}>
+                <code>{asset.id}</code> ({asset.reference}), named at {asset.paths.join(', ')}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      {report.warnings.length > 0 && (
+        <>
+          <h4>Warnings</h4>
+          <ul className="list">
+            {report.warnings.map((warning) => (
+              <li key={`${warning.path}\u0000${warning.message}`}>
+                <code>{warning.path || '(world)'}</code> {warning.message}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </div>
+  );
+}
+
+/**
+ * The studio's Import button: a world of another version, a SillyTavern card (JSON or PNG) or a
+ * World Info lorebook, from a file or pasted JSON. The import runs here first so the author reads
+ * the report (every change, assets to upload, or every issue of a refusal) before saving; saving
+ * sends the same input to POST /api/worlds/import, which creates the draft and opens it.
+ */
+export function ImportDialog() {
+  const [open, setOpen] = useState(false);
+  const [source, setSource] = useState<Source | null>(null);
+  const [pasted, setPasted] = useState('');
+  const [result, setResult] = useState<ImportResult | null>(null);
+  const [serverIssues, setServerIssues] = useState<Issue[]>([]);
+  const [busy, setBusy] = useState(false);
+  const [message, setMessage] = useState<string | null>(null);
+
+  const preview = (next: Source) => {
+    setSource(next);
+    setServerIssues([]);
+    setMessage(null);
+    setResult(importWorld(next.kind === 'file' ? next.bytes : next.text, next.kind === 'file' ? { fallbackName: next.name.replace(/\.[^.]+$/, '') } : {}));
+  };
+
+  async function save() {
+    if (!source || !result?.ok) return;
+    setBusy(true);
+    setMessage(null);
+    try {
+      const body = source.kind === 'file' ? { file: { name: source.name, base64: toBase64(source.bytes) } } : { world: JSON.parse(source.text) as unknown };
+      const res = await send<{ id: string }>('/api/worlds/import', 'POST', body);
+      if (res.status === 201) {
+        setOpen(false);
+        navigate(`/studio/${encodeURIComponent(res.body.id)}`);
+        return;
+      }
+      setServerIssues(res.body.issues ?? []);
+      setMessage(res.body.error?.message ?? `Import failed (${res.status}).`);
+    } catch {
+      setMessage('Import failed (network).');
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  if (!open) {
+    return (
+      <button type="button" className="secondary" onClick={() => setOpen(true)}>
+        Import…
+      </button>
+    );
+  }
+  const issues = serverIssues.length > 0 ? serverIssues : result && !result.ok ? result.issues : [];
+  return (
+    <section className="card import-dialog" role="dialog" aria-label="Import a world" style={{ flexBasis: '100%' }}>
+      <h3>Import a world</h3>
+      <p className="hint">A world of version 5.x–25.x, a SillyTavern character card (JSON or PNG) or a SillyTavern World Info file.</p>
+      <label className="labelled">
+        File
+        <input
+          type="file"
+          accept=".json,.png,application/json,image/png"
+          onChange={async (event) => {
+            const file = event.target.files?.[0];
+            if (file) preview({ kind: 'file', name: file.name, bytes: new Uint8Array(await file.arrayBuffer()) });
+          }}
+        />
+      </label>
+      <label className="labelled">
+        Or paste JSON
+        <textarea aria-label="Pasted JSON" rows={6} value={pasted} onChange={(event) => setPasted(event.target.value)} spellCheck={false} />
+      </label>
+      <div className="row">
+        <button type="button" className="secondary" disabled={pasted.trim() === ''} onClick={() => preview({ kind: 'text', text: pasted })}>
+          Read pasted JSON
+        </button>
+        <button type="button" disabled={busy || !result?.ok} onClick={save}>
+          {busy ? 'Importing…' : 'Save as a new world'}
+        </button>
+        <button type="button" className="secondary" onClick={() => setOpen(false)}>
+          Close
+        </button>
+      </div>
+      {message && <p role="status">{message}</p>}
+      {issues.length > 0 && (
+        <div className="issues" data-testid="import-issues">
+          <h4>{issues.length === 1 ? '1 issue' : `${issues.length} issues`}: this cannot be imported</h4>
+          <ul className="list">
+            {issues.map((issue) => (
+              <li key={`${issue.path}\u0000${issue.message}`} data-issue-path={issue.path}>
+                <code className="issue-path">{issue.path || '(file)'}</code> {issue.message}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      {result?.report && <ReportView report={result.report} />}
+    </section>
+  );
+}

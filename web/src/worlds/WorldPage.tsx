@@ -1,0 +1,123 @@
+import { useCallback, useEffect, useState } from 'react';
+import { api } from '../lib/api.ts';
+import { Link } from '../lib/router.tsx';
+import { useSession } from '../lib/session.tsx';
+import { Cover, TagList } from '../library/world-card.tsx';
+import { NotFound } from '../shell/NotFound.tsx';
+import { FavoriteButton } from '../updates/FavoriteButton.tsx';
+import { UpdateHistory } from '../updates/UpdateHistory.tsx';
+
+interface WorldView {
+  id: string;
+  status: string;
+  canEdit: boolean;
+  coverUrl: string | null;
+  publishedAt: string | null;
+  world: { name?: string; description?: string; author?: string; customTags?: string[] };
+}
+
+interface LibraryCard {
+  author: string | null;
+  plays: number;
+  tags: string[];
+}
+
+interface SessionRow {
+  id: string;
+  title: string;
+  messageCount: number;
+  updatedAt: string;
+}
+
+/**
+ * /worlds/<id>: cover, author, tags, description, Play or Continue, favorite, the player's
+ * sessions of this world and the update history. `?inspect=1` is read-only even for the author.
+ */
+export function WorldPage({ id }: { id: string }) {
+  const { loading, info } = useSession();
+  const [world, setWorld] = useState<WorldView | null>(null);
+  const [card, setCard] = useState<LibraryCard | null>(null);
+  const [sessions, setSessions] = useState<SessionRow[] | null>(null);
+  const [missing, setMissing] = useState(false);
+  const signedIn = !!info?.account;
+  const loadSessions = useCallback(() => {
+    api<{ sessions: SessionRow[] }>(`/api/worlds/${encodeURIComponent(id)}/sessions`).then((r) => setSessions(r.sessions), () => setSessions([]));
+  }, [id]);
+  useEffect(() => {
+    if (loading) return; // fetched once the session is known: the author gets the working copy
+    setWorld(null);
+    setMissing(false);
+    api<WorldView>(`/api/worlds/${encodeURIComponent(id)}`).then(setWorld, () => setMissing(true));
+    api<LibraryCard>(`/api/library/${encodeURIComponent(id)}`).then(setCard, () => setCard(null));
+    if (signedIn) loadSessions();
+  }, [id, loading, signedIn, loadSessions]);
+  if (missing) return <NotFound what="world" />;
+  if (loading || !world) return <p>Loading…</p>;
+  const inspecting = new URLSearchParams(window.location.search).get('inspect') === '1';
+  const name = world.world.name ?? id;
+  const tags = card?.tags ?? [...new Set((world.world.customTags ?? []).map((t) => t.toLowerCase()))];
+  const author = card?.author ?? (world.canEdit ? info?.account?.displayName : null) ?? world.world.author ?? 'unknown';
+  const playing = (sessions?.length ?? 0) > 0;
+
+  async function remove(s: SessionRow) {
+    if (!window.confirm(`Delete the session "${s.title || 'Untitled'}" and its ${s.messageCount} messages? This cannot be undone.`)) return;
+    await api(`/api/sessions/${encodeURIComponent(s.id)}`, { method: 'DELETE' });
+    loadSessions();
+  }
+
+  return (
+    <div className="world-details">
+      <section className="world-head">
+        <Cover url={world.coverUrl} name={name} />
+        <div>
+          <h1 data-testid="world-name">{name}</h1>
+          <p className="hint">
+            by <span data-testid="world-author">{author}</span>
+            {card?.plays ? ` · ${card.plays} ${card.plays === 1 ? 'player' : 'players'}` : ''}
+            {world.status !== 'published' && <span className="badge warn"> not published</span>}
+          </p>
+          <TagList tags={tags} />
+          {world.world.description && <p>{world.world.description}</p>}
+          <div className="row">
+            {signedIn ? (
+              <Link to={`/play/${encodeURIComponent(id)}`} className="button" data-testid="play">
+                {playing ? 'Continue' : 'Play'}
+              </Link>
+            ) : (
+              <Link to={`/signup?returnTo=${encodeURIComponent(`/play/${id}`)}`} className="button" data-testid="play">
+                Sign up to play
+              </Link>
+            )}
+            <FavoriteButton worldId={id} signedIn={signedIn} />
+            {world.canEdit && !inspecting && (
+              <Link to={`/studio/${encodeURIComponent(id)}`} className="button secondary">
+                Edit in the studio
+              </Link>
+            )}
+          </div>
+        </div>
+      </section>
+      {signedIn && sessions && sessions.length > 0 && (
+        <section className="card" aria-labelledby="sessions-heading">
+          <h2 id="sessions-heading">Your sessions</h2>
+          <ul className="list" data-testid="world-sessions">
+            {sessions.map((s) => (
+              <li key={s.id} className="spread">
+                <span>
+                  <strong>{s.title || 'Untitled session'}</strong>{' '}
+                  <span className="hint">
+                    {s.messageCount} {s.messageCount === 1 ? 'message' : 'messages'} · {new Date(s.updatedAt).toLocaleString()}
+                  </span>
+                </span>
+                <button type="button" className="link" onClick={() => remove(s)} aria-label={`Delete session ${s.title || 'Untitled session'}`}>
+                  Delete
+                </button>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+      <UpdateHistory worldId={id} surfaceCanEdit={signedIn && !inspecting} />
+    </div>
+  );
+}
