@@ -99,7 +99,10 @@ function AiConnection() {
     <section className="card" id="ai-config">
       <h3>AI connection</h3>
       <p className="hint">Your own OpenAI-compatible API (OpenAI, OpenRouter, Ollama…). The key is encrypted on our servers and never shown again.</p>
-      <form onSubmit={save} aria-label="AI connection">
+      <form onSubmit={save} aria-label="AI connection" aria-busy={view === null}>
+        {/* Until the stored connection has loaded the fields stay disabled: typing into them earlier
+            would be overwritten by the load. */}
+        <fieldset disabled={view === null} className="plain">
         <label>
           Base URL
           <input name="baseUrl" required placeholder="https://api.openai.com/v1" value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} />
@@ -137,6 +140,7 @@ function AiConnection() {
             Clear
           </button>
         </div>
+        </fieldset>
         {message && <p role="status">{message}</p>}
       </form>
     </section>
