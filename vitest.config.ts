@@ -1,14 +1,43 @@
 import { defineConfig } from 'vitest/config';
 
-export default defineConfig({
+/**
+ * `npm test` runs two workers on the 2-core machines: the suites mostly wait on servers, PostgreSQL
+ * and Chromium, so the run takes about two thirds of the time it takes with one. The few tests that
+ * measure real timing (event-loop stalls, a whole browser journey under deadlines) run afterwards,
+ * alone, in the `timing` project (sequence.groupOrder 1), where no other suite competes for the cores.
+ * `vitest bench` (mode "benchmark") runs one file at a time in one worker, so benchmarks never
+ * compete with each other.
+ */
+const timing = ['packages/telemetry/src/sampler.test.ts', 'tests/browser/journey.test.ts'];
+const shared = {
+  exclude: ['**/node_modules/**', '**/dist/**', '.sst/**'],
+  testTimeout: 30_000,
+  hookTimeout: 60_000,
+  pool: 'forks' as const,
+  globalSetup: ['tests/support/global-setup.ts'],
+};
+
+const benchmarks = { test: { ...shared, maxWorkers: 1, benchmark: { include: ['bench/**/*.bench.ts'] } } };
+
+const tests = {
   test: {
-    include: ['packages/**/*.test.ts', 'functions/**/*.test.ts', 'containers/**/*.test.ts', 'tests/**/*.test.ts', 'web/src/**/*.test.ts'],
-    exclude: ['**/node_modules/**', '**/dist/**', '.sst/**'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-    pool: 'forks',
-    globalSetup: ['tests/support/global-setup.ts'],
+    globalSetup: shared.globalSetup,
     reporters: ['default', './tests/support/no-skips-reporter.ts'],
-    benchmark: { include: ['bench/**/*.bench.ts'] },
+    projects: [
+      {
+        test: {
+          ...shared,
+          globalSetup: [],
+          name: 'suites',
+          include: ['packages/**/*.test.ts', 'functions/**/*.test.ts', 'containers/**/*.test.ts', 'tests/**/*.test.ts', 'web/src/**/*.test.ts'],
+          exclude: [...shared.exclude, ...timing],
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      { test: { ...shared, globalSetup: [], name: 'timing', include: timing, maxWorkers: 1, sequence: { groupOrder: 1 } } },
+    ],
   },
-});
+};
+
+export default defineConfig(({ mode }) => (mode === 'benchmark' ? benchmarks : tests));
