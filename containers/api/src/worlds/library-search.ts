@@ -13,10 +13,13 @@
  * but cost ~10× the rest of the query per hit.
  */
 
-/** What a search adds to the library query: a condition over `w` and its rank expression. */
+/**
+ * What a search adds to the library query: a condition over `w`, and its rank expression (which
+ * pushes its own parameter when called, so a query sorted otherwise sends none unused).
+ */
 export interface LibrarySearch {
   where: string;
-  rank: string;
+  rank(): string;
 }
 
 const CJK_RUN = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+/gu;
@@ -57,10 +60,12 @@ export function librarySearch(q: string, params: unknown[]): LibrarySearch {
     conditions.push(`w.search_vector @@ ${tsquery}`);
     queries.push(tsquery);
   }
-  params.push(containsPattern(q));
-  const named = `case when lower(coalesce(w.live_name, w.name)) like $${params.length} then 1 else 0 end`;
   return {
     where: conditions.length ? conditions.join(' and ') : 'false',
-    rank: `(ts_rank(w.search_vector, ${queries.join(' && ') || `''::tsquery`}) + ${named})`,
+    rank() {
+      params.push(containsPattern(q));
+      const named = `case when lower(coalesce(w.live_name, w.name)) like $${params.length} then 1 else 0 end`;
+      return `(ts_rank(w.search_vector, ${queries.join(' && ') || `''::tsquery`}) + ${named})`;
+    },
   };
 }
