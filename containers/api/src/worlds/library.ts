@@ -72,9 +72,16 @@ export function cardFields(row: Pick<CardRow, 'id' | 'name' | 'description' | 't
   };
 }
 
+/** A library card: cardFields and the live version's time, cover and player count (written out: spreading cardFields cost ~10× as much per card). */
 export function cardView(row: Omit<CardRow, 'k'>) {
   return {
-    ...cardFields(row),
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    tags: row.tags,
+    language: row.language,
+    author: row.author ?? null,
+    publishedAt: row.published_at?.toISOString() ?? null,
     updatedAt: row.updated_at?.toISOString() ?? null,
     coverUrl: row.cover ? assetPath(row.id, row.cover) : null,
     plays: Number(row.plays),
@@ -107,7 +114,10 @@ export type LibraryQuery = z.infer<typeof libraryQuery>;
  * The SQL of one library page (pageSize + 1 rows, to tell whether more follow) and the sort it applied.
  * Two steps: the page's ids and sort keys from `worlds` alone (filters, search, cursor, order,
  * limit), then the cards of those rows only (author, player count): a search ranks its hits
- * without joining every hit to its author first.
+ * without joining every hit to its author first (at 100,000 worlds: 1.4× faster for a word in
+ * 619 worlds, 1.6× for a CJK word in 3,309). Not a named (prepared) statement: PostgreSQL's
+ * generic plan for it evaluates `to_tsquery($n)` once per hit instead of once (93 ms instead of
+ * 10 ms for the CJK word), and its custom plans are planned on every execution anyway.
  */
 export function libraryPageQuery(q: LibraryQuery): { text: string; params: unknown[]; sort: LibrarySort } {
   const where = [LIVE_WHERE];
