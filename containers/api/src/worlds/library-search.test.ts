@@ -62,6 +62,7 @@ for (const [backend, available, start] of backends) {
         ['wld_freighter', 'acc_searchauthor000002', 'Star Freighter', 'Trade between the outer moons.', ['scifi'], 'en', 'published'],
         ['wld_legend', 'acc_searchauthor000003', '龍の伝説', '古代の龍が眠る山。', ['ファンタジー'], 'ja', 'published'],
         ['wld_voyager', 'acc_searchauthor000003', '星际旅行者', '一艘飞船在银河中漂流。', ['科幻'], 'zh', 'published'],
+        ['wld_village', 'acc_searchauthor000001', '山の村', '伝説を語る老人。', ['民話'], null, 'published'],
         ['wld_draft', 'acc_searchauthor000001', 'Dragon Draft', 'Not published: never found.', ['fantasy'], 'en', 'saved'],
       ];
       for (const [id, owner, name, description, tags, language, status] of worlds) {
@@ -104,7 +105,8 @@ for (const [backend, available, start] of backends) {
 
     it('finds CJK text (no spaces between words) by any part of it', async () => {
       expect(await search('龍')).toEqual(['wld_legend']);
-      expect(await search('伝説')).toEqual(['wld_legend']);
+      // The name outranks the description in CJK text too.
+      expect(await search('伝説')).toEqual(['wld_legend', 'wld_village']);
       expect(await search('眠る山')).toEqual(['wld_legend']);
       expect(await search('银河')).toEqual(['wld_voyager']);
       expect(await search('飞船')).toEqual(['wld_voyager']);

@@ -9,14 +9,17 @@
  *   characters and pairs: any part of a CJK text is found through the same GIN index, also for
  *   the one- and two-character queries trigrams cannot serve.
  * Relevance: full-text rank (name above tags and author above description) plus a bonus when the
- * name contains the query as typed. Trigram word similarity ranked partial words a little better
+ * name contains the query as typed (case-insensitively). Trigram word similarity ranked partial words a little better
  * but cost ~10× the rest of the query per hit.
  */
 
-/** What a search adds to the library query: a condition over `w` and its rank expression. */
+/**
+ * What a search adds to the library query: a condition over `w`, and its rank expression (which
+ * pushes its own parameter when called, so a query sorted otherwise sends none unused).
+ */
 export interface LibrarySearch {
   where: string;
-  rank: string;
+  rank(): string;
 }
 
 const CJK_RUN = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+/gu;
@@ -57,10 +60,15 @@ export function librarySearch(q: string, params: unknown[]): LibrarySearch {
     conditions.push(`w.search_vector @@ ${tsquery}`);
     queries.push(tsquery);
   }
-  params.push(containsPattern(q));
-  const named = `case when lower(coalesce(w.live_name, w.name)) like $${params.length} then 1 else 0 end`;
   return {
     where: conditions.length ? conditions.join(' and ') : 'false',
-    rank: `(ts_rank(w.search_vector, ${queries.join(' && ') || `''::tsquery`}) + ${named})`,
+    rank() {
+      params.push(containsPattern(q));
+      // lower() of every hit's name is a third of a CJK search's time; a query without cased
+      // letters (CJK, digits) is found in the name as it is.
+      const name = q.toLowerCase() === q.toUpperCase() ? 'coalesce(w.live_name, w.name)' : 'lower(coalesce(w.live_name, w.name))';
+      const named = `case when ${name} like $${params.length} then 1 else 0 end`;
+      return `(ts_rank(w.search_vector, ${queries.join(' && ') || `''::tsquery`}) + ${named})`;
+    },
   };
 }

@@ -72,28 +72,34 @@ export function cardFields(row: Pick<CardRow, 'id' | 'name' | 'description' | 't
   };
 }
 
+/** A library card: cardFields and the live version's time, cover and player count (written out: spreading cardFields cost ~10× as much per card). */
 export function cardView(row: Omit<CardRow, 'k'>) {
   return {
-    ...cardFields(row),
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    tags: row.tags,
+    language: row.language,
+    author: row.author ?? null,
+    publishedAt: row.published_at?.toISOString() ?? null,
     updatedAt: row.updated_at?.toISOString() ?? null,
     coverUrl: row.cover ? assetPath(row.id, row.cover) : null,
     plays: Number(row.plays),
   };
 }
 
-/** The sort key of each sort, as a bigint expression over the card columns. */
-const SORT_KEY: Record<LibrarySort, string> = {
-  new: `(extract(epoch from c.published_at) * 1000000)::bigint`,
-  updated: `(extract(epoch from c.updated_at) * 1000000)::bigint`,
-  popular: `c.plays::bigint`,
-  relevance: `(c.rank * 1000000)::bigint`,
+/** The sort key of each sort but relevance (the search's rank: libraryPageQuery), as a bigint expression over `w`. */
+const SORT_KEY: Record<Exclude<LibrarySort, 'relevance'>, string> = {
+  new: `(extract(epoch from w.published_at) * 1000000)::bigint`,
+  updated: `(extract(epoch from coalesce(w.live_updated_at, w.published_at)) * 1000000)::bigint`,
+  popular: `(select count(distinct s.account_id) from chat_sessions s where s.world_id = w.id)::bigint`,
 };
 
 /**
  * The time sorts order and resume by the column itself (its µs key turned back into a timestamp,
  * exactly), so the indexes of migration 085 serve every page: page 500 costs what page 1 costs.
  */
-const SORT_COLUMN: Partial<Record<LibrarySort, string>> = { new: 'c.published_at', updated: 'c.updated_at' };
+const SORT_COLUMN: Partial<Record<LibrarySort, string>> = { new: 'w.published_at', updated: 'coalesce(w.live_updated_at, w.published_at)' };
 
 /** The live card of every published world: the live name, tags and cover, its author and player count. */
 export const CARD_SELECT = `select w.id, coalesce(w.live_name, w.name) as name, coalesce(w.live_description, w.description) as description,
@@ -104,16 +110,21 @@ export const CARD_SELECT = `select w.id, coalesce(w.live_name, w.name) as name, 
 
 export type LibraryQuery = z.infer<typeof libraryQuery>;
 
-/** The SQL of one library page (pageSize + 1 rows, to tell whether more follow) and the sort it applied. */
+/**
+ * The SQL of one library page (pageSize + 1 rows, to tell whether more follow) and the sort it applied.
+ * With a search or the `popular` sort, two steps: the page's ids and sort keys from `worlds` alone
+ * (filters, search, cursor, order, limit), then the cards of those rows only (author, player
+ * count): a search ranks its hits without joining every hit to its author first (at 100,000
+ * worlds: 1.4× faster for a word in 619 worlds, 1.6× for a CJK word in 3,309). Not a named
+ * (prepared) statement: PostgreSQL's
+ * generic plan for it evaluates `to_tsquery($n)` once per hit instead of once (93 ms instead of
+ * 10 ms for the CJK word), and its custom plans are planned on every execution anyway.
+ */
 export function libraryPageQuery(q: LibraryQuery): { text: string; params: unknown[]; sort: LibrarySort } {
   const where = [LIVE_WHERE];
   const params: unknown[] = [];
-  let rank = '0';
-  if (q.q) {
-    const search = librarySearch(q.q, params);
-    where.push(search.where);
-    rank = search.rank;
-  }
+  const search = q.q ? librarySearch(q.q, params) : undefined;
+  if (search) where.push(search.where);
   if (q.tag) {
     params.push(q.tag);
     where.push(`coalesce(w.live_tags, w.tags) @> array[$${params.length}::text]`);
@@ -123,21 +134,31 @@ export function libraryPageQuery(q: LibraryQuery): { text: string; params: unkno
     where.push(`coalesce(w.live_language, w.language) = $${params.length}`);
   }
   const sort: LibrarySort = q.q ? (q.sort ?? 'relevance') : q.sort && q.sort !== 'relevance' ? q.sort : 'new';
-  const key = SORT_KEY[sort];
+  const key = sort === 'relevance' ? `(${search!.rank()} * 1000000)::bigint` : SORT_KEY[sort];
   const column = SORT_COLUMN[sort];
-  let after = '';
   if (q.cursor) {
     const c = decodeCursor(q.cursor);
     params.push(c.key, c.id);
-    after = column
-      ? `where (${column}, c.id) < (timestamptz 'epoch' + $${params.length - 1}::float8 * interval '1 microsecond', $${params.length}::text)`
-      : `where (${key}, c.id) < ($${params.length - 1}::bigint, $${params.length}::text)`;
+    where.push(
+      column
+        ? `(${column}, w.id) < (timestamptz 'epoch' + $${params.length - 1}::float8 * interval '1 microsecond', $${params.length}::text)`
+        : `(${key}, w.id) < ($${params.length - 1}::bigint, $${params.length}::text)`,
+    );
   }
   params.push(q.pageSize + 1);
-  const text = `select c.*, ${key}::text as k from (${CARD_SELECT.replace('select ', `select ${rank} as rank, `)} where ${where.join(' and ')}) c
-      ${after}
-      order by ${column ?? key} desc nulls last, c.id desc
-      limit $${params.length}`;
+  const limit = `limit $${params.length}`;
+  const [fields, from] = CARD_SELECT.split(' from worlds w ') as [string, string];
+  if (column && !search) {
+    // A time sort without a search reads its index in order and stops after the page: one step.
+    const text = `${fields.replace('select ', () => `select ${key}::text as k, `)} from worlds w ${from} where ${where.join(' and ')}
+      order by ${column} desc nulls last, w.id desc ${limit}`;
+    return { text, params, sort };
+  }
+  // The keys of the time sorts follow their column exactly (µs), so the cards keep the page's order by key.
+  const page = `select w.id, ${key} as k from worlds w where ${where.join(' and ')}
+      order by ${column ?? 'k'} desc nulls last, w.id desc ${limit}`;
+  const text = `${fields.replace('select ', 'select p.k::text as k, ')} from (${page}) p join worlds w on w.id = p.id ${from}
+      order by p.k desc nulls last, p.id desc`;
   return { text, params, sort };
 }
 
