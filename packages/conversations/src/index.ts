@@ -1,0 +1,13 @@
+export {
+  type CompletedReply,
+  completeTurn,
+  type CompleteTurnInput,
+  settleStreamingReplies,
+  startTurn,
+  type StartTurnInput,
+  type StartTurnResult,
+  type TurnHistoryMessage,
+  turnSession,
+  type TurnSessionRow,
+  type WorldStamp,
+} from './turn.ts';
