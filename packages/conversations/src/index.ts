@@ -6,6 +6,7 @@ export {
   startTurn,
   type StartTurnInput,
   type StartTurnResult,
+  type TurnAccountRows,
   type TurnHistoryMessage,
   turnSession,
   type TurnSessionRow,

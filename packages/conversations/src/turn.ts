@@ -36,6 +36,8 @@ export interface TurnSessionRow {
   message_count: number;
   /** Null when the world is gone. */
   world: WorldStamp | null;
+  /** The account's rows a turn needs (one statement instead of one each). */
+  account: TurnAccountRows;
 }
 
 export interface TurnHistoryMessage {
@@ -44,12 +46,37 @@ export interface TurnHistoryMessage {
   status: 'complete' | 'streaming' | 'failed';
 }
 
+/** What a turn reads of the account beside its session: billing preference, private connection (sealed), active persona. */
+export interface TurnAccountRows {
+  /** Null when the account has no billing row yet (the default preference applies). */
+  billingPreference: string | null;
+  connection: {
+    base_url: string;
+    default_model: string;
+    key_ciphertext: Buffer | null;
+    key_iv: Buffer | null;
+    key_tag: Buffer | null;
+    key_id: string | null;
+    key_last4: string | null;
+    private_enabled: boolean;
+  } | null;
+  persona: { name: string; description: string; appearance: string; personality: string; backstory: string } | null;
+}
+
 const SESSION_SQL = {
   name: 'conversations.turn_session',
   text: `select s.id, s.world_id, s.seed, s.summary, s.memory, s.message_count,
                 w.owner_id, w.status as world_status, w.revision, w.updated_at as world_updated_at, w.live_revision, w.live_updated_at,
-                (w.live_definition is not null) as has_live, (w.id is not null) as world_found
-           from chat_sessions s left join worlds w on w.id = s.world_id
+                (w.live_definition is not null) as has_live, (w.id is not null) as world_found,
+                b.preference as billing_preference,
+                (c.account_id is not null) as has_connection, c.base_url, c.default_model, c.key_ciphertext, c.key_iv, c.key_tag, c.key_id, c.key_last4, c.private_enabled,
+                (p.id is not null) as has_persona, p.name as persona_name, p.description as persona_description,
+                p.appearance as persona_appearance, p.personality as persona_personality, p.backstory as persona_backstory
+           from chat_sessions s
+           left join worlds w on w.id = s.world_id
+           left join billing_accounts b on b.account_id = s.account_id
+           left join ai_connections c on c.account_id = s.account_id
+           left join personas p on p.account_id = s.account_id and p.is_active
           where s.id = $1 and s.account_id = $2`,
 };
 
@@ -76,6 +103,30 @@ export async function turnSession(db: Queryable, sessionId: string, accountId: s
           has_live: r.has_live as boolean,
         }
       : null,
+    account: {
+      billingPreference: (r.billing_preference as string | null) ?? null,
+      connection: r.has_connection
+        ? {
+            base_url: r.base_url as string,
+            default_model: r.default_model as string,
+            key_ciphertext: r.key_ciphertext as Buffer | null,
+            key_iv: r.key_iv as Buffer | null,
+            key_tag: r.key_tag as Buffer | null,
+            key_id: r.key_id as string | null,
+            key_last4: r.key_last4 as string | null,
+            private_enabled: r.private_enabled as boolean,
+          }
+        : null,
+      persona: r.has_persona
+        ? {
+            name: r.persona_name as string,
+            description: (r.persona_description as string | null) ?? '',
+            appearance: (r.persona_appearance as string | null) ?? '',
+            personality: (r.persona_personality as string | null) ?? '',
+            backstory: (r.persona_backstory as string | null) ?? '',
+          }
+        : null,
+    },
   };
 }
 

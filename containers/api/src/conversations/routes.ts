@@ -12,10 +12,11 @@ import type { AppContext } from '../context.ts';
 import { generateTurn, type TurnOutput } from './generate.ts';
 import { openEventStream } from '../event-stream.ts';
 import { acquireTurnLock, markReplyFailed, releaseTurnLock, releaseTurnLockOfAnyHolder, settleStreamingReplies } from './turn-lock.ts';
-import { meteringFor } from '../ai/metering.ts';
+import { meteringOf } from '../ai/metering.ts';
+import { openConnection } from '../accounts/ai-connection.ts';
 import { worldForViewer } from '../worlds/version.ts';
 import { playerRoutes } from './actions.ts';
-import { enginePersona } from './persona.ts';
+import { enginePersona, enginePersonaOf } from './persona.ts';
 import { afterCursor, keysetPage, keysetQuery, timeKey } from '../keyset.ts';
 import { parseHistoryPageQuery, sessionMessage, sessionPage } from './history-page.ts';
 import {
@@ -266,19 +267,20 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
 
   // Send: the user message is stored first (it survives any failure), then the reply streams as SSE.
   // The turn's SQL is @yumina/conversations' (turnSession, startTurn, completeTurn): the session
-  // with its world's stamp, then two statements to start and one to finish; the account's
-  // metering, persona and the world (cached per process by its stamp) are read meanwhile.
+  // with its world's stamp and the account's billing preference, connection and persona, then one
+  // statement to start and one to finish; the world (cached per process by its stamp) is read meanwhile.
   app.post<{ Params: { id: string } }>('/api/sessions/:id/messages', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     const body = parseWith(sendBody, request.body);
     const session = await turnSession(db, request.params.id, auth.account.id);
     if (!session) throw new HttpError(404, 'NOT_FOUND', 'No such session.');
     const lock = await lockSession(session.id);
-    const reads: Promise<TurnReads> = Promise.all([
-      worldForViewer(db, session.world_id, { accountId: auth.account.id }, session.world),
-      meteringFor(ctx, auth.account.id),
-      enginePersona(db, auth.account.id),
-    ]).then(([version, metering, persona]) => ({ world: version.world, metering, persona }));
+    // The account's preference, connection and persona came with the session (one statement).
+    const reads: Promise<TurnReads> = worldForViewer(db, session.world_id, { accountId: auth.account.id }, session.world).then((version) => {
+      const { billingPreference, connection, persona } = session.account;
+      const metering = meteringOf(ctx, auth.account.id, billingPreference ?? 'auto', connection ? openConnection(ctx, connection) : null);
+      return { world: version.world, metering, persona: enginePersonaOf(persona) };
+    });
     reads.catch(() => {}); // awaited in runGeneration; a failure there ends the turn as an error event
     let started: Awaited<ReturnType<typeof startTurn>>;
     try {
