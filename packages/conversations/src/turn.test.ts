@@ -44,7 +44,19 @@ describe.runIf(hasPostgres)('the persistence of a turn (real PostgreSQL)', () =>
     const row = await turnSession(db, sessionId, account);
     expect(row).toMatchObject({ id: sessionId, world_id: world, seed: 'seed', memory: '', message_count: 0 });
     expect(row!.world).toMatchObject({ owner_id: account, status: 'saved', revision: 1, has_live: false, live_revision: null });
+    expect(row!.account).toEqual({ billingPreference: null, connection: null, persona: null });
     expect(await turnSession(db, sessionId, id('acc'))).toBeNull();
+  });
+
+  it('turnSession brings the account billing preference, private connection and active persona (never an inactive one)', async () => {
+    const { account, sessionId } = await session();
+    await db.query(`insert into billing_accounts (account_id, preference) values ($1, 'private')`, [account]);
+    await db.query(`insert into ai_connections (account_id, base_url, default_model) values ($1, 'https://ai.example', 'story-model')`, [account]);
+    await db.query(`insert into personas (id, account_id, name, description, is_active) values ($1, $2, 'Old', '', false), ($3, $2, 'Mira', 'A cartographer', true)`, [id('per'), account, id('per')]);
+    const row = await turnSession(db, sessionId, account);
+    expect(row!.account.billingPreference).toBe('private');
+    expect(row!.account.connection).toMatchObject({ base_url: 'https://ai.example', default_model: 'story-model', key_ciphertext: null });
+    expect(row!.account.persona).toMatchObject({ name: 'Mira', description: 'A cartographer' });
   });
 
   it('startTurn settles streaming replies, reads the history before the turn and stores both messages after it', async () => {
