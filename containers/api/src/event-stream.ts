@@ -4,6 +4,8 @@ import type { FastifyReply } from 'fastify';
 /** A server-sent events response: `write(event, data)` sends one event (JSON data) while the response is open. */
 export interface EventStream {
   write(event: string, data: unknown): void;
+  /** Sends one event whose data is already JSON text (one line). */
+  writeJson(event: string, json: string): void;
 }
 
 /**
@@ -21,10 +23,27 @@ export function openEventStream(reply: FastifyReply, options: { retryMs?: number
     'x-accel-buffering': 'no',
   });
   if (options.retryMs !== undefined) res.write(`retry: ${options.retryMs}\n\n`);
+  // Events written in one turn of the event loop (a provider's network read often carries many
+  // deltas) leave as one chunk: gathered, then written on the next turn (or at once when the
+  // response ends first: see `flush`).
+  let pending = '';
+  const flush = () => {
+    if (pending && !res.writableEnded) res.write(pending);
+    pending = '';
+  };
+  const send = (event: string, json: string) => {
+    if (res.writableEnded) return;
+    if (!pending) setImmediate(flush);
+    pending += `event: ${event}\ndata: ${json}\n\n`;
+  };
+  const end = res.end.bind(res);
+  res.end = ((...args: Parameters<typeof res.end>) => {
+    flush();
+    return end(...args);
+  }) as typeof res.end;
   return {
-    write(event, data) {
-      if (!res.writableEnded) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-    },
+    write: (event, data) => send(event, JSON.stringify(data)),
+    writeJson: send,
   };
 }
 

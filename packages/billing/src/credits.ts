@@ -36,7 +36,7 @@ async function ensureBillingAccount(db: Queryable, accountId: string): Promise<v
 
 export async function balance(db: Queryable, accountId: string): Promise<{ plan: string; credits: number; preference: string }> {
   const { rows } = await db.query<{ plan: string; credits: string; preference: string }>(
-    'select plan, credits, preference from billing_accounts where account_id = $1',
+    { name: 'billing.balance', text: 'select plan, credits, preference from billing_accounts where account_id = $1' },
     [accountId],
   );
   const r = rows[0];
@@ -88,8 +88,11 @@ export interface UsageLedgerRow {
 
 export async function recordUsage(db: Queryable, r: UsageLedgerRow): Promise<void> {
   await db.query(
-    `insert into usage_ledger (account_id, model, requested_model, provider_model, tokens_in, tokens_out, estimated, partial, billing_source, purpose, reservation_id)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+    {
+      name: 'billing.record_usage',
+      text: `insert into usage_ledger (account_id, model, requested_model, provider_model, tokens_in, tokens_out, estimated, partial, billing_source, purpose, reservation_id)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+    },
     [r.accountId, r.model, r.requestedModel, r.providerModel, r.tokensIn, r.tokensOut, r.estimated, r.partial, r.billingSource, r.purpose, r.reservationId],
   );
 }

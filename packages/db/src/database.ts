@@ -29,6 +29,9 @@ export async function openDatabase(config: Config, observer?: QueryObserver): Pr
     queryTimeoutMs: db.queryTimeoutMs,
     connectTimeoutMs: db.connectTimeoutMs,
     observer,
+    // PGlite is one backend behind every connection of the socket layer: a statement prepared on
+    // one connection would be seen (or collide) on the others, so names are dropped there.
+    preparedStatements: !embedded,
   });
   const read =
     db.readUrl && !embedded

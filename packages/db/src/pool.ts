@@ -36,6 +36,12 @@ export interface PoolOptions {
   /** Connect and acquire timeout, separate from the query deadline. */
   connectTimeoutMs: number;
   observer?: QueryObserver;
+  /**
+   * Whether a query's `name` makes it a named prepared statement (parsed and planned once per
+   * connection: the hot statements of a turn). Default true; off for the embedded database, whose
+   * connections share one backend (the name is dropped and the query runs unnamed).
+   */
+  preparedStatements?: boolean;
 }
 
 /** Anything that runs SQL: a pool, or one borrowed client (for transactions). */
@@ -122,7 +128,10 @@ export class DbClient implements Queryable {
         this.owner.observe(performance.now() - started, false, sql);
         reject(err);
       }, deadlineMs);
-      const query = typeof text === 'string' ? raw.query<R>(text, values) : raw.query<R>({ ...text, values: values ?? text.values });
+      const query =
+        typeof text === 'string'
+          ? raw.query<R>(text, values)
+          : raw.query<R>(this.owner.preparedStatements ? { ...text, values: values ?? text.values } : { text: text.text, values: values ?? text.values });
       query.then(
         (result) => {
           if (settled) return;
@@ -164,6 +173,7 @@ export class DbPool implements Queryable {
   readonly name: string;
   readonly queryTimeoutMs: number;
   readonly max: number;
+  readonly preparedStatements: boolean;
   readonly #pool: pg.Pool;
   readonly #connectTimeoutMs: number;
   readonly #observer: QueryObserver | undefined;
@@ -174,6 +184,7 @@ export class DbPool implements Queryable {
     this.name = options.name;
     this.queryTimeoutMs = options.queryTimeoutMs;
     this.max = options.max;
+    this.preparedStatements = options.preparedStatements ?? true;
     this.#connectTimeoutMs = options.connectTimeoutMs;
     this.#observer = options.observer;
     const settings = Object.entries(SESSION_SETTINGS)

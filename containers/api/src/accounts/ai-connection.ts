@@ -18,7 +18,7 @@ const saveBody = z.strictObject({
   privateEnabled: z.boolean().default(true),
 });
 
-interface ConnectionRow {
+export interface ConnectionRow {
   base_url: string;
   default_model: string;
   key_ciphertext: Buffer | null;
@@ -60,7 +60,11 @@ function view(ctx: AppContext, row: ConnectionRow | undefined) {
 /** The decrypted connection, for server-side provider calls only. Throws on a changed server key. */
 export async function privateConnection(ctx: AppContext, accountId: string): Promise<PrivateConnection | null> {
   const row = await loadRow(ctx, accountId);
-  if (!row) return null;
+  return row ? openConnection(ctx, row) : null;
+}
+
+/** A stored connection row (read here or beside a turn's session) opened: the key decrypted. Throws on a changed server key. */
+export function openConnection(ctx: AppContext, row: ConnectionRow): PrivateConnection {
   const apiKey =
     row.key_ciphertext && row.key_iv && row.key_tag && row.key_id
       ? ctx.secrets.open({ ciphertext: row.key_ciphertext, iv: row.key_iv, tag: row.key_tag, keyId: row.key_id })

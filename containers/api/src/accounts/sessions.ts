@@ -35,13 +35,16 @@ export async function createSession(db: Queryable, accountId: string, ttlDays: n
 }
 
 /** Resolves a cookie token to its live session and account; renews a session not renewed for a day. */
+const RESOLVE_SESSION_SQL = {
+  name: 'accounts.resolve_session',
+  text: `select s.id as session_id, s.expires_at, s.last_seen_at, ${ACCOUNT_COLUMNS}
+           from login_sessions s join accounts a on a.id = s.account_id
+          where s.token_hash = $1 and s.ended_at is null and s.expires_at > now()`,
+};
+
 export async function resolveSession(db: Queryable, token: string, ttlDays: number): Promise<Authenticated | null> {
-  const { rows } = await db.query<Record<string, unknown>>(
-    `select s.id as session_id, s.expires_at, s.last_seen_at, ${ACCOUNT_COLUMNS}
-       from login_sessions s join accounts a on a.id = s.account_id
-      where s.token_hash = $1 and s.ended_at is null and s.expires_at > now()`,
-    [hashToken(token)],
-  );
+  // Every signed-in request runs it: a named prepared statement (parsed and planned once per connection).
+  const { rows } = await db.query<Record<string, unknown>>(RESOLVE_SESSION_SQL, [hashToken(token)]);
   const row = rows[0];
   if (!row) return null;
   const account = toAccount(row as never);

@@ -1,6 +1,6 @@
 import { type BillingSource, type CreditGate, type MeteringContext, selectProvider, type UsageRecord } from '@yumina/ai';
 import { balance, recordUsage, reserveCredits, settleCredits } from '@yumina/billing';
-import { privateConnection } from '../accounts/ai-connection.ts';
+import { type PrivateConnection, privateConnection } from '../accounts/ai-connection.ts';
 import type { AppContext } from '../context.ts';
 
 /** Reserve-then-settle on the platform credit balance (packages/billing), one transaction per step. */
@@ -35,8 +35,13 @@ export function effectivePreference(preference: string, hasConnection: boolean, 
  */
 export async function meteringFor(ctx: AppContext, accountId: string, modelSource?: BillingSource): Promise<MeteringContext> {
   const [prefs, connection] = await Promise.all([balance(ctx.db.primary, accountId), privateConnection(ctx, accountId)]);
+  return meteringOf(ctx, accountId, prefs.preference, connection, modelSource);
+}
+
+/** The same from what the caller read already (a turn reads the preference and the connection with its session). */
+export function meteringOf(ctx: AppContext, accountId: string, preference: string, connection: PrivateConnection | null, modelSource?: BillingSource): MeteringContext {
   const selection = selectProvider({
-    preference: effectivePreference(prefs.preference, !!connection, !!ctx.config.ai.official),
+    preference: effectivePreference(preference, !!connection, !!ctx.config.ai.official),
     official: ctx.config.ai.official ?? null,
     privateConnection: connection,
     modelSource,

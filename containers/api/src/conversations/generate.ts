@@ -1,8 +1,9 @@
-import { cleanProviderText, condenseHistory, meteredStream } from '@yumina/ai';
+import { cleanProviderText, condenseHistory, meteredStream, type MeteringContext } from '@yumina/ai';
 import { sharedTokenCounter } from '@yumina/tokens';
 import {
   assemblePrompt,
   type HistoryMessage,
+  type Persona,
   runTurn,
   type TurnResult,
   toProviderMessages,
@@ -34,6 +35,9 @@ export interface TurnInput {
   onDelta(text: string): void;
   /** Reasoning deltas of models that stream them (never part of the reply). */
   onReasoning?(text: string): void;
+  /** The account's metering context and persona when the caller read them already (the send path reads them while it stores the messages). */
+  metering?: MeteringContext;
+  persona?: Persona | null;
 }
 
 export interface TurnOutput {
@@ -58,7 +62,7 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
   const { world } = input;
   const settings = world.settings;
   const counter = sharedTokenCounter();
-  const metering = await meteringFor(ctx, input.accountId);
+  const metering = input.metering ?? (await meteringFor(ctx, input.accountId));
   const model = metering.selection.defaultModel ?? ctx.config.ai.official?.defaultModel ?? 'default';
   const budget = Math.max(1, settings.maxContext - settings.maxTokens);
   // Story summaries when a summary model is configured (one-step fallback model included);
@@ -76,7 +80,7 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
       : null,
     signal: input.signal,
   });
-  const persona = await enginePersona(ctx.db.primary, input.accountId);
+  const persona = input.persona !== undefined ? input.persona : await enginePersona(ctx.db.primary, input.accountId);
   const now = new Date();
   const common = {
     now,

@@ -110,5 +110,5 @@ export async function sessionMessages(db: Queryable, sessionId: string): Promise
 }
 
 /** History for the prompt: complete messages only (failed and partial replies are not sent). */
-export const historyOf = (messages: readonly MessageRow[]) =>
+export const historyOf = (messages: readonly Pick<MessageRow, 'role' | 'content' | 'status'>[]) =>
   messages.filter((m) => m.status === 'complete' && m.role !== 'system').map((m) => ({ role: m.role as 'user' | 'assistant', content: m.content }));

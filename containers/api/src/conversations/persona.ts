@@ -8,7 +8,11 @@ import { activePersona } from '../accounts/personas.ts';
  * `{{persona}}` its description (built from the details when the description is empty).
  */
 export async function enginePersona(db: Queryable, accountId: string): Promise<EnginePersona | null> {
-  const persona = await activePersona(db, accountId);
+  return enginePersonaOf(await activePersona(db, accountId));
+}
+
+/** The same from a persona already read (a turn reads it with its session). */
+export function enginePersonaOf(persona: { name: string; description: string; appearance: string; personality: string; backstory: string } | null): EnginePersona | null {
   if (!persona) return null;
   return {
     name: persona.name,

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { cleanProviderText } from '@yumina/ai';
+import { cleanProviderText, type MeteringContext } from '@yumina/ai';
+import { completeTurn, startTurn, turnSession } from '@yumina/conversations';
 import { HttpError, parseWith, publicErrorOf } from '@yumina/http';
-import { normalizeState, startSession, type WorldDefinition, type WorldState } from '@yumina/world';
+import { normalizeState, type Persona, startSession, type WorldDefinition, type WorldState } from '@yumina/world';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Authenticated } from '../accounts/sessions.ts';
@@ -11,14 +12,16 @@ import type { AppContext } from '../context.ts';
 import { generateTurn, type TurnOutput } from './generate.ts';
 import { openEventStream } from '../event-stream.ts';
 import { acquireTurnLock, markReplyFailed, releaseTurnLock, releaseTurnLockOfAnyHolder, settleStreamingReplies } from './turn-lock.ts';
+import { meteringOf } from '../ai/metering.ts';
+import { openConnection } from '../accounts/ai-connection.ts';
+import { worldForViewer } from '../worlds/version.ts';
 import { playerRoutes } from './actions.ts';
-import { enginePersona } from './persona.ts';
+import { enginePersona, enginePersonaOf } from './persona.ts';
 import { afterCursor, keysetPage, keysetQuery, timeKey } from '../keyset.ts';
 import { parseHistoryPageQuery, sessionMessage, sessionPage } from './history-page.ts';
 import {
   historyOf,
   type MessageRow,
-  messageView,
   ownedSession,
   playableWorld,
   type SessionRow,
@@ -87,20 +90,28 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   /** The session and its newest page of messages (./history-page.ts): what every session route answers. */
   const full = (sessionId: string, accountId: string) => sessionPage(db, sessionId, accountId);
 
+  /** What a turn reads of its account and world besides the conversation; the send path reads it while it stores the messages. */
+  interface TurnReads {
+    world: WorldDefinition;
+    metering: MeteringContext;
+    persona: Persona | null;
+  }
+
   /**
-   * Runs a generation and persists it in one transaction at the end. The user message (already
-   * stored) survives any failure; a failed or stopped generation leaves a failed message with the
-   * partial text and never a half-applied state.
+   * Runs a generation and persists it in one statement at the end (@yumina/conversations'
+   * completeTurn). The user message (already stored) survives any failure; a failed or stopped
+   * generation leaves a failed message with the partial text and never a half-applied state.
    */
   async function runGeneration(
     request: FastifyRequest,
     reply: FastifyReply,
     auth: Authenticated,
-    session: SessionRow,
-    target: MessageRow,
+    session: Pick<SessionRow, 'id' | 'world_id' | 'seed' | 'summary' | 'memory'>,
+    target: Pick<MessageRow, 'id'>,
     prepare: { history: { role: 'user' | 'assistant'; content: string }[]; userMessage: string; state: WorldState; prefix?: string },
     apply: (out: TurnOutput) => { content: string; raw: string; swipes: Swipe[]; active: number },
     lockToken: string,
+    reads?: Promise<TurnReads>,
   ) {
     const controller = new AbortController();
     running.set(session.id, controller);
@@ -112,7 +123,8 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     let partial = prepare.prefix ?? '';
     let locked = true;
     try {
-      const world = await playableWorld(db, session.world_id, auth.account.id);
+      const known = reads ? await reads : null;
+      const world = known?.world ?? (await playableWorld(db, session.world_id, auth.account.id));
       const out = await generateTurn(ctx, {
         accountId: auth.account.id,
         accountName: auth.account.username,
@@ -131,32 +143,61 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
           stream.write('delta', { text });
         },
         onReasoning: (text) => stream.write('reasoning', { text }),
+        ...(known ? { metering: known.metering, persona: known.persona } : {}),
       });
       const next = apply(out);
       const stateText = JSON.stringify(out.result.state);
-      await db.transaction(async (tx) => {
-        await tx.query(
-          `update chat_messages set content = $2, raw_content = $3, status = 'complete', error_message = null, state_changes = $4,
-                  state_snapshot = $5, swipes = $6, active_swipe_index = $7, model = $8, token_count = $9, generation_time_ms = $10, truncated = $11
-            where id = $1`,
-          [target.id, next.content, next.raw, JSON.stringify(out.result.stateChanges), stateText, JSON.stringify(next.swipes), next.active, out.model, out.tokenCount, out.generationTimeMs, out.truncated],
-        );
-        await tx.query('update chat_sessions set state = $2, summary = coalesce($3, summary), updated_at = now() where id = $1', [
-          session.id,
-          stateText,
-          out.summary,
-        ]);
+      const stateChanges = JSON.stringify(out.result.stateChanges);
+      const written = await completeTurn(db, {
+        sessionId: session.id,
+        replyId: target.id,
+        content: next.content,
+        rawContent: next.raw,
+        stateChanges,
+        state: stateText,
+        swipes: JSON.stringify(next.swipes),
+        activeSwipeIndex: next.active,
+        model: out.model,
+        tokenCount: out.tokenCount,
+        generationTimeMs: out.generationTimeMs,
+        truncated: out.truncated,
+        summary: out.summary,
       });
       locked = false;
       await releaseTurnLock(ctx, session.id, lockToken);
-      stream.write('done', {
-        message: messageView((await db.query<MessageRow & Record<string, unknown>>('select * from chat_messages where id = $1', [target.id])).rows[0]!),
-        state: out.result.state,
+      // The stored reply as messageView shows it, from what was written (no re-read); the state,
+      // serialized once above, stands in for each of its copies (the snapshot, the new swipe's, the session's).
+      const STATE = '\u0000state\u0000';
+      const asState = (snapshot: unknown) => (snapshot === out.result.state ? STATE : snapshot);
+      const message = {
+        id: target.id,
+        position: written.position,
+        role: written.role,
+        content: next.content,
+        rawContent: next.raw,
+        status: 'complete',
+        errorMessage: null,
+        stateChanges: out.result.stateChanges,
+        stateSnapshot: STATE,
+        swipes: next.swipes.map((swipe) => ({ content: swipe.content, snapshot: asState(swipe.snapshot) })),
+        activeSwipeIndex: next.active,
+        model: out.model,
+        tokenCount: out.tokenCount,
+        generationTimeMs: out.generationTimeMs,
+        compacted: written.compacted,
+        truncated: out.truncated,
+        attachments: JSON.parse(written.attachments) as unknown[],
+        createdAt: written.created_at.toISOString(),
+      };
+      const done = JSON.stringify({
+        message,
+        state: STATE,
         notifications: out.result.notifications,
         audioCommands: out.result.audioCommands,
         aiRequests: out.result.aiRequests,
         skippedEntries: out.result.skippedEntries,
       });
+      stream.writeJson('done', done.split(JSON.stringify(STATE)).join(stateText));
     } catch (err) {
       // The lock goes first: the conversation accepts a new message at once, whatever failed.
       if (locked) {
@@ -225,54 +266,57 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   });
 
   // Send: the user message is stored first (it survives any failure), then the reply streams as SSE.
+  // The turn's SQL is @yumina/conversations' (turnSession, startTurn, completeTurn): the session
+  // with its world's stamp and the account's billing preference, connection and persona, then one
+  // statement to start and one to finish; the world (cached per process by its stamp) is read meanwhile.
   app.post<{ Params: { id: string } }>('/api/sessions/:id/messages', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     const body = parseWith(sendBody, request.body);
-    const session = await ownedSession(db, request.params.id, auth.account.id);
+    const session = await turnSession(db, request.params.id, auth.account.id);
+    if (!session) throw new HttpError(404, 'NOT_FOUND', 'No such session.');
     const lock = await lockSession(session.id);
-    let target: MessageRow;
-    let messages: MessageRow[];
+    // The account's preference, connection and persona came with the session (one statement).
+    const reads: Promise<TurnReads> = worldForViewer(db, session.world_id, { accountId: auth.account.id }, session.world).then((version) => {
+      const { billingPreference, connection, persona } = session.account;
+      const metering = meteringOf(ctx, auth.account.id, billingPreference ?? 'auto', connection ? openConnection(ctx, connection) : null);
+      return { world: version.world, metering, persona: enginePersonaOf(persona) };
+    });
+    reads.catch(() => {}); // awaited in runGeneration; a failure there ends the turn as an error event
+    let started: Awaited<ReturnType<typeof startTurn>>;
+    try {
+      // we hold the lock: a reply still `streaming` belongs to a turn that no longer runs (startTurn settles it)
+      started = await startTurn(db, {
+        sessionId: session.id,
+        content: body.content,
+        expectedMessageCount: body.expectedMessageCount,
+        userMessageId: newId('msg'),
+        replyId: newId('msg'),
+      });
+      if (started.stale) throw new HttpError(409, 'STALE_CONVERSATION', 'The conversation changed in another tab. Reload it before sending.');
+    } catch (err) {
+      await releaseTurnLock(ctx, session.id, lock);
+      throw err;
+    }
     let state: WorldState;
     try {
-      // we hold the lock: a reply still `streaming` belongs to a turn that no longer runs
-      await settleStreamingReplies(db, session.id);
-      messages = await sessionMessages(db, session.id);
-      if (body.expectedMessageCount !== undefined && body.expectedMessageCount !== messages.length) {
-        throw new HttpError(409, 'STALE_CONVERSATION', 'The conversation changed in another tab. Reload it before sending.');
-      }
-      const position = messages.length;
-      target = await db.transaction(async (tx) => {
-        await tx.query(`insert into chat_messages (id, session_id, position, role, content) values ($1, $2, $3, 'user', $4)`, [
-          newId('msg'),
-          session.id,
-          position,
-          body.content,
-        ]);
-        const { rows } = await tx.query<MessageRow & Record<string, unknown>>(
-          `insert into chat_messages (id, session_id, position, role, content, status) values ($1, $2, $3, 'assistant', '', 'streaming') returning *`,
-          [newId('msg'), session.id, position + 1],
-        );
-        await tx.query('update chat_sessions set message_count = $2, updated_at = now() where id = $1', [session.id, position + 2]);
-        return rows[0]!;
-      });
-    } catch (err) {
-      await releaseTurnLock(ctx, session.id, lock);
-      throw err;
-    }
-    try {
       // The session's current state: the last reply's, plus what interface actions and events did since.
-      state = JSON.parse((await ownedSession(db, session.id, auth.account.id)).state) as WorldState;
+      state = JSON.parse(started.state) as WorldState;
     } catch (err) {
       await releaseTurnLock(ctx, session.id, lock);
-      await markReplyFailed(ctx, target.id, '', publicErrorOf(err).message);
+      await markReplyFailed(ctx, started.replyId, '', publicErrorOf(err).message);
       throw err;
     }
-    await runGeneration(request, reply, auth, session, target, { history: historyOf(messages), userMessage: body.content, state }, (out) => ({
-      content: out.result.displayText,
-      raw: out.rawReply,
-      swipes: [swipeOf(out)],
-      active: 0,
-    }), lock);
+    await runGeneration(
+      request,
+      reply,
+      auth,
+      session,
+      { id: started.replyId },
+      { history: historyOf(started.messages), userMessage: body.content, state },
+      (out) => ({ content: out.result.displayText, raw: out.rawReply, swipes: [swipeOf(out)], active: 0 }),
+      lock,
+      reads,
+    );
   });
 
   /** The last exchange (user message + reply) for regenerate and continue; releases the lock if refused. */

@@ -1,4 +1,4 @@
-import type { Queryable } from '@yumina/db';
+import { settleStreamingReplies } from '@yumina/conversations';
 import { HttpError } from '@yumina/http';
 import type { AppContext } from '../context.ts';
 
@@ -56,16 +56,8 @@ export async function markReplyFailed(ctx: AppContext, messageId: string, partia
   return false;
 }
 
-const INTERRUPTED = 'The reply was interrupted before it was finished.';
-
-/** Replies of a session still `streaming` while its lock is held by the caller: no turn writes them any more. */
-export async function settleStreamingReplies(db: Queryable, sessionId: string): Promise<number> {
-  const { rowCount } = await db.query(`update chat_messages set status = 'failed', error_message = $2 where session_id = $1 and status = 'streaming'`, [
-    sessionId,
-    INTERRUPTED,
-  ]);
-  return rowCount ?? 0;
-}
+/** Replies of a session still `streaming` while its lock is held by the caller (the turn's SQL lives in @yumina/conversations). */
+export { settleStreamingReplies };
 
 /**
  * Maintenance: replies left `streaming` by a turn that no longer runs (its process died, its

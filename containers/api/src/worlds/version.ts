@@ -94,12 +94,76 @@ export function versionOf(row: VersionRow, viewer: WorldViewer): WorldVersion | 
   };
 }
 
-/** Reads a world and decides; 404 (never revealing that it exists) when the viewer gets no version. */
-export async function worldForViewer(db: Queryable, worldId: string, viewer: WorldViewer): Promise<WorldVersion> {
-  const { rows } = await db.query<VersionRow & Record<string, unknown>>(`select ${VERSION_COLUMNS} from worlds where id = $1`, [worldId]);
-  const version = rows[0] ? versionOf(rows[0], viewer) : null;
-  if (!version) throw new HttpError(404, 'NOT_FOUND', 'No such world.');
+/**
+ * The stamp of a world's versions, read beside something else (a turn reads it with its session:
+ * packages/conversations): which version a viewer gets and when that version last changed.
+ */
+export interface VersionStamp {
+  owner_id: string;
+  status: WorldVersion['status'];
+  revision: number;
+  updated_at: Date;
+  live_revision: number | null;
+  live_updated_at: Date | null;
+  has_live: boolean;
+}
+
+/**
+ * Parsed versions by world, kind and change time, per process (the turn path reads the world on
+ * every send). Keyed so that nothing is served stale: the working copy by its revision and
+ * `updated_at` (every save bumps both), the live version by its revision and `live_updated_at`
+ * (every publication or approval sets it), so a held edit changes only the author's key. The
+ * decision (owner, published, live snapshot present) is made from the stamp on every call; the
+ * cached versions are frozen (readers share them).
+ */
+const PARSED_MAX = 256;
+const parsed = new Map<string, WorldVersion>();
+
+function parsedKey(worldId: string, kind: WorldVersionKind, revision: number | null, changedAt: Date | null): string {
+  return `${worldId}|${kind}|${revision ?? ''}|${changedAt?.getTime() ?? ''}`;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+function remember(key: string, version: WorldVersion): WorldVersion {
+  if (parsed.size >= PARSED_MAX) parsed.delete(parsed.keys().next().value!);
+  parsed.set(key, deepFreeze(version));
   return version;
+}
+
+/**
+ * Reads a world and decides; 404 (never revealing that it exists) when the viewer gets no version.
+ * With `stamp` (read in the caller's own query; null when the world is gone) the decision is made
+ * on it and the parsed version comes from the per-process cache when it is current.
+ */
+export async function worldForViewer(db: Queryable, worldId: string, viewer: WorldViewer, stamp?: VersionStamp | null): Promise<WorldVersion> {
+  if (stamp !== undefined) {
+    if (stamp === null) throw new HttpError(404, 'NOT_FOUND', 'No such world.');
+    const own = viewer.accountId !== null && stamp.owner_id === viewer.accountId;
+    if (!own && !(stamp.status === 'published' && stamp.has_live)) throw new HttpError(404, 'NOT_FOUND', 'No such world.');
+    const key = own ? parsedKey(worldId, 'working', stamp.revision, stamp.updated_at) : parsedKey(worldId, 'live', stamp.live_revision, stamp.live_updated_at);
+    const hit = parsed.get(key);
+    if (hit) return hit;
+  }
+  const { rows } = await db.query<VersionRow & { updated_at: Date; live_updated_at: Date | null } & Record<string, unknown>>(
+    { name: 'worlds.version_of', text: `select ${VERSION_COLUMNS}, updated_at, live_updated_at from worlds where id = $1` },
+    [worldId],
+  );
+  const row = rows[0];
+  const version = row ? versionOf(row, viewer) : null;
+  if (!version) throw new HttpError(404, 'NOT_FOUND', 'No such world.');
+  if (stamp === undefined) return version; // an unstamped read is the caller's own copy
+  const key =
+    version.kind === 'working'
+      ? parsedKey(worldId, 'working', row!.revision, row!.updated_at)
+      : parsedKey(worldId, 'live', row!.live_revision, row!.live_updated_at);
+  return remember(key, version);
 }
 
 /**

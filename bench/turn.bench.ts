@@ -1,0 +1,211 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, bench, describe } from 'vitest';
+import { buildApp } from '../containers/api/src/app.ts';
+import { type FakeOpenAi, startFakeOpenAi } from '../tests/support/fake-openai.ts';
+import { Browser, startTestServer, type TestServer } from '../tests/support/server.ts';
+import { legacyTurnRoute } from './legacy/turn-route.ts';
+
+/**
+ * Issue 24 benchmark: one turn end to end through the HTTP API (send a message, read the streamed
+ * reply to its end) on real PostgreSQL and Redis, with a loopback OpenAI-compatible provider that
+ * streams a fixed ~300-token reply (100 chunks). Three paths run interleaved in one run, in
+ * rotating order, at concurrency 1, 10 and 50 (one session per account, N accounts):
+ *  - `provider`: the same provider called directly (the floor: what a turn costs without us);
+ *  - `today`: the send path as it was before the issue's rework, kept in bench/legacy/turn-route.ts
+ *    and served by a second app on the same context (same pools, store, secrets);
+ *  - `new`: POST /api/sessions/:id/messages as the server serves it now.
+ * Printed as `turn:` lines: time-to-first-token overhead over the provider alone (p50, p99),
+ * turns per second, and server CPU milliseconds per turn: the process's CPU during a phase (server,
+ * provider and client share this process) minus the CPU of the provider phase for as many calls,
+ * so what is left is the server's. Goals: CPU per turn ≤ 0.5× today's, TTFT overhead ≤ 5 ms p50 at
+ * concurrency 1, turns/s at concurrency 50 ≥ 2× today's.
+ */
+const ACCOUNTS = 50;
+const REPLY = Array.from({ length: 60 }, (_, i) => `The corridor narrows again, step ${i}; ash drifts.`).join(' ') + ' [gold: +1]';
+const CHUNKS = 100;
+const sample = JSON.parse(readFileSync(new URL('../packages/world/samples/ashen-depths.json', import.meta.url), 'utf8'));
+
+type Path = 'provider' | 'today' | 'new';
+interface Player {
+  browser: Browser;
+  legacy: Browser;
+  sessions: Record<'today' | 'new', string>;
+}
+
+let server: TestServer;
+let legacyUrl = '';
+let closeLegacy: () => Promise<void> = async () => {};
+let provider: FakeOpenAi;
+const players: Player[] = [];
+
+/** Reads an SSE response to its end; returns ms from the request to the first reply text. */
+async function readTurn(res: Response, started: number, firstMarker: string, endMarker: string): Promise<number> {
+  if (res.status !== 200 || !res.body) throw new Error(`turn failed: ${res.status} ${await res.text()}`);
+  const decoder = new TextDecoder();
+  let first = 0;
+  let tail = '';
+  let ended = false;
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    const text = tail + decoder.decode(chunk, { stream: true });
+    if (!first && text.includes(firstMarker)) first = performance.now() - started;
+    if (!ended && text.includes(endMarker)) ended = true;
+    tail = text.slice(-200);
+  }
+  if (!ended || tail.includes('event: error')) throw new Error(`turn did not finish: ${tail}`);
+  return first;
+}
+
+async function oneTurn(path: Path, player: Player): Promise<number> {
+  const started = performance.now();
+  if (path === 'provider') {
+    const res = await fetch(`${provider.url}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer any-key' },
+      body: JSON.stringify({ model: 'story-model', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'I walk on.' }] }),
+    });
+    return readTurn(res, started, '"content":"The', '[DONE]');
+  }
+  const client = path === 'today' ? player.legacy : player.browser;
+  const prefix = path === 'today' ? '/legacy' : '/api';
+  const res = await client.fetch(`${prefix}/sessions/${player.sessions[path]}/messages`, { method: 'POST', json: { content: 'I walk on.' } });
+  return readTurn(res, started, 'event: delta', 'event: done');
+}
+
+interface Phase {
+  ttft: number[];
+  turns: number;
+  wallMs: number;
+  cpuMs: number;
+}
+
+/** `perWorker` turns in each of `concurrency` sessions at once. */
+async function phase(path: Path, concurrency: number, perWorker: number): Promise<Phase> {
+  const ttft: number[] = [];
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  await Promise.all(
+    players.slice(0, concurrency).map(async (player) => {
+      for (let i = 0; i < perWorker; i++) ttft.push(await oneTurn(path, player));
+    }),
+  );
+  const wallMs = performance.now() - started;
+  const used = process.cpuUsage(cpu);
+  provider.reset(); // the loopback provider records requests: keep its memory flat
+  return { ttft, turns: concurrency * perWorker, wallMs, cpuMs: (used.user + used.system) / 1000 };
+}
+
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+};
+const median = (xs: number[]) => quantile(xs, 0.5);
+
+/** Fresh sessions for both server paths (history stays comparable: both grow by the same turns). */
+async function freshSessions(): Promise<void> {
+  for (const player of players) {
+    for (const path of ['today', 'new'] as const) {
+      const worldId = (player as Player & { worldId: string }).worldId;
+      const res = await player.browser.fetch(`/api/worlds/${worldId}/sessions`, { method: 'POST' });
+      player.sessions[path] = ((await res.json()) as { session: { id: string } }).session.id;
+    }
+  }
+}
+
+beforeAll(async () => {
+  provider = await startFakeOpenAi({ apiKey: null });
+  provider.setHandler(() => ({ kind: 'completion', content: REPLY, chunks: CHUNKS, usage: { prompt_tokens: 900, completion_tokens: 300 } }));
+  server = await startTestServer({ SIGNUP_RATE_LIMIT_PER_HOUR: '1000', DATABASE_POOL_MAX: '20', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'fatal' });
+  // Today's path on a second app over the same context, listening on a port of its own.
+  const legacyApp = await buildApp(server.ctx, { web: false });
+  await legacyApp.register(async (app) => legacyTurnRoute(app, server.ctx));
+  await legacyApp.listen({ port: 0, host: '127.0.0.1' });
+  legacyUrl = `http://127.0.0.1:${(legacyApp.server.address() as AddressInfo).port}`;
+  closeLegacy = () => legacyApp.close();
+  const stamp = Date.now();
+  for (let i = 0; i < ACCOUNTS; i++) {
+    const browser = new Browser(server.url);
+    const signUp = await browser.fetch('/api/auth/signup', { method: 'POST', json: { email: `turn${i}-${stamp}@example.com`, password: 'long enough pw' } });
+    if (signUp.status !== 201) throw new Error(`signup: ${signUp.status} ${await signUp.text()}`);
+    await browser.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: provider.url, defaultModel: 'story-model', apiKey: 'any-key' } });
+    const world = (await (await browser.fetch('/api/worlds', { method: 'POST', json: { world: sample } })).json()) as { id: string };
+    const legacy = new Browser(legacyUrl);
+    legacy.cookies = browser.cookies;
+    players.push(Object.assign({ browser, legacy, sessions: { today: '', new: '' } }, { worldId: world.id }));
+  }
+  await freshSessions();
+  if (process.env.TURN_BENCH_PROFILE) {
+    // TURN_BENCH_PROFILE=<file.cpuprofile>: a CPU profile of the new path alone (concurrency 10), for where the time goes.
+    for (const path of ['today', 'new'] as const) await phase(path, 10, 2);
+    const inspector = new Session();
+    inspector.connect();
+    await inspector.post('Profiler.enable');
+    await inspector.post('Profiler.setSamplingInterval', { interval: 200 });
+    await inspector.post('Profiler.start');
+    const c = Number(process.env.TURN_BENCH_PROFILE_CONCURRENCY ?? 10);
+    for (let r = 0; r < 5; r++) await phase(process.env.TURN_BENCH_PROFILE_PATH === 'today' ? 'today' : 'new', c, Math.ceil(40 / c));
+    const { profile } = await inspector.post('Profiler.stop');
+    writeFileSync(process.env.TURN_BENCH_PROFILE, JSON.stringify(profile));
+    inspector.disconnect();
+    await freshSessions();
+  }
+
+  const paths: Path[] = ['provider', 'today', 'new'];
+  const lines = ['', `turn: one turn through the HTTP API (~300-token reply in ${CHUNKS} chunks, real PostgreSQL + Redis), interleaved rounds in rotating order`];
+  const tps: Record<Path, number[]> = { provider: [], today: [], new: [] };
+  const cpuRatios: number[] = [];
+  for (const [concurrency, perWorker, rounds] of [
+    [1, 40, 6],
+    [10, 4, 6],
+    [50, 2, 6],
+  ] as const) {
+    for (const path of paths) await phase(path, concurrency, 2); // warm-up
+    const all: Record<Path, Phase[]> = { provider: [], today: [], new: [] };
+    for (let r = 0; r < rounds; r++) {
+      const order = [...paths.slice(r % 3), ...paths.slice(0, r % 3)];
+      for (const path of order) all[path].push(await phase(path, concurrency, perWorker));
+    }
+    const sum = (list: Phase[], key: 'turns' | 'wallMs' | 'cpuMs') => list.reduce((s, p) => s + p[key], 0);
+    const providerCpu = sum(all.provider, 'cpuMs') / sum(all.provider, 'turns');
+    const report: Record<Path, { p50: number; p99: number; tps: number; cpu: number }> = {} as never;
+    for (const path of paths) {
+      const ttft = all[path].flatMap((p) => p.ttft);
+      const perRound = all[path].map((p) => (p.turns * 1000) / p.wallMs);
+      tps[path].push(median(perRound));
+      report[path] = {
+        p50: quantile(ttft, 0.5),
+        p99: quantile(ttft, 0.99),
+        tps: median(perRound),
+        cpu: sum(all[path], 'cpuMs') / sum(all[path], 'turns') - providerCpu,
+      };
+    }
+    const base = report.provider;
+    const show = (path: 'today' | 'new') =>
+      `${path} TTFT +${(report[path].p50 - base.p50).toFixed(1)} ms p50 / +${(report[path].p99 - base.p99).toFixed(1)} ms p99, ` +
+      `${report[path].tps.toFixed(0)} turns/s, ${report[path].cpu.toFixed(2)} ms server CPU/turn`;
+    cpuRatios.push(report.new.cpu / report.today.cpu);
+    lines.push(
+      `  concurrency ${String(concurrency).padStart(2)}: provider alone TTFT ${base.p50.toFixed(2)} ms p50, ${base.tps.toFixed(0)} streams/s`,
+      `                  ${show('today')}`,
+      `                  ${show('new')}`,
+      `                  new/today: CPU per turn ${(report.new.cpu / report.today.cpu).toFixed(2)}× (goal ≤ 0.5×), turns/s ${(report.new.tps / report.today.tps).toFixed(2)}×` +
+        (concurrency === 50 ? ' (goal ≥ 2×)' : '') +
+        (concurrency === 1 ? `; TTFT overhead p50 ${(report.new.p50 - base.p50).toFixed(1)} ms (goal ≤ 5 ms)` : ''),
+    );
+    await freshSessions();
+  }
+  console.log(`${lines.join('\n')}\n`);
+}, 900_000);
+
+afterAll(async () => {
+  await closeLegacy();
+  await server?.stop();
+  await provider?.close();
+});
+
+describe('turn: one turn through the HTTP API, concurrency 1', () => {
+  bench('provider alone (baseline)', async () => void (await oneTurn('provider', players[0]!)), { time: 1500, warmupTime: 200 });
+  bench("today's send path (bench/legacy/turn-route.ts)", async () => void (await oneTurn('today', players[1]!)), { time: 1500, warmupTime: 200 });
+  bench('POST /api/sessions/:id/messages', async () => void (await oneTurn('new', players[2]!)), { time: 1500, warmupTime: 200 });
+});
