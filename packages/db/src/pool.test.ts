@@ -232,4 +232,31 @@ describe.runIf(hasPostgres)('DbPool on real PostgreSQL (seed 000 deadline contra
     await waiting;
     expect(pool.pressure()).toMatchObject({ total: 1, idle: 1, waiting: 0 });
   });
+
+  it('transaction({ snapshot: true }): every read sees the database as of the first, whatever commits between them; writes are refused', async () => {
+    const pool = makePool(2);
+    await pool.query('create table snap_t (id int primary key, v int)');
+    await pool.query('insert into snap_t values (1, 60)');
+    const seen = await pool.transaction(
+      async (tx) => {
+        const first = (await tx.query<{ v: number }>('select v from snap_t where id = 1')).rows[0]!.v;
+        // another connection commits between the two reads (a turn completing)
+        await pool.query('update snap_t set v = 55 where id = 1');
+        const second = (await tx.query<{ v: number }>('select v from snap_t where id = 1')).rows[0]!.v;
+        const write = await tx.query('update snap_t set v = 1').catch((e: unknown) => e);
+        return { first, second, write };
+      },
+      { snapshot: true },
+    ).catch((e: unknown) => e);
+    expect(seen).toMatchObject({ first: 60, second: 60 });
+    expect((seen as { write: { code?: string } }).write.code).toBe('25006'); // read_only_sql_transaction
+    expect((await pool.query<{ v: number }>('select v from snap_t')).rows[0]!.v).toBe(55);
+    // without the option, the second read sees the commit (READ COMMITTED)
+    const plain = await pool.transaction(async (tx) => {
+      await tx.query('select v from snap_t');
+      await pool.query('update snap_t set v = 50 where id = 1');
+      return (await tx.query<{ v: number }>('select v from snap_t')).rows[0]!.v;
+    });
+    expect(plain).toBe(50);
+  });
 });

@@ -236,12 +236,14 @@ export class DbPool implements Queryable {
   /**
    * Runs fn inside BEGIN/COMMIT on one client. An ordinary error rolls back and the client is
    * reused; after a deadline the client is discarded without a rollback (its socket is gone) and
-   * the original DB_QUERY_TIMEOUT propagates.
+   * the original DB_QUERY_TIMEOUT propagates. `{ snapshot: true }` makes it a read-only
+   * REPEATABLE READ transaction: every statement in it sees the database as of its first one (two
+   * reads that must agree, such as a session's state and its messages, while a turn commits).
    */
-  async transaction<T>(fn: (tx: DbClient) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: DbClient) => Promise<T>, options: { snapshot?: boolean } = {}): Promise<T> {
     const client = await this.connect();
     try {
-      await client.query('BEGIN');
+      await client.query(options.snapshot ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN');
       const result = await fn(client);
       await client.query('COMMIT');
       return result;

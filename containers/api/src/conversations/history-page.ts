@@ -1,4 +1,4 @@
-import type { Queryable } from '@yumina/db';
+import type { DbPool, Queryable } from '@yumina/db';
 import { HttpError, parseWith } from '@yumina/http';
 import { z } from 'zod';
 import { type MessageRow, messageView, ownedSession, type SessionRow, sessionView } from './model.ts';
@@ -31,14 +31,22 @@ export function pageMessageView(m: MessageRow, newest: boolean) {
  * as before; `history.earlierCursor` (the first message's position) fetches the page before it,
  * null when the page reaches the start.
  */
-export async function sessionPage(db: Queryable, sessionId: string, accountId: string, query: HistoryPageQuery = { limit: HISTORY_PAGE_SIZE }) {
-  const session: SessionRow = await ownedSession(db, sessionId, accountId);
-  const params: unknown[] = [sessionId, query.limit + 1];
-  if (query.before !== undefined) params.push(query.before);
-  const { rows } = await db.query<MessageRow & Record<string, unknown>>(
-    `select * from chat_messages where session_id = $1${query.before !== undefined ? ' and position < $3' : ''}
-      order by position desc limit $2`,
-    params,
+export async function sessionPage(db: DbPool, sessionId: string, accountId: string, query: HistoryPageQuery = { limit: HISTORY_PAGE_SIZE }) {
+  // One snapshot for both reads: read apart, a turn committing between them would pair the
+  // session's state from before the turn with the reply from after it.
+  const { session, rows } = await db.transaction(
+    async (tx) => {
+      const session: SessionRow = await ownedSession(tx, sessionId, accountId);
+      const params: unknown[] = [sessionId, query.limit + 1];
+      if (query.before !== undefined) params.push(query.before);
+      const { rows } = await tx.query<MessageRow & Record<string, unknown>>(
+        `select * from chat_messages where session_id = $1${query.before !== undefined ? ' and position < $3' : ''}
+          order by position desc limit $2`,
+        params,
+      );
+      return { session, rows };
+    },
+    { snapshot: true },
   );
   const more = rows.length > query.limit;
   const page = rows.slice(0, query.limit).reverse();
