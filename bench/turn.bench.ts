@@ -14,7 +14,8 @@ import { legacyTurnRoute } from './legacy/turn-route.ts';
  * rotating order, at concurrency 1, 10 and 50 (one session per account, N accounts):
  *  - `provider`: the same provider called directly (the floor: what a turn costs without us);
  *  - `today`: the send path as it was before the issue's rework, kept in bench/legacy/turn-route.ts
- *    and served by a second app on the same context (same pools, store, secrets);
+ *    (with the provider client of that time in bench/legacy/ai/) and served by a second app on the
+ *    same context (same pools, store, secrets);
  *  - `new`: POST /api/sessions/:id/messages as the server serves it now.
  * Printed as `turn:` lines: time-to-first-token overhead over the provider alone (p50, p99),
  * turns per second, and server CPU milliseconds per turn: the process's CPU during a phase (server,

@@ -5,12 +5,15 @@
  * ai/metering.ts's `meteringFor`), served at `POST /legacy/sessions/:id/messages` by a second app
  * on the same context (pools, store, secrets), so that both paths run interleaved in one run.
  * Shared with the new path: the turn lock, the account readers (login session, billing balance,
- * private connection, persona, usage record: their named statements help both) and everything in
- * packages/ (provider client, token counting, prompt assembly), so the ratios credit only the
- * rework of the route, its SQL, the world cache and the SSE writer.
+ * private connection, persona, usage record: their named statements help both) and what is in
+ * packages/ besides the provider client (token counting, history condensing, prompt assembly, the
+ * engine's turn). The provider client is pinned too: bench/legacy/ai/ holds copies of
+ * packages/ai's outbound.ts (guarded client, a new connection per call), sse.ts, chat.ts and
+ * metered.ts as they were before the second round, so changes there show in the ratios.
  * Nothing but the bench imports it.
  */
-import { cleanProviderText, condenseHistory, meteredStream, type MeteringContext, selectProvider } from '@yumina/ai';
+import { cleanProviderText, condenseHistory, type MeteringContext, selectProvider } from '@yumina/ai';
+import { meteredStream } from './ai/metered.ts';
 import { balance } from '@yumina/billing';
 import type { Queryable } from '@yumina/db';
 import { crossSiteGuard, HttpError, parseWith, publicErrorOf } from '@yumina/http';

@@ -25,14 +25,22 @@ export function openEventStream(reply: FastifyReply, options: { retryMs?: number
   if (options.retryMs !== undefined) res.write(`retry: ${options.retryMs}\n\n`);
   // Events written in one turn of the event loop (a provider's network read often carries many
   // deltas) leave as one chunk: gathered, then written on the next turn (or at once when the
-  // response ends first: see `flush`).
+  // response ends first: see `flush`). The first `delta` is the exception: it is what the player
+  // waits for (time to first token), so it leaves at once, with anything gathered before it.
   let pending = '';
+  let firstDelta = true;
   const flush = () => {
     if (pending && !res.writableEnded) res.write(pending);
     pending = '';
   };
   const send = (event: string, json: string) => {
     if (res.writableEnded) return;
+    if (firstDelta && event === 'delta') {
+      firstDelta = false;
+      pending += `event: ${event}\ndata: ${json}\n\n`;
+      flush();
+      return;
+    }
     if (!pending) setImmediate(flush);
     pending += `event: ${event}\ndata: ${json}\n\n`;
   };

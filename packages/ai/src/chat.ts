@@ -7,8 +7,9 @@ import {
   AiUpstreamError,
   providerError,
 } from './errors.ts';
-import { AiUrlRefusedError, ERROR_BODY_MAX_BYTES, guardedFetch, type PrivateNetworkAccess, readBounded } from './outbound.ts';
-import { readServerSentEvents } from './sse.ts';
+import type { IncomingMessage } from 'node:http';
+import { AiUrlRefusedError, ERROR_BODY_MAX_BYTES, guardedFetch, guardedRequest, type GuardedRequest, type PrivateNetworkAccess, readBounded, responseOf } from './outbound.ts';
+import { SseParser } from './sse.ts';
 
 /**
  * A client for OpenAI-compatible chat completions (OpenAI, OpenRouter, Ollama, vLLM, LM Studio…)
@@ -142,24 +143,35 @@ class Deadline {
 
 /** Sends one request through the guard; any answer but a 2xx (a 3xx included: redirects are not followed) is a provider error. */
 async function send(endpoint: ProviderEndpoint, path: string, method: 'GET' | 'POST', body: Record<string, unknown> | undefined, deadline: Deadline): Promise<Response> {
+  const res = await guardedFetch(urlOf(endpoint, path), requestInit(endpoint, method, body, deadline));
+  if (res.status < 200 || res.status > 299) {
+    const { text } = await readBounded(res, ERROR_BODY_MAX_BYTES);
+    throw providerError(res.status, text, body?.model as string | undefined);
+  }
+  return res;
+}
+
+/** The same for a streamed completion: node's response, read one network read at a time. */
+async function sendStream(endpoint: ProviderEndpoint, path: string, body: Record<string, unknown>, deadline: Deadline): Promise<IncomingMessage> {
+  const res = await guardedRequest(urlOf(endpoint, path), requestInit(endpoint, 'POST', body, deadline));
+  const status = res.statusCode ?? 502;
+  if (status < 200 || status > 299) {
+    const { text } = await readBounded(responseOf(res), ERROR_BODY_MAX_BYTES);
+    throw providerError(status < 200 || status > 599 ? 502 : status, text, body.model as string | undefined);
+  }
+  return res;
+}
+
+const urlOf = (endpoint: ProviderEndpoint, path: string) => `${endpoint.baseUrl.replace(/\/+$/, '')}${path}`;
+
+function requestInit(endpoint: ProviderEndpoint, method: 'GET' | 'POST', body: Record<string, unknown> | undefined, deadline: Deadline): GuardedRequest {
   const headers: Record<string, string> = {
     accept: body?.stream ? 'text/event-stream' : 'application/json',
     ...(body ? { 'content-type': 'application/json' } : {}),
     ...endpoint.headers,
   };
   if (endpoint.apiKey) headers.authorization = `Bearer ${endpoint.apiKey}`;
-  const res = await guardedFetch(`${endpoint.baseUrl.replace(/\/+$/, '')}${path}`, {
-    method,
-    headers,
-    body: body ? JSON.stringify(body) : undefined,
-    signal: deadline.controller.signal,
-    privateNetwork: endpoint.privateNetwork ?? 'deny',
-  });
-  if (res.status < 200 || res.status > 299) {
-    const { text } = await readBounded(res, ERROR_BODY_MAX_BYTES);
-    throw providerError(res.status, text, body?.model as string | undefined);
-  }
-  return res;
+  return { method, headers, body: body ? JSON.stringify(body) : undefined, signal: deadline.controller.signal, privateNetwork: endpoint.privateNetwork ?? 'deny' };
 }
 
 /** The longest body a non-streamed completion may have: the reply cap with room for JSON escapes and the envelope. */
@@ -242,79 +254,85 @@ interface StreamChunk {
 /**
  * A streaming chat completion (SSE). Yields text deltas, then one `done` event with the whole
  * result (usage included when the provider sends it). Breaking out of the loop aborts the request.
+ * The body is parsed one network read at a time (SseParser) straight from node's response; a body
+ * read to its end leaves its connection to the keep-alive pool, any other is destroyed.
  */
 export async function* streamChat(endpoint: ProviderEndpoint, request: ChatRequest, options: CallOptions = {}): AsyncGenerator<ChatStreamEvent, void, void> {
   const deadline = new Deadline(options.signal, options.timeoutMs);
   let finished = false;
   /** `[DONE]` arrived: the provider ended the stream on purpose. */
   let ended = false;
-  let events: AsyncGenerator<string, void, void> | undefined;
+  let res: IncomingMessage | undefined;
   const result: ChatResult = { id: null, model: request.model, providerModel: null, content: '', refusal: null, finishReason: null, usage: null };
   try {
-    let res: Response;
     try {
-      res = await send(endpoint, '/chat/completions', 'POST', requestBody(request, true), deadline);
+      res = await sendStream(endpoint, '/chat/completions', requestBody(request, true), deadline);
     } catch (err) {
       throw deadline.translate(err);
     }
-    if (!res.body) throw new AiInvalidResponseError('AI provider answered 200 without a body');
+    // read errors reach the loop through the iterator; one after the loop stopped reading (an abort) is expected
+    res.on('error', () => {});
     const cap = options.maxReplyBytes ?? DEFAULT_REPLY_MAX_BYTES;
     let contentBytes = 0;
     let reasoningBytes = 0;
     // a body of anything but reply text (reasoning, noise) is bounded too, then refused
-    events = readServerSentEvents(res.body, { maxBytes: cap * 8 + 1024 * 1024, maxEventBytes: 1024 * 1024 });
-    for (;;) {
-      let next: IteratorResult<string>;
+    const parser = new SseParser({ maxBytes: cap * 8 + 1024 * 1024, maxEventBytes: 1024 * 1024 });
+    const reads = res.iterator({ destroyOnReturn: false }) as AsyncIterableIterator<Buffer>;
+    let bodyEnded = false;
+    reading: while (!bodyEnded) {
+      let events: string[];
       try {
-        next = await events.next();
+        const next = await reads.next();
+        bodyEnded = next.done === true;
+        events = next.done ? parser.end() : parser.push(next.value);
       } catch (err) {
         throw deadline.translate(err);
       }
-      if (next.done) break;
-      const data = next.value;
-      if (data === '[DONE]') {
-        ended = true;
-        break;
-      }
-      let chunk: StreamChunk;
-      try {
-        chunk = JSON.parse(data) as StreamChunk;
-      } catch {
-        continue; // keep-alive noise some proxies send
-      }
-      if (chunk.error) {
-        const status = typeof chunk.error.code === 'number' ? chunk.error.code : 200;
-        const err = providerError(status, JSON.stringify({ error: chunk.error }), request.model);
-        // an unclassified error inside a stream is the upstream's failure
-        throw err.constructor === AiProviderError ? new AiUpstreamError(err) : err;
-      }
-      result.id ??= chunk.id ?? null;
-      result.providerModel ??= chunk.model ?? null;
-      const usage = parseUsage(chunk.usage);
-      if (usage) result.usage = usage;
-      const choice = chunk.choices?.[0];
-      if (!choice) continue;
-      if (choice.finish_reason) result.finishReason = choice.finish_reason;
-      if (choice.delta?.refusal) result.refusal = (result.refusal ?? '') + choice.delta.refusal;
-      const thought = choice.delta?.reasoning ?? choice.delta?.reasoning_content;
-      if (typeof thought === 'string' && thought && reasoningBytes < cap) {
-        reasoningBytes += Buffer.byteLength(thought);
-        yield { type: 'reasoning', text: thought };
-      }
-       
-      const delta = typeof choice.delta?.content === 'string' ? choice.delta.content.replace(/\u0000/g, '') : null;
-      if (delta) {
-        const size = Buffer.byteLength(delta);
-        const text = contentBytes + size > cap ? clipUtf8(delta, cap - contentBytes) : delta;
-        contentBytes += Buffer.byteLength(text);
-        result.content += text;
-        if (text) yield { type: 'delta', text };
-        if (text.length < delta.length || contentBytes >= cap) {
-          // the reply cap: stop reading, keep what arrived, and say it was cut
-          result.truncated = true;
-          result.finishReason = 'length';
+      for (const data of events) {
+        if (data === '[DONE]') {
           ended = true;
-          break;
+          break reading;
+        }
+        let chunk: StreamChunk;
+        try {
+          chunk = JSON.parse(data) as StreamChunk;
+        } catch {
+          continue; // keep-alive noise some proxies send
+        }
+        if (chunk.error) {
+          const status = typeof chunk.error.code === 'number' ? chunk.error.code : 200;
+          const err = providerError(status, JSON.stringify({ error: chunk.error }), request.model);
+          // an unclassified error inside a stream is the upstream's failure
+          throw err.constructor === AiProviderError ? new AiUpstreamError(err) : err;
+        }
+        result.id ??= chunk.id ?? null;
+        result.providerModel ??= chunk.model ?? null;
+        const usage = parseUsage(chunk.usage);
+        if (usage) result.usage = usage;
+        const choice = chunk.choices?.[0];
+        if (!choice) continue;
+        if (choice.finish_reason) result.finishReason = choice.finish_reason;
+        if (choice.delta?.refusal) result.refusal = (result.refusal ?? '') + choice.delta.refusal;
+        const thought = choice.delta?.reasoning ?? choice.delta?.reasoning_content;
+        if (typeof thought === 'string' && thought && reasoningBytes < cap) {
+          reasoningBytes += Buffer.byteLength(thought);
+          yield { type: 'reasoning', text: thought };
+        }
+        const content = choice.delta?.content;
+        const delta = typeof content === 'string' ? (content.includes('\u0000') ? content.replace(/\u0000/g, '') : content) : null;
+        if (delta) {
+          const size = Buffer.byteLength(delta);
+          const text = contentBytes + size > cap ? clipUtf8(delta, cap - contentBytes) : delta;
+          contentBytes += text === delta ? size : Buffer.byteLength(text);
+          result.content += text;
+          if (text) yield { type: 'delta', text };
+          if (text.length < delta.length || contentBytes >= cap) {
+            // the reply cap: stop reading, keep what arrived, and say it was cut
+            result.truncated = true;
+            result.finishReason = 'length';
+            ended = true;
+            break reading;
+          }
         }
       }
     }
@@ -325,11 +343,23 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
     result.content = cleanProviderText(result.content);
     yield { type: 'done', result };
   } finally {
-    // closed early, or cut at the reply cap: the rest of the body is not wanted
+    // closed early, or cut at the reply cap: the rest of the body is not wanted (the abort destroys the connection)
     if (!finished || result.truncated) deadline.controller.abort(new DOMException('stream closed early', 'AbortError'));
-    await events?.return().catch(() => {});
+    else if (res && !res.complete) drainForReuse(res);
     deadline.dispose();
   }
+}
+
+/**
+ * After `[DONE]` the body's last bytes (the chunked encoding's end) may still be on the way: they
+ * are read and dropped so that the connection returns to the pool, for at most a second; a
+ * provider that keeps sending loses its connection instead.
+ */
+function drainForReuse(res: IncomingMessage): void {
+  const timer = setTimeout(() => res.destroy(), 1000);
+  timer.unref();
+  res.once('close', () => clearTimeout(timer));
+  res.resume();
 }
 
 /** Collects a stream into its final result, passing each delta to `onDelta`. */

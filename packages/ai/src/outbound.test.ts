@@ -119,3 +119,47 @@ describe('guarded requests (loopback servers)', () => {
     expect(result.content).toBe('ab\ufffdc');
   });
 });
+
+describe('the keep-alive pool', () => {
+  let server: Server;
+  let port = 0;
+  const connections: string[] = [];
+  const hosts: string[] = [];
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      hosts.push(req.headers.host ?? '');
+      if (req.url === '/big') {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end('x'.repeat(256 * 1024));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('ok');
+    });
+    server.on('connection', (socket) => connections.push(`${socket.remoteAddress}:${socket.remotePort}`));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const get = (url: string) => guardedFetch(url, { method: 'GET', headers: {}, signal: new AbortController().signal, privateNetwork: 'allow' });
+
+  it('reuses a connection to the same checked address, keeps the host name in the Host header, and never pools a body cut short', async () => {
+    connections.length = 0;
+    hosts.length = 0;
+    expect((await readBounded(await get(`http://127.0.0.1:${port}/a`), 100)).text).toBe('ok');
+    expect((await readBounded(await get(`http://127.0.0.1:${port}/b`), 100)).text).toBe('ok');
+    // a name resolving to the same address shares its pool; the Host header is still the name
+    expect((await readBounded(await get(`http://localhost:${port}/c`), 100)).text).toBe('ok');
+    expect(hosts).toEqual([`127.0.0.1:${port}`, `127.0.0.1:${port}`, `localhost:${port}`]);
+    expect(connections).toHaveLength(1);
+    // a bounded read cut short destroys its socket: the next call opens a new connection
+    const cut = await readBounded(await get(`http://127.0.0.1:${port}/big`), 10);
+    expect(cut.truncated).toBe(true);
+    expect((await readBounded(await get(`http://127.0.0.1:${port}/d`), 100)).text).toBe('ok');
+    expect(connections).toHaveLength(2);
+  });
+
+  it('deny still refuses a name that resolves to a pooled private address', async () => {
+    await expect(guardedFetch(`http://localhost:${port}/e`, { method: 'GET', headers: {}, signal: new AbortController().signal, privateNetwork: 'deny' })).rejects.toBeInstanceOf(AiUrlRefusedError);
+  });
+});

@@ -1,6 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { BlockList, isIP } from 'node:net';
 import { Readable } from 'node:stream';
 
@@ -17,7 +17,12 @@ import { Readable } from 'node:stream';
  *   IPv4-mapped IPv6 forms of all of them are refused (numeric spellings such as `0x7f000001` are
  *   normalized by the URL parser first, so they are refused as what they are);
  * - redirects are never followed (node's http client does not follow them; a 3xx is the caller's
- *   provider error).
+ *   provider error);
+ * - connections are kept alive and reused, pooled per checked address: the host is resolved and
+ *   checked first, and the request is made to that address (the Host header and, for https, the
+ *   TLS server name and certificate check keep the host name), so a pooled socket is always one
+ *   that was opened to an address the guard allowed. A body that is not read to its end (a bounded
+ *   read cut short, an abort) destroys its socket instead of returning it to the pool.
  */
 
 export type PrivateNetworkAccess = 'allow' | 'deny';
@@ -140,6 +145,28 @@ function guardedLookup(privateNetwork: PrivateNetworkAccess) {
   };
 }
 
+/** Resolves `hostname` once and checks every answer; the first checked address is the one to connect to. */
+function resolveChecked(hostname: string, privateNetwork: PrivateNetworkAccess): Promise<LookupAddress> {
+  const literal = isIP(hostname);
+  if (literal) return Promise.resolve({ address: hostname, family: literal });
+  return new Promise((resolve, reject) => {
+    guardedLookup(privateNetwork)(hostname, { all: true }, (err, addresses) => {
+      if (err) return reject(err);
+      resolve((addresses as LookupAddress[])[0]!);
+    });
+  });
+}
+
+/**
+ * The keep-alive pools. Node's agents pool by the connection's host and port (and the TLS server
+ * name): the host here is always the checked address, so the pool is per checked address. Idle
+ * sockets close after a few seconds (below the usual 5 s of servers' keep-alive), are unreferenced
+ * (they never keep the process alive) and at most 64 stay idle per address.
+ */
+const POOL = { keepAlive: true, timeout: 4000, maxFreeSockets: 64, scheduling: 'lifo' } as const;
+const httpAgent = new HttpAgent(POOL);
+const httpsAgent = new HttpsAgent(POOL);
+
 export interface GuardedRequest {
   method: 'GET' | 'POST';
   headers: Record<string, string>;
@@ -155,6 +182,15 @@ export interface GuardedRequest {
  * refusals reject with AiUrlRefusedError before any byte is sent.
  */
 export function guardedFetch(target: string, init: GuardedRequest): Promise<Response> {
+  return guardedRequest(target, init).then(toResponse);
+}
+
+/**
+ * The same request, answered with node's own response (a Readable of the body's network reads):
+ * what a streamed completion reads, without a WHATWG stream in between. The caller reads it to
+ * its end or destroys it (an abort through `signal` does).
+ */
+export function guardedRequest(target: string, init: GuardedRequest): Promise<IncomingMessage> {
   let url: URL;
   try {
     url = new URL(target);
@@ -168,22 +204,51 @@ export function guardedFetch(target: string, init: GuardedRequest): Promise<Resp
   } catch (err) {
     return Promise.reject(err);
   }
-  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-  return new Promise<Response>((resolve, reject) => {
-    const req = send(
-      url,
-      {
-        method: init.method,
-        headers: init.body !== undefined ? { ...init.headers, 'content-length': String(Buffer.byteLength(init.body)) } : init.headers,
-        signal: init.signal,
-        agent: false,
-        lookup: guardedLookup(init.privateNetwork) as never,
-      },
-      (res: IncomingMessage) => resolve(toResponse(res)),
-    );
-    req.on('error', reject);
-    req.end(init.body);
-  });
+  const https = url.protocol === 'https:';
+  const host = hostOf(url);
+  return resolveChecked(host, init.privateNetwork).then(
+    (checked) =>
+      new Promise<IncomingMessage>((resolve, reject) => {
+        const headers: Record<string, string> = { ...init.headers, host: url.host };
+        if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body));
+        const options = {
+          method: init.method,
+          protocol: url.protocol,
+          // the checked address itself: the pool is keyed by it, and no second lookup happens
+          host: checked.address,
+          family: checked.family,
+          port: url.port || (https ? 443 : 80),
+          path: `${url.pathname}${url.search}`,
+          headers,
+          // defence in depth: a lookup, should one happen, goes through the guard as well
+          lookup: guardedLookup(init.privateNetwork) as never,
+          ...(https ? { agent: httpsAgent, servername: isIP(host) ? undefined : host } : { agent: httpAgent }),
+        };
+        const req = (https ? httpsRequest : httpRequest)(options, resolve);
+        req.setNoDelay(true);
+        req.on('error', reject);
+        // The abort ends this request only. (Not `signal` in the options: node would hand it to the
+        // socket, which outlives the request in the pool and would be destroyed under a later one.)
+        const { signal } = init;
+        // Destroyed without an error (an error would be emitted on the socket too): a pending
+        // request is rejected here, a response being read ends with node's 'aborted' error.
+        const onAbort = () => {
+          reject(Object.assign(new Error('The operation was aborted'), { name: 'AbortError', code: 'ABORT_ERR', cause: signal.reason }));
+          req.destroy();
+        };
+        if (signal.aborted) onAbort();
+        else {
+          signal.addEventListener('abort', onAbort, { once: true });
+          req.once('close', () => signal.removeEventListener('abort', onAbort));
+        }
+        req.end(init.body);
+      }),
+  );
+}
+
+/** Node's response as a WHATWG Response (status outside 200–599 reported as 502). */
+export function responseOf(res: IncomingMessage): Response {
+  return toResponse(res);
 }
 
 function toResponse(res: IncomingMessage): Response {

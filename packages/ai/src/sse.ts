@@ -7,52 +7,81 @@ export interface SseLimits {
   maxEventBytes?: number;
 }
 
+const LINE_END = /\r\n|\r|\n/g;
+
 /**
- * Reads a text/event-stream body and yields the `data` of each event (multi-line data joined with
- * "\n"). Comment lines (": keep-alive") and other fields are skipped. Beyond a limit the body is
- * refused (AiInvalidResponseError), so a hostile provider cannot make the reader hold an unbounded buffer.
+ * A text/event-stream parser fed one network read at a time: `push` returns the `data` of every
+ * event the read completed (multi-line data joined with "\n"), `end` the last one of a body that
+ * closes without a blank line. Comment lines (": keep-alive") and other fields are skipped. Beyond
+ * a limit the body is refused (AiInvalidResponseError), so a hostile provider cannot make the
+ * reader hold an unbounded buffer.
  */
+export class SseParser {
+  private readonly maxBytes: number;
+  private readonly maxEvent: number;
+  private readonly decoder = new TextDecoder();
+  private received = 0;
+  private eventSize = 0;
+  private buffer = '';
+  private data: string[] = [];
+
+  constructor(limits: SseLimits = {}) {
+    this.maxBytes = limits.maxBytes ?? Number.POSITIVE_INFINITY;
+    this.maxEvent = limits.maxEventBytes ?? Number.POSITIVE_INFINITY;
+  }
+
+  push(chunk: Uint8Array): string[] {
+    this.received += chunk.byteLength;
+    if (this.received > this.maxBytes) throw new AiInvalidResponseError('The AI provider sent a stream larger than the limit.');
+    const buffer = this.buffer + this.decoder.decode(chunk, { stream: true });
+    if (buffer.length > this.maxEvent) throw new AiInvalidResponseError('The AI provider sent an event larger than the limit.');
+    const events: string[] = [];
+    let start = 0;
+    LINE_END.lastIndex = 0;
+    for (let match = LINE_END.exec(buffer); match; match = LINE_END.exec(buffer)) {
+      // a CR at the very end may be the first half of a CRLF split across reads
+      if (match[0] === '\r' && match.index === buffer.length - 1) break;
+      this.line(buffer.slice(start, match.index), events);
+      start = match.index + match[0].length;
+    }
+    this.buffer = start ? buffer.slice(start) : buffer;
+    return events;
+  }
+
+  end(): string[] {
+    const buffer = this.buffer + this.decoder.decode();
+    this.buffer = '';
+    const events: string[] = [];
+    if (buffer.startsWith('data:')) this.data.push(buffer.slice(buffer.startsWith('data: ') ? 6 : 5));
+    if (this.data.length) events.push(this.data.join('\n'));
+    this.data = [];
+    return events;
+  }
+
+  private line(line: string, events: string[]): void {
+    if (line === '') {
+      if (this.data.length) events.push(this.data.length === 1 ? this.data[0]! : this.data.join('\n'));
+      this.data = [];
+      this.eventSize = 0;
+    } else if (line.startsWith('data:')) {
+      this.eventSize += line.length;
+      if (this.eventSize > this.maxEvent) throw new AiInvalidResponseError('The AI provider sent an event larger than the limit.');
+      this.data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
+    }
+  }
+}
+
+/** Reads a text/event-stream body and yields the `data` of each event (see SseParser). */
 export async function* readServerSentEvents(body: ReadableStream<Uint8Array>, limits: SseLimits = {}): AsyncGenerator<string, void, void> {
-  const maxBytes = limits.maxBytes ?? Number.POSITIVE_INFINITY;
-  const maxEvent = limits.maxEventBytes ?? Number.POSITIVE_INFINITY;
-  let received = 0;
-  let eventSize = 0;
+  const parser = new SseParser(limits);
   const reader = body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  let data: string[] = [];
   try {
     for (;;) {
       const { value, done } = await reader.read();
-      if (done) {
-        buffer += decoder.decode();
-        break;
-      }
-      received += value.byteLength;
-      if (received > maxBytes) throw new AiInvalidResponseError('The AI provider sent a stream larger than the limit.');
-      buffer += decoder.decode(value, { stream: true });
-      if (buffer.length > maxEvent) throw new AiInvalidResponseError('The AI provider sent an event larger than the limit.');
-      let newline = buffer.search(/\r\n|\r|\n/);
-      while (newline >= 0) {
-        // a CR at the very end may be the first half of a CRLF split across reads
-        if (newline === buffer.length - 1 && buffer.endsWith('\r')) break;
-        const line = buffer.slice(0, newline);
-        const width = buffer.startsWith('\r\n', newline) ? 2 : 1;
-        buffer = buffer.slice(newline + width);
-        if (line === '') {
-          if (data.length) yield data.join('\n');
-          data = [];
-          eventSize = 0;
-        } else if (line.startsWith('data:')) {
-          eventSize += line.length;
-          if (eventSize > maxEvent) throw new AiInvalidResponseError('The AI provider sent an event larger than the limit.');
-          data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
-        }
-        newline = buffer.search(/\r\n|\r|\n/);
-      }
+      if (done) break;
+      yield* parser.push(value);
     }
-    if (buffer.startsWith('data:')) data.push(buffer.slice(buffer.startsWith('data: ') ? 6 : 5));
-    if (data.length) yield data.join('\n');
+    yield* parser.end();
   } finally {
     reader.cancel().catch(() => {});
   }

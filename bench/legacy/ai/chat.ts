@@ -1,0 +1,375 @@
+// bench/turn.bench.ts only: a copy of packages/ai/src/chat.ts as it was before issue 24's second round (see bench/legacy/turn-route.ts).
+import {
+  AiAbortedError,
+  AiInvalidResponseError,
+  AiNetworkError,
+  AiProviderError,
+  AiTimeoutError,
+  AiUpstreamError,
+  providerError,
+} from '../../../packages/ai/src/errors.ts';
+import { AiUrlRefusedError, ERROR_BODY_MAX_BYTES, guardedFetch, type PrivateNetworkAccess, readBounded } from './outbound.ts';
+import { readServerSentEvents } from './sse.ts';
+
+/**
+ * A client for OpenAI-compatible chat completions (OpenAI, OpenRouter, Ollama, vLLM, LM Studio…)
+ * through the guarded outbound client (`outbound.ts`). No metering here: see `metered.ts` for
+ * billing and usage records.
+ */
+
+/** Default cap of one reply's text (AI_REPLY_MAX_BYTES): 256 KB. */
+export const DEFAULT_REPLY_MAX_BYTES = 256 * 1024;
+/** A JSON model list larger than this is refused. */
+const MODEL_LIST_MAX_BYTES = 16 * 1024 * 1024;
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+  name?: string;
+}
+
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  /** Output cap (`max_tokens`). */
+  maxTokens?: number;
+  temperature?: number;
+  /** `false` asks the provider not to reason (OpenRouter's `reasoning: { enabled: false }`); omitted leaves the default. */
+  reasoning?: boolean;
+  /** Extra provider-specific body fields, merged last. */
+  extraBody?: Record<string, unknown>;
+}
+
+/** Where a request goes: `baseUrl` includes the version path (`https://api.openai.com/v1`, `http://localhost:11434/v1`). */
+export interface ProviderEndpoint {
+  baseUrl: string;
+  /** Bearer key; null for local servers that take none. */
+  apiKey: string | null;
+  headers?: Record<string, string>;
+  /** Whether the host may be a private network address (AI_PRIVATE_NETWORK_ACCESS); unset: `deny`. */
+  privateNetwork?: PrivateNetworkAccess;
+}
+
+export interface CallOptions {
+  /** The caller's abort (user pressed stop, request went away). */
+  signal?: AbortSignal;
+  /** Deadline for the whole call including the streamed body. */
+  timeoutMs?: number;
+  /** Cap of the reply's text in UTF-8 bytes (AI_REPLY_MAX_BYTES): a stream is cut there and marked truncated. */
+  maxReplyBytes?: number;
+}
+
+export interface Usage {
+  tokensIn: number;
+  tokensOut: number;
+}
+
+export interface ChatResult {
+  id: string | null;
+  /** The model the request named. */
+  model: string;
+  /** The model the provider says answered (routers report the routed model), when it said. */
+  providerModel: string | null;
+  content: string;
+  /** A structured refusal (`message.refusal`), when the model refused. */
+  refusal: string | null;
+  finishReason: string | null;
+  /** Usage as reported by the provider; null when it reported none. */
+  usage: Usage | null;
+  /** True when the reply reached the reply cap and the rest was not read. */
+  truncated?: boolean;
+}
+
+/** Text deltas, reasoning deltas (`delta.reasoning` or `delta.reasoning_content`, never part of the content), then one `done`. */
+export type ChatStreamEvent = { type: 'delta'; text: string } | { type: 'reasoning'; text: string } | { type: 'done'; result: ChatResult };
+
+export function requestBody(request: ChatRequest, stream: boolean): Record<string, unknown> {
+  const body: Record<string, unknown> = { model: request.model, messages: request.messages };
+  if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens;
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (request.reasoning !== undefined) body.reasoning = { enabled: request.reasoning };
+  if (stream) {
+    body.stream = true;
+    body.stream_options = { include_usage: true };
+  }
+  return { ...body, ...request.extraBody };
+}
+
+function parseUsage(raw: unknown): Usage | null {
+  if (!raw || typeof raw !== 'object') return null;
+  const u = raw as { prompt_tokens?: unknown; completion_tokens?: unknown };
+  if (typeof u.prompt_tokens !== 'number' || typeof u.completion_tokens !== 'number') return null;
+  return { tokensIn: u.prompt_tokens, tokensOut: u.completion_tokens };
+}
+
+/** An abort controller joining the caller's signal and the deadline, reporting which one fired. */
+class Deadline {
+  readonly controller = new AbortController();
+  timedOut = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly onAbort = () => this.controller.abort(this.callerSignal?.reason);
+
+  constructor(
+    private readonly callerSignal: AbortSignal | undefined,
+    readonly timeoutMs: number | undefined,
+  ) {
+    if (callerSignal?.aborted) this.controller.abort(callerSignal.reason);
+    else callerSignal?.addEventListener('abort', this.onAbort, { once: true });
+    if (timeoutMs !== undefined) {
+      this.timer = setTimeout(() => {
+        this.timedOut = true;
+        this.controller.abort(new DOMException('deadline', 'TimeoutError'));
+      }, timeoutMs);
+    }
+  }
+
+  /** Maps an exception thrown while the call was in flight to the right typed error. */
+  translate(err: unknown): unknown {
+    if (this.timedOut) return new AiTimeoutError(this.timeoutMs ?? 0, { cause: err });
+    if (this.controller.signal.aborted) return new AiAbortedError({ cause: err });
+    if (err instanceof AiUrlRefusedError || err instanceof AiProviderError || err instanceof AiInvalidResponseError) return err;
+    // connection failures (refused, reset, DNS): the details (addresses) go to the log, not the user
+    if (err instanceof TypeError || (err instanceof Error && typeof (err as { code?: unknown }).code === 'string')) {
+      return new AiNetworkError('The AI provider could not be reached.', { cause: err });
+    }
+    return err;
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.callerSignal?.removeEventListener('abort', this.onAbort);
+  }
+}
+
+/** Sends one request through the guard; any answer but a 2xx (a 3xx included: redirects are not followed) is a provider error. */
+async function send(endpoint: ProviderEndpoint, path: string, method: 'GET' | 'POST', body: Record<string, unknown> | undefined, deadline: Deadline): Promise<Response> {
+  const headers: Record<string, string> = {
+    accept: body?.stream ? 'text/event-stream' : 'application/json',
+    ...(body ? { 'content-type': 'application/json' } : {}),
+    ...endpoint.headers,
+  };
+  if (endpoint.apiKey) headers.authorization = `Bearer ${endpoint.apiKey}`;
+  const res = await guardedFetch(`${endpoint.baseUrl.replace(/\/+$/, '')}${path}`, {
+    method,
+    headers,
+    body: body ? JSON.stringify(body) : undefined,
+    signal: deadline.controller.signal,
+    privateNetwork: endpoint.privateNetwork ?? 'deny',
+  });
+  if (res.status < 200 || res.status > 299) {
+    const { text } = await readBounded(res, ERROR_BODY_MAX_BYTES);
+    throw providerError(res.status, text, body?.model as string | undefined);
+  }
+  return res;
+}
+
+/** The longest body a non-streamed completion may have: the reply cap with room for JSON escapes and the envelope. */
+const completionBodyBound = (maxReplyBytes: number) => maxReplyBytes * 6 + 64 * 1024;
+
+/**
+ * Provider text made storable: U+0000 removed and unpaired surrogates replaced by U+FFFD
+ * (PostgreSQL text can hold neither). Stream deltas lose U+0000 at once; the whole reply is
+ * cleaned once more at the end, since a surrogate pair may arrive split across two deltas.
+ */
+export function cleanProviderText(text: string): string {
+   
+  return text.replace(/\u0000/g, '').replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+}
+
+/** The longest prefix of `text` within `maxBytes` UTF-8 bytes (never splitting a character). */
+export function clipUtf8(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text) <= maxBytes) return text;
+  let bytes = 0;
+  let end = 0;
+  for (const ch of text) {
+    const size = Buffer.byteLength(ch);
+    if (bytes + size > maxBytes) break;
+    bytes += size;
+    end += ch.length;
+  }
+  return text.slice(0, end);
+}
+
+/** One non-streaming chat completion. */
+export async function completeChat(endpoint: ProviderEndpoint, request: ChatRequest, options: CallOptions = {}): Promise<ChatResult> {
+  const deadline = new Deadline(options.signal, options.timeoutMs);
+  try {
+    const res = await send(endpoint, '/chat/completions', 'POST', requestBody(request, false), deadline);
+    const cap = options.maxReplyBytes ?? DEFAULT_REPLY_MAX_BYTES;
+    const { text, truncated: tooLarge } = await readBounded(res, completionBodyBound(cap));
+    if (tooLarge) throw new AiInvalidResponseError('The AI provider sent an answer larger than the reply limit.');
+    let json: {
+      id?: string;
+      model?: string;
+      choices?: Array<{ message?: { content?: string | null; refusal?: string | null }; finish_reason?: string | null }>;
+      usage?: unknown;
+      error?: unknown;
+    };
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new AiInvalidResponseError('AI provider answered 200 with a body that is not JSON');
+    }
+    if (json.error) throw providerError(200, text, request.model);
+    const choice = json.choices?.[0];
+    if (!choice) throw new AiInvalidResponseError('AI provider answered 200 without choices');
+    const content = typeof choice.message?.content === 'string' ? choice.message.content : '';
+    const clipped = clipUtf8(content, cap);
+    return {
+      id: json.id ?? null,
+      model: request.model,
+      providerModel: json.model ?? null,
+      content: cleanProviderText(clipped),
+      truncated: clipped.length < content.length,
+      refusal: choice.message?.refusal ?? null,
+      finishReason: choice.finish_reason ?? null,
+      usage: parseUsage(json.usage),
+    };
+  } catch (err) {
+    throw deadline.translate(err);
+  } finally {
+    deadline.dispose();
+  }
+}
+
+interface StreamChunk {
+  id?: string;
+  model?: string;
+  choices?: Array<{ delta?: { content?: string | null; refusal?: string | null; reasoning?: string | null; reasoning_content?: string | null }; finish_reason?: string | null }>;
+  usage?: unknown;
+  error?: { message?: string; code?: number | string };
+}
+
+/**
+ * A streaming chat completion (SSE). Yields text deltas, then one `done` event with the whole
+ * result (usage included when the provider sends it). Breaking out of the loop aborts the request.
+ */
+export async function* streamChat(endpoint: ProviderEndpoint, request: ChatRequest, options: CallOptions = {}): AsyncGenerator<ChatStreamEvent, void, void> {
+  const deadline = new Deadline(options.signal, options.timeoutMs);
+  let finished = false;
+  /** `[DONE]` arrived: the provider ended the stream on purpose. */
+  let ended = false;
+  let events: AsyncGenerator<string, void, void> | undefined;
+  const result: ChatResult = { id: null, model: request.model, providerModel: null, content: '', refusal: null, finishReason: null, usage: null };
+  try {
+    let res: Response;
+    try {
+      res = await send(endpoint, '/chat/completions', 'POST', requestBody(request, true), deadline);
+    } catch (err) {
+      throw deadline.translate(err);
+    }
+    if (!res.body) throw new AiInvalidResponseError('AI provider answered 200 without a body');
+    const cap = options.maxReplyBytes ?? DEFAULT_REPLY_MAX_BYTES;
+    let contentBytes = 0;
+    let reasoningBytes = 0;
+    // a body of anything but reply text (reasoning, noise) is bounded too, then refused
+    events = readServerSentEvents(res.body, { maxBytes: cap * 8 + 1024 * 1024, maxEventBytes: 1024 * 1024 });
+    for (;;) {
+      let next: IteratorResult<string>;
+      try {
+        next = await events.next();
+      } catch (err) {
+        throw deadline.translate(err);
+      }
+      if (next.done) break;
+      const data = next.value;
+      if (data === '[DONE]') {
+        ended = true;
+        break;
+      }
+      let chunk: StreamChunk;
+      try {
+        chunk = JSON.parse(data) as StreamChunk;
+      } catch {
+        continue; // keep-alive noise some proxies send
+      }
+      if (chunk.error) {
+        const status = typeof chunk.error.code === 'number' ? chunk.error.code : 200;
+        const err = providerError(status, JSON.stringify({ error: chunk.error }), request.model);
+        // an unclassified error inside a stream is the upstream's failure
+        throw err.constructor === AiProviderError ? new AiUpstreamError(err) : err;
+      }
+      result.id ??= chunk.id ?? null;
+      result.providerModel ??= chunk.model ?? null;
+      const usage = parseUsage(chunk.usage);
+      if (usage) result.usage = usage;
+      const choice = chunk.choices?.[0];
+      if (!choice) continue;
+      if (choice.finish_reason) result.finishReason = choice.finish_reason;
+      if (choice.delta?.refusal) result.refusal = (result.refusal ?? '') + choice.delta.refusal;
+      const thought = choice.delta?.reasoning ?? choice.delta?.reasoning_content;
+      if (typeof thought === 'string' && thought && reasoningBytes < cap) {
+        reasoningBytes += Buffer.byteLength(thought);
+        yield { type: 'reasoning', text: thought };
+      }
+       
+      const delta = typeof choice.delta?.content === 'string' ? choice.delta.content.replace(/\u0000/g, '') : null;
+      if (delta) {
+        const size = Buffer.byteLength(delta);
+        const text = contentBytes + size > cap ? clipUtf8(delta, cap - contentBytes) : delta;
+        contentBytes += Buffer.byteLength(text);
+        result.content += text;
+        if (text) yield { type: 'delta', text };
+        if (text.length < delta.length || contentBytes >= cap) {
+          // the reply cap: stop reading, keep what arrived, and say it was cut
+          result.truncated = true;
+          result.finishReason = 'length';
+          ended = true;
+          break;
+        }
+      }
+    }
+    // A body that closes with neither a finish reason nor [DONE] was cut off (a proxy timing out,
+    // a connection closed between chunks): the text so far is partial, never a finished reply.
+    if (!ended && !result.finishReason) throw new AiInvalidResponseError('AI stream ended before the reply was finished');
+    finished = true;
+    result.content = cleanProviderText(result.content);
+    yield { type: 'done', result };
+  } finally {
+    // closed early, or cut at the reply cap: the rest of the body is not wanted
+    if (!finished || result.truncated) deadline.controller.abort(new DOMException('stream closed early', 'AbortError'));
+    await events?.return().catch(() => {});
+    deadline.dispose();
+  }
+}
+
+/** Collects a stream into its final result, passing each delta to `onDelta`. */
+export async function collectStream(events: AsyncIterable<ChatStreamEvent>, onDelta?: (text: string) => void): Promise<ChatResult> {
+  for await (const event of events) {
+    if (event.type === 'delta') onDelta?.(event.text);
+    else if (event.type === 'done') return event.result;
+  }
+  throw new AiInvalidResponseError('AI stream ended without a result');
+}
+
+/** Lists a provider's models (`GET {baseUrl}/models`), for the model catalogue. */
+export async function listModels(
+  endpoint: ProviderEndpoint,
+  options: CallOptions = {},
+): Promise<Array<{ id: string; name: string; contextLength: number | null; ownedBy: string | null }>> {
+  const deadline = new Deadline(options.signal, options.timeoutMs);
+  try {
+    const res = await send(endpoint, '/models', 'GET', undefined, deadline);
+    const { text, truncated } = await readBounded(res, MODEL_LIST_MAX_BYTES);
+    if (truncated) throw new AiInvalidResponseError('The AI provider sent a model list larger than the limit.');
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new AiInvalidResponseError('The AI provider sent a model list that is not JSON.');
+    }
+    const json = parsed as { data?: Array<{ id?: unknown; name?: unknown; context_length?: unknown; owned_by?: unknown }> };
+    return (json.data ?? [])
+      .filter((m) => typeof m.id === 'string')
+      .map((m) => ({
+        id: m.id as string,
+        name: typeof m.name === 'string' ? m.name : (m.id as string),
+        contextLength: typeof m.context_length === 'number' ? m.context_length : null,
+        ownedBy: typeof m.owned_by === 'string' ? m.owned_by : null,
+      }));
+  } catch (err) {
+    throw deadline.translate(err);
+  } finally {
+    deadline.dispose();
+  }
+}
