@@ -150,14 +150,16 @@ describe.runIf(hasPostgres && hasRedis)('faults mid-turn (real PostgreSQL and Re
     });
   });
 
-  describe('a burst of 300 turns with DATABASE_CONNECT_TIMEOUT_MS=300', () => {
+  describe('a burst of 300 turns with DATABASE_CONNECT_TIMEOUT_MS=100 and one pooled connection', () => {
     let server: TestServer;
     let fake: FakeOpenAi;
 
     beforeAll(async () => {
       fake = await startFakeOpenAi({ apiKey: 'sk-player' });
       fake.setHandler(() => fakeReplies.slowStream('A short answer.', 10, 3));
-      server = await startTestServer({ DATABASE_CONNECT_TIMEOUT_MS: '300', DATABASE_POOL_MAX: '3' });
+      // One connection and a 100 ms acquire timeout: a turn now takes ~5 statements, and with 3
+      // connections and 300 ms the whole burst could finish without a single timeout (no attack).
+      server = await startTestServer({ DATABASE_CONNECT_TIMEOUT_MS: '100', DATABASE_POOL_MAX: '1' });
     });
     afterAll(async () => {
       await server?.stop();
