@@ -14,20 +14,20 @@ const shared = {
   testTimeout: 30_000,
   hookTimeout: 60_000,
   pool: 'forks' as const,
-  globalSetup: ['tests/support/global-setup.ts'],
 };
+/** Builds the web app once, before any file runs. */
+const globalSetup = ['tests/support/global-setup.ts'];
 
-const benchmarks = { test: { ...shared, maxWorkers: 1, benchmark: { include: ['bench/**/*.bench.ts'] } } };
+const benchmarks = { test: { ...shared, globalSetup, maxWorkers: 1, benchmark: { include: ['bench/**/*.bench.ts'] } } };
 
 const tests = {
   test: {
-    globalSetup: shared.globalSetup,
+    globalSetup,
     reporters: ['default', './tests/support/no-skips-reporter.ts'],
     projects: [
       {
         test: {
           ...shared,
-          globalSetup: [],
           name: 'suites',
           include: ['packages/**/*.test.ts', 'functions/**/*.test.ts', 'containers/**/*.test.ts', 'tests/**/*.test.ts', 'web/src/**/*.test.ts'],
           exclude: [...shared.exclude, ...timing],
@@ -35,7 +35,7 @@ const tests = {
           sequence: { groupOrder: 0 },
         },
       },
-      { test: { ...shared, globalSetup: [], name: 'timing', include: timing, maxWorkers: 1, sequence: { groupOrder: 1 } } },
+      { test: { ...shared, name: 'timing', include: timing, maxWorkers: 1, sequence: { groupOrder: 1 } } },
     ],
   },
 };

@@ -2,7 +2,8 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { DbPool, runMigrations } from '@yumina/db';
 import pg from 'pg';
 import { freePort } from './ports.js';
 import { requireOrSkip } from './required.js';
@@ -78,6 +79,28 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       }
     },
   };
+}
+
+export interface MigratedDatabase extends TestDatabase {
+  /** A pool on it: 4 connections, a 10 s query deadline. */
+  db: DbPool;
+}
+
+/** A database of the test file's own with every migration applied and a pool on it; `drop()` ends the pool first. */
+export async function createMigratedDatabase(): Promise<MigratedDatabase> {
+  const database = await createTestDatabase();
+  const db = new DbPool({ name: 'primary', connectionString: database.url, max: 4, queryTimeoutMs: 10_000, connectTimeoutMs: 5_000 });
+  const drop = async () => {
+    await db.end();
+    await database.drop();
+  };
+  try {
+    await runMigrations(db, resolve(import.meta.dirname, '../../migrations'));
+  } catch (err) {
+    await drop();
+    throw err;
+  }
+  return { ...database, db, drop };
 }
 
 /** A direct connection outside the pools under test, for looking at the server's side. */

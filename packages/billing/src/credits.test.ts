@@ -4,16 +4,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DbPool, runMigrations } from '@yumina/db';
+import type { DbPool } from '@yumina/db';
 import { containerSettings } from '../../../tests/support/container-settings.ts';
 import { freePort } from '../../../tests/support/ports.ts';
-import { createTestDatabase, hasPostgres, type TestDatabase } from '../../../tests/support/postgres.ts';
+import { createMigratedDatabase, hasPostgres, type MigratedDatabase } from '../../../tests/support/postgres.ts';
 import { balance, grantCredits, InsufficientCreditsError, reserveCredits, settleAbandonedReservations, settleCredits } from './credits.ts';
 
 const root = resolve(import.meta.dirname, '../../..');
 
 describe.runIf(hasPostgres)('credits: reserve then settle (real PostgreSQL)', () => {
-  let database: TestDatabase;
+  let database: MigratedDatabase;
   let db: DbPool;
   const account = async () => {
     const id = `acc_${randomBytes(16).toString('base64url')}`;
@@ -24,12 +24,10 @@ describe.runIf(hasPostgres)('credits: reserve then settle (real PostgreSQL)', ()
     (await db.query<{ n: number }>(`select count(*)::int as n from credit_ledger where reservation_id = $1 and kind = 'charge'`, [reservationId])).rows[0]!.n;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    db = new DbPool({ name: 'primary', connectionString: database.url, max: 4, queryTimeoutMs: 10_000, connectTimeoutMs: 5_000 });
-    await runMigrations(db, resolve(root, 'migrations'));
+    database = await createMigratedDatabase();
+    db = database.db;
   });
   afterAll(async () => {
-    await db?.end();
     await database?.drop();
   });
 

@@ -1,15 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DbPool, runMigrations } from '@yumina/db';
-import { createTestDatabase, hasPostgres, type TestDatabase } from '../../../tests/support/postgres.ts';
+import type { DbPool } from '@yumina/db';
+import { createMigratedDatabase, hasPostgres, type MigratedDatabase } from '../../../tests/support/postgres.ts';
 import { completeTurn, settleStreamingReplies, startTurn, turnSession } from './turn.ts';
 
-const root = resolve(import.meta.dirname, '../../..');
 const id = (prefix: string) => `${prefix}_${randomBytes(16).toString('base64url')}`;
 
 describe.runIf(hasPostgres)('the persistence of a turn (real PostgreSQL)', () => {
-  let database: TestDatabase;
+  let database: MigratedDatabase;
   let db: DbPool;
 
   /** An account, its world and a session holding `messages` ([role, content, status]). */
@@ -30,12 +28,10 @@ describe.runIf(hasPostgres)('the persistence of a turn (real PostgreSQL)', () =>
   }
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    db = new DbPool({ name: 'primary', connectionString: database.url, max: 4, queryTimeoutMs: 10_000, connectTimeoutMs: 5_000 });
-    await runMigrations(db, resolve(root, 'migrations'));
+    database = await createMigratedDatabase();
+    db = database.db;
   });
   afterAll(async () => {
-    await db?.end();
     await database?.drop();
   });
 

@@ -72,20 +72,18 @@ export function cardFields(row: Pick<CardRow, 'id' | 'name' | 'description' | 't
   };
 }
 
-/** A library card: cardFields and the live version's time, cover and player count (written out: spreading cardFields cost ~10× as much per card). */
-export function cardView(row: Omit<CardRow, 'k'>) {
-  return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    tags: row.tags,
-    language: row.language,
-    author: row.author ?? null,
-    publishedAt: row.published_at?.toISOString() ?? null,
-    updatedAt: row.updated_at?.toISOString() ?? null,
-    coverUrl: row.cover ? assetPath(row.id, row.cover) : null,
-    plays: Number(row.plays),
-  };
+type LibraryCard = ReturnType<typeof cardFields> & { updatedAt: string | null; coverUrl: string | null; plays: number };
+
+/**
+ * A library card: cardFields and the live version's time, cover and player count, added to the
+ * same object (spreading cardFields into a new one costs ~3.6× as much per card).
+ */
+export function cardView(row: Omit<CardRow, 'k'>): LibraryCard {
+  const card = cardFields(row) as LibraryCard;
+  card.updatedAt = row.updated_at?.toISOString() ?? null;
+  card.coverUrl = row.cover ? assetPath(row.id, row.cover) : null;
+  card.plays = Number(row.plays);
+  return card;
 }
 
 /** The sort key of each sort but relevance (the search's rank: libraryPageQuery), as a bigint expression over `w`. */

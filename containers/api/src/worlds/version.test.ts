@@ -1,16 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
-import { DbPool, runMigrations } from '@yumina/db';
+import type { DbPool } from '@yumina/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, hasPostgres, type TestDatabase } from '../../../../tests/support/postgres.ts';
+import { createMigratedDatabase, hasPostgres, type MigratedDatabase } from '../../../../tests/support/postgres.ts';
 import { type VersionStamp, worldForViewer } from './version.ts';
 
-const root = resolve(import.meta.dirname, '../../../..');
 const id = (prefix: string) => `${prefix}_${randomBytes(16).toString('base64url')}`;
 
 /** The per-process cache of parsed versions behind a stamp: a new publication or a held edit is never served stale. */
 describe.runIf(hasPostgres)('worldForViewer with a stamp (real PostgreSQL)', () => {
-  let database: TestDatabase;
+  let database: MigratedDatabase;
   let db: DbPool;
   const stamp = async (worldId: string): Promise<VersionStamp | null> => {
     const { rows } = await db.query<VersionStamp & Record<string, unknown>>(
@@ -22,12 +20,10 @@ describe.runIf(hasPostgres)('worldForViewer with a stamp (real PostgreSQL)', () 
   const definition = (name: string) => JSON.stringify({ name, marker: name });
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    db = new DbPool({ name: 'primary', connectionString: database.url, max: 4, queryTimeoutMs: 10_000, connectTimeoutMs: 5_000 });
-    await runMigrations(db, resolve(root, 'migrations'));
+    database = await createMigratedDatabase();
+    db = database.db;
   });
   afterAll(async () => {
-    await db?.end();
     await database?.drop();
   });
 
