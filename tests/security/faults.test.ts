@@ -134,11 +134,11 @@ describe.runIf(hasPostgres && hasRedis)('faults mid-turn (real PostgreSQL and Re
     }, 60_000);
 
     it('stop releases the lock even when no turn runs any more (a replica died holding it)', async () => {
-      const { b } = await signup(server, 'stop');
+      const { b, id: accountId } = await signup(server, 'stop');
       await b.fetch('/api/billing/preference', { method: 'PUT', json: { preference: 'official' } });
       const w = (await (await b.fetch('/api/worlds', { method: 'POST', json: { world } })).json()) as { id: string };
       const s = (await (await b.fetch(`/api/worlds/${w.id}/sessions`, { method: 'POST' })).json()) as { session: { id: string } };
-      await acquireTurnLock(server.ctx, s.session.id); // left behind by a process that is gone
+      await acquireTurnLock(server.ctx, accountId, s.session.id); // left behind by a process that is gone
       const busy = await b.fetch(`/api/sessions/${s.session.id}/messages`, { method: 'POST', json: { content: 'hello?' } });
       expect(busy.status).toBe(409);
       expect((await b.fetch(`/api/sessions/${s.session.id}/stop`, { method: 'POST' })).status).toBe(200);

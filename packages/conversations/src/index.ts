@@ -1,3 +1,4 @@
+export { type CachedHistory, HistoryCache } from './history-cache.ts';
 export {
   type CompletedReply,
   completeTurn,
@@ -8,7 +9,6 @@ export {
   type StartTurnResult,
   type TurnAccountRows,
   type TurnHistoryMessage,
-  turnSession,
   type TurnSessionRow,
   type WorldStamp,
 } from './turn.ts';

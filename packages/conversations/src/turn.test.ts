@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DbPool } from '@yumina/db';
 import { createMigratedDatabase, hasPostgres, type MigratedDatabase } from '../../../tests/support/postgres.ts';
-import { completeTurn, settleStreamingReplies, startTurn, turnSession } from './turn.ts';
+import { HistoryCache } from './history-cache.ts';
+import { completeTurn, settleStreamingReplies, startTurn, type StartTurnInput, type TurnHistoryMessage } from './turn.ts';
 
 const id = (prefix: string) => `${prefix}_${randomBytes(16).toString('base64url')}`;
 
@@ -35,37 +36,52 @@ describe.runIf(hasPostgres)('the persistence of a turn (real PostgreSQL)', () =>
     await database?.drop();
   });
 
-  it('turnSession answers only the owner, with the stamp of the world', async () => {
-    const { account, world, sessionId } = await session();
-    const row = await turnSession(db, sessionId, account);
-    expect(row).toMatchObject({ id: sessionId, world_id: world, seed: 'seed', memory: '', message_count: 0 });
-    expect(row!.world).toMatchObject({ owner_id: account, status: 'saved', revision: 1, has_live: false, live_revision: null });
-    expect(row!.account).toEqual({ billingPreference: null, connection: null, persona: null });
-    expect(await turnSession(db, sessionId, id('acc'))).toBeNull();
+  const turn = (sessionId: string, accountId: string, extra: Partial<StartTurnInput> = {}): StartTurnInput => ({
+    sessionId,
+    accountId,
+    content: 'go on',
+    userMessageId: id('msg'),
+    replyId: id('msg'),
+    ...extra,
+  });
+  const count = async (sessionId: string) =>
+    (await db.query<{ n: number }>('select count(*)::int as n from chat_messages where session_id = $1', [sessionId])).rows[0]!.n;
+
+  it('startTurn answers only the owner, with the stamp of the world, and writes nothing for another account', async () => {
+    const { account, world, sessionId } = await session([['assistant', 'greeting', 'complete']]);
+    expect(await startTurn(db, turn(sessionId, id('acc')))).toEqual({ found: false });
+    expect(await count(sessionId)).toBe(1);
+    const started = await startTurn(db, turn(sessionId, account));
+    if (!started.found || started.stale) throw new Error('the owner starts a turn');
+    expect(started.session).toMatchObject({ id: sessionId, world_id: world, seed: 'seed', memory: '', message_count: 1 });
+    expect(started.session.world).toMatchObject({ owner_id: account, status: 'saved', revision: 1, has_live: false, live_revision: null });
+    expect(started.session.account).toEqual({ billingPreference: null, connection: null, persona: null });
+    expect(await count(sessionId)).toBe(3);
   });
 
-  it('turnSession brings the account billing preference, private connection and active persona (never an inactive one)', async () => {
+  it('startTurn brings the account billing preference, private connection and active persona (never an inactive one)', async () => {
     const { account, sessionId } = await session();
     await db.query(`insert into billing_accounts (account_id, preference) values ($1, 'private')`, [account]);
     await db.query(`insert into ai_connections (account_id, base_url, default_model) values ($1, 'https://ai.example', 'story-model')`, [account]);
     await db.query(`insert into personas (id, account_id, name, description, is_active) values ($1, $2, 'Old', '', false), ($3, $2, 'Mira', 'A cartographer', true)`, [id('per'), account, id('per')]);
-    const row = await turnSession(db, sessionId, account);
-    expect(row!.account.billingPreference).toBe('private');
-    expect(row!.account.connection).toMatchObject({ base_url: 'https://ai.example', default_model: 'story-model', key_ciphertext: null });
-    expect(row!.account.persona).toMatchObject({ name: 'Mira', description: 'A cartographer' });
+    const started = await startTurn(db, turn(sessionId, account));
+    if (!started.found) throw new Error('the owner starts a turn');
+    expect(started.session.account.billingPreference).toBe('private');
+    expect(started.session.account.connection).toMatchObject({ base_url: 'https://ai.example', default_model: 'story-model', key_ciphertext: null });
+    expect(started.session.account.persona).toMatchObject({ name: 'Mira', description: 'A cartographer' });
   });
 
   it('startTurn settles streaming replies, reads the history before the turn and stores both messages after it', async () => {
-    const { sessionId } = await session([
+    const { account, sessionId } = await session([
       ['assistant', 'greeting', 'complete'],
       ['user', 'hello', 'complete'],
       ['assistant', 'half a rep', 'streaming'],
     ]);
     const userMessageId = id('msg');
     const replyId = id('msg');
-    const started = await startTurn(db, { sessionId, content: 'again', userMessageId, replyId });
-    expect(started).toMatchObject({ stale: false, position: 3, state: '{"turn":1}', replyId });
-    if (started.stale) throw new Error('unreachable');
+    const started = await startTurn(db, turn(sessionId, account, { content: 'again', userMessageId, replyId }));
+    expect(started).toMatchObject({ found: true, stale: false, position: 3, state: '{"turn":1}', replyId });
+    if (!started.found || started.stale) throw new Error('unreachable');
     expect(started.messages.map((m) => [m.role, m.content, m.status])).toEqual([
       ['assistant', 'greeting', 'complete'],
       ['user', 'hello', 'complete'],
@@ -90,18 +106,17 @@ describe.runIf(hasPostgres)('the persistence of a turn (real PostgreSQL)', () =>
   });
 
   it('startTurn writes nothing when the client saw another count (another tab wrote)', async () => {
-    const { sessionId } = await session([['assistant', 'greeting', 'complete']]);
-    expect(await startTurn(db, { sessionId, content: 'x', expectedMessageCount: 3, userMessageId: id('msg'), replyId: id('msg') })).toEqual({ stale: true });
-    const { rows } = await db.query<{ n: number }>('select count(*)::int as n from chat_messages where session_id = $1', [sessionId]);
-    expect(rows[0]!.n).toBe(1);
-    const ok = await startTurn(db, { sessionId, content: 'x', expectedMessageCount: 1, userMessageId: id('msg'), replyId: id('msg') });
-    expect(ok).toMatchObject({ stale: false, position: 1 });
+    const { account, sessionId } = await session([['assistant', 'greeting', 'complete']]);
+    expect(await startTurn(db, turn(sessionId, account, { expectedMessageCount: 3 }))).toMatchObject({ found: true, stale: true });
+    expect(await count(sessionId)).toBe(1);
+    const ok = await startTurn(db, turn(sessionId, account, { expectedMessageCount: 1 }));
+    expect(ok).toMatchObject({ found: true, stale: false, position: 1 });
   });
 
   it('completeTurn writes the reply (truncated included) and the session state in one statement', async () => {
-    const { sessionId } = await session();
+    const { account, sessionId } = await session();
     const replyId = id('msg');
-    await startTurn(db, { sessionId, content: 'go', userMessageId: id('msg'), replyId });
+    await startTurn(db, turn(sessionId, account, { content: 'go', replyId }));
     const written = await completeTurn(db, {
       sessionId,
       replyId,
@@ -130,5 +145,101 @@ describe.runIf(hasPostgres)('the persistence of a turn (real PostgreSQL)', () =>
     const { sessionId } = await session([['assistant', 'half', 'streaming']]);
     expect(await settleStreamingReplies(db, sessionId)).toBe(1);
     expect(await settleStreamingReplies(db, sessionId)).toBe(0);
+  });
+
+  describe('with a HistoryCache', () => {
+    /** The db, recording how many history rows each startTurn brought (the statement's `changed`). */
+    function recording() {
+      const brought: number[] = [];
+      const queryable = {
+        query: async (config: never, params: never) => {
+          const result = await db.query<Record<string, unknown>>(config, params);
+          const head = result.rows[0];
+          if (head && 'changed' in head) brought.push(((head.changed as unknown[] | null) ?? []).length);
+          return result;
+        },
+      } as unknown as DbPool;
+      return { queryable, brought };
+    }
+    const history = (m: readonly TurnHistoryMessage[]) => m.map((x) => [x.role, x.content, x.status]);
+    const reply = async (replyId: string, sessionId: string, content: string) => {
+      await completeTurn(db, { sessionId, replyId, content, rawContent: content, stateChanges: '[]', state: '{}', swipes: '[]', activeSwipeIndex: 0, model: 'm', tokenCount: 1, generationTimeMs: 1, truncated: false, summary: null });
+    };
+    /** One exchange through startTurn + completeTurn; answers the history the turn saw. */
+    async function exchange(q: DbPool, cache: HistoryCache, account: string, sessionId: string, n: number) {
+      const replyId = id('msg');
+      const started = await startTurn(q, turn(sessionId, account, { content: `say ${n}`, replyId }), cache);
+      if (!started.found || started.stale) throw new Error('the turn starts');
+      await reply(replyId, sessionId, `reply ${n}`);
+      return history(started.messages);
+    }
+    /** The history as PostgreSQL holds it (complete or not), before the newest exchange. */
+    async function stored(sessionId: string, below: number) {
+      const { rows } = await db.query<TurnHistoryMessage & Record<string, unknown>>('select role, content, status from chat_messages where session_id = $1 and position < $2 order by position', [sessionId, below]);
+      return history(rows);
+    }
+
+    it('a turn brings only the messages written since the turn before it, and sees the same history as a full read', async () => {
+      const { account, sessionId } = await session([['assistant', 'greeting', 'complete']]);
+      const cache = new HistoryCache();
+      const { queryable, brought } = recording();
+      for (let n = 0; n < 6; n++) expect(await exchange(queryable, cache, account, sessionId, n)).toEqual(await stored(sessionId, 1 + 2 * n));
+      // the first turn brings the greeting; each later one the previous exchange (user message and reply)
+      expect(brought).toEqual([1, 2, 2, 2, 2, 2]);
+      expect(cache.misses).toBe(0);
+    });
+
+    it('an edit, a revert or a settled reply below the cached length is seen: the history is read again in full', async () => {
+      const { account, sessionId } = await session([['assistant', 'greeting', 'complete']]);
+      const cache = new HistoryCache();
+      for (let n = 0; n < 3; n++) await exchange(db, cache, account, sessionId, n);
+      // an edit of an old reply (another tab, another replica): same length, new text
+      await db.query(`update chat_messages set content = 'edited' where session_id = $1 and position = 2`, [sessionId]);
+      let seen = await exchange(db, cache, account, sessionId, 3);
+      expect(cache.misses).toBe(1);
+      expect(seen).toEqual(await stored(sessionId, 7));
+      expect(seen[2]).toEqual(['assistant', 'edited', 'complete']);
+      // a revert to 3 messages, then a turn: shorter than the cache
+      await db.query('delete from chat_messages where session_id = $1 and position >= 3', [sessionId]);
+      await db.query('update chat_sessions set message_count = 3 where id = $1', [sessionId]);
+      seen = await exchange(db, cache, account, sessionId, 4);
+      expect(seen).toEqual(await stored(sessionId, 3));
+      expect(seen).toHaveLength(3);
+      // a revert and new turns back to the cached length: the same positions hold other rows
+      await db.query('delete from chat_messages where session_id = $1 and position >= 1', [sessionId]);
+      await db.query('update chat_sessions set message_count = 1 where id = $1', [sessionId]);
+      await exchange(db, cache, account, sessionId, 5);
+      seen = await exchange(db, cache, account, sessionId, 6);
+      expect(seen).toEqual(await stored(sessionId, 3));
+      expect(seen.map((m) => m[1])).toEqual(['greeting', 'say 5', 'reply 5']);
+      // a turn that died: its reply is settled by the next turn and then read as failed
+      const replyId = id('msg');
+      const dead = await startTurn(db, turn(sessionId, account, { replyId }), cache);
+      expect(dead.found).toBe(true);
+      await exchange(db, cache, account, sessionId, 7);
+      seen = await exchange(db, cache, account, sessionId, 8);
+      expect(seen).toEqual(await stored(sessionId, seen.length));
+      expect(seen.filter((m) => m[2] !== 'complete')).toEqual([['assistant', '', 'failed']]);
+    });
+
+    it('keeps at most maxChars of text, least recently used out first, and never a history of more than a quarter of it', () => {
+      const cache = new HistoryCache(100);
+      const msgs = (chars: number) => [{ role: 'user' as const, content: 'x'.repeat(chars), status: 'complete' as const }];
+      cache.set('a', { length: 1, fingerprint: '1', messages: msgs(20) });
+      cache.set('b', { length: 1, fingerprint: '2', messages: msgs(25) });
+      cache.set('c', { length: 1, fingerprint: '3', messages: msgs(26) });
+      expect(cache.get('c')).toBeUndefined();
+      cache.set('c', { length: 1, fingerprint: '3', messages: msgs(25) });
+      cache.get('a'); // a is now the most recently used
+      cache.set('d', { length: 1, fingerprint: '4', messages: msgs(25) });
+      cache.set('e', { length: 1, fingerprint: '5', messages: msgs(25) });
+      expect(cache.chars).toBeLessThanOrEqual(100);
+      expect(cache.get('b')).toBeUndefined();
+      expect(cache.get('a')?.fingerprint).toBe('1');
+      expect(cache.get('e')?.fingerprint).toBe('5');
+      cache.delete('e');
+      expect(cache.get('e')).toBeUndefined();
+      expect(cache.size).toBe(cache.get('d') ? 3 : 2);
+    });
   });
 });

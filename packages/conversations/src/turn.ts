@@ -1,15 +1,18 @@
 import type { Queryable } from '@yumina/db';
+import type { HistoryCache } from './history-cache.ts';
 
 /**
  * The persistence of a turn (issue 24): what a send reads and writes, in as few statements as
  * the semantics allow, each a named prepared statement (parsed and planned once per connection).
  *
- *  - `turnSession`: the session the account owns, with the stamp of its world's versions (so the
- *    world's parsed definition can come from a per-process cache: containers/api/src/worlds/version.ts);
- *  - `startTurn`: replies left `streaming` are settled as failed (the caller holds the turn lock, so
- *    no turn writes them any more), the history is read (role, content, status only), then one
- *    statement stores the user message and the streaming reply and counts them on the session,
- *    returning the session's current state;
+ *  - `startTurn` (the caller holds the session's turn lock, keyed by the account: see
+ *    containers/api/src/conversations/turn-lock.ts): one statement checks that the account owns
+ *    the session, settles replies left `streaming` as failed (no turn writes them any more),
+ *    stores the user message and the streaming reply and counts them on the session; it answers
+ *    the session with the stamp of its world's versions (so the world's parsed definition can come
+ *    from a per-process cache: containers/api/src/worlds/version.ts), the account's billing
+ *    preference, connection and persona, the session's state and the history before the turn.
+ *    With a HistoryCache, only the messages the cache does not hold travel (./history-cache.ts);
  *  - `completeTurn`: one statement writes the reply (its `truncated` flag included) and the
  *    session's new state, returning the columns of the reply that the caller does not hold.
  */
@@ -63,28 +66,8 @@ export interface TurnAccountRows {
   persona: { name: string; description: string; appearance: string; personality: string; backstory: string } | null;
 }
 
-const SESSION_SQL = {
-  name: 'conversations.turn_session',
-  text: `select s.id, s.world_id, s.seed, s.summary, s.memory, s.message_count,
-                w.owner_id, w.status as world_status, w.revision, w.updated_at as world_updated_at, w.live_revision, w.live_updated_at,
-                (w.live_definition is not null) as has_live, (w.id is not null) as world_found,
-                b.preference as billing_preference,
-                (c.account_id is not null) as has_connection, c.base_url, c.default_model, c.key_ciphertext, c.key_iv, c.key_tag, c.key_id, c.key_last4, c.private_enabled,
-                (p.id is not null) as has_persona, p.name as persona_name, p.description as persona_description,
-                p.appearance as persona_appearance, p.personality as persona_personality, p.backstory as persona_backstory
-           from chat_sessions s
-           left join worlds w on w.id = s.world_id
-           left join billing_accounts b on b.account_id = s.account_id
-           left join ai_connections c on c.account_id = s.account_id
-           left join personas p on p.account_id = s.account_id and p.is_active
-          where s.id = $1 and s.account_id = $2`,
-};
-
-/** The session if `accountId` owns it (null otherwise), with its world's stamp. */
-export async function turnSession(db: Queryable, sessionId: string, accountId: string): Promise<TurnSessionRow | null> {
-  const { rows } = await db.query<Record<string, unknown>>(SESSION_SQL, [sessionId, accountId]);
-  const r = rows[0];
-  if (!r) return null;
+/** The session, its world's stamp and the account's rows, from the head row of START_SQL. */
+function sessionOf(r: Record<string, unknown>): TurnSessionRow {
   return {
     id: r.id as string,
     world_id: r.world_id as string,
@@ -141,28 +124,56 @@ export async function settleStreamingReplies(db: Queryable, sessionId: string): 
   return rowCount ?? 0;
 }
 
-// One statement starts a turn. Its data-modifying CTEs all run on one snapshot: the settle
-// (replies left `streaming` become failed), the count of the messages before the turn (the user
-// message's position, and the check of the count the client last saw: no rows in `ok` and nothing
-// is written), the two inserts and the session's count. Its select reads the same snapshot, so it
+// One statement starts a turn. Its data-modifying CTEs all run on one snapshot: the ownership
+// check (`own`: nothing is written for another account's session), the settle (replies left
+// `streaming` become failed), the count of the messages before the turn (the user message's
+// position, and the check of the count the client last saw: no rows in `ok` and nothing is
+// written), the two inserts and the session's count. Its select reads the same snapshot, so it
 // sees the history before this turn (a reply settled here still reads `streaming`; only complete
-// messages make the prompt's history): row -1 carries the session's state and the count.
+// messages make the prompt's history). It answers one row: the session with its world's stamp and
+// the account's rows a turn needs, the state, the count, and of the history only the messages at
+// positions from $8 on (all of them when the caller holds none), with fingerprints of the tuple
+// versions below $8 and of all of them (see HistoryCache).
 const START_SQL = {
   name: 'conversations.turn_start',
-  text: `with settled as (update chat_messages set status = 'failed', error_message = $5 where session_id = $3 and status = 'streaming'),
-              n as (select count(*)::int as c from chat_messages where session_id = $3),
-              ok as (select c from n where $6::int is null or c = $6::int),
+  text: `with own as (select id from chat_sessions where id = $3 and account_id = $7),
+              settled as (update chat_messages set status = 'failed', error_message = $5 where session_id = (select id from own) and status = 'streaming'),
+              n as (select count(*)::int as c,
+                           (bit_xor(hashtextextended(xmin::text, position)) filter (where position < $8))::text as fp_known,
+                           bit_xor(hashtextextended(xmin::text, position))::text as fp_all,
+                           json_agg(json_build_array(role, content, status) order by position) filter (where position >= $8) as changed
+                      from chat_messages where session_id = (select id from own)),
+              ok as (select c from n where exists (select 1 from own) and ($6::int is null or c = $6::int)),
               u as (insert into chat_messages (id, session_id, position, role, content) select $1, $3, c, 'user', $4 from ok),
               a as (insert into chat_messages (id, session_id, position, role, content, status) select $2, $3, c + 1, 'assistant', '', 'streaming' from ok),
-              s as (update chat_sessions set message_count = ok.c + 2, updated_at = now() from ok where id = $3 returning state)
-         select -1 as position, null as role, null as content, null as status, (select state from s) as state, (select c from n) as c
-         union all
-         select position, role, content, status, null, null from chat_messages where session_id = $3
-         order by 1`,
+              st as (update chat_sessions set message_count = ok.c + 2, updated_at = now() from ok where id = $3 returning state)
+         select s.id, s.world_id, s.seed, s.summary, s.memory, s.message_count,
+                w.owner_id, w.status as world_status, w.revision, w.updated_at as world_updated_at, w.live_revision, w.live_updated_at,
+                (w.live_definition is not null) as has_live, (w.id is not null) as world_found,
+                b.preference as billing_preference,
+                (cn.account_id is not null) as has_connection, cn.base_url, cn.default_model, cn.key_ciphertext, cn.key_iv, cn.key_tag, cn.key_id, cn.key_last4, cn.private_enabled,
+                (p.id is not null) as has_persona, p.name as persona_name, p.description as persona_description,
+                p.appearance as persona_appearance, p.personality as persona_personality, p.backstory as persona_backstory,
+                (select state from st) as turn_state, n.c, n.fp_known, n.fp_all, n.changed
+           from chat_sessions s
+          cross join n
+           left join worlds w on w.id = s.world_id
+           left join billing_accounts b on b.account_id = s.account_id
+           left join ai_connections cn on cn.account_id = s.account_id
+           left join personas p on p.account_id = s.account_id and p.is_active
+          where s.id = $3 and s.account_id = $7`,
+};
+
+/** The history below `position` when the cached one no longer matches (a message was edited, deleted or settled). */
+const HISTORY_SQL = {
+  name: 'conversations.turn_history',
+  text: `select role, content, status from chat_messages where session_id = $1 and position < $2 order by position`,
 };
 
 export interface StartTurnInput {
   sessionId: string;
+  /** The signed-in account: a session it does not own is `{ found: false }` and nothing is written. */
+  accountId: string;
   content: string;
   /** The message count the client last saw; a mismatch is `{ stale: true }` and nothing is written. */
   expectedMessageCount?: number;
@@ -171,9 +182,12 @@ export interface StartTurnInput {
 }
 
 export type StartTurnResult =
-  | { stale: true }
+  | { found: false }
+  | { found: true; stale: true; session: TurnSessionRow }
   | {
+      found: true;
       stale: false;
+      session: TurnSessionRow;
       /** Every message before this turn's, oldest first (the prompt keeps the complete ones). */
       messages: TurnHistoryMessage[];
       replyId: string;
@@ -183,24 +197,34 @@ export type StartTurnResult =
       state: string;
     };
 
-/** Starts a turn of a session whose turn lock the caller holds (see the module comment): one statement. */
-export async function startTurn(db: Queryable, input: StartTurnInput): Promise<StartTurnResult> {
-  const { rows } = await db.query<{ position: number; role: TurnHistoryMessage['role']; content: string; status: TurnHistoryMessage['status']; state: string | null; c: number | null }>(
+/**
+ * Starts a turn of a session whose turn lock the caller holds (see the module comment): one
+ * statement, plus one read of the history when `cache` held a copy that no longer matches.
+ */
+export async function startTurn(db: Queryable, input: StartTurnInput, cache?: HistoryCache): Promise<StartTurnResult> {
+  const known = cache?.get(input.sessionId);
+  const { rows } = await db.query<Record<string, unknown> & { turn_state: string | null; c: number; fp_known: string | null; fp_all: string | null; changed: [TurnHistoryMessage['role'], string, TurnHistoryMessage['status']][] | null }>(
     START_SQL,
-    [input.userMessageId, input.replyId, input.sessionId, input.content, INTERRUPTED, input.expectedMessageCount ?? null],
+    [input.userMessageId, input.replyId, input.sessionId, input.content, INTERRUPTED, input.expectedMessageCount ?? null, input.accountId, known?.length ?? 0],
   );
   const head = rows[0];
-  if (!head || head.position !== -1 || head.c === null) throw new Error('The turn could not be started.');
-  if (head.state === null) {
-    if (input.expectedMessageCount !== undefined && input.expectedMessageCount !== head.c) return { stale: true };
+  if (!head) return { found: false };
+  const session = sessionOf(head);
+  if (head.turn_state === null) {
+    if (input.expectedMessageCount !== undefined && input.expectedMessageCount !== head.c) return { found: true, stale: true, session };
     throw new Error('The session was removed while the turn started.');
   }
-  const messages: TurnHistoryMessage[] = new Array(rows.length - 1);
-  for (let i = 1; i < rows.length; i++) {
-    const r = rows[i]!;
-    messages[i - 1] = { role: r.role, content: r.content, status: r.status };
+  const changed = (head.changed ?? []).map(([role, content, status]): TurnHistoryMessage => ({ role, content, status }));
+  let messages: TurnHistoryMessage[];
+  if (!known) messages = changed;
+  else if (head.c >= known.length && head.fp_known === known.fingerprint) messages = known.messages.concat(changed);
+  else {
+    cache!.miss();
+    const full = await db.query<TurnHistoryMessage & Record<string, unknown>>(HISTORY_SQL, [input.sessionId, head.c]);
+    messages = full.rows;
   }
-  return { stale: false, messages, replyId: input.replyId, position: head.c, state: head.state };
+  cache?.set(input.sessionId, { length: head.c, fingerprint: head.fp_all ?? '', messages });
+  return { found: true, stale: false, session, messages, replyId: input.replyId, position: head.c, state: head.turn_state };
 }
 
 const COMPLETE_SQL = {

@@ -68,7 +68,7 @@ export async function playerRoutes(app: FastifyInstance, ctx: AppContext): Promi
     prepare?: (state: WorldState, world: WorldDefinition) => unknown[],
   ): Promise<DispatchAnswer> {
     await ownedSession(db, sessionId, auth.account.id);
-    const lock = await acquireTurnLock(ctx, sessionId);
+    const lock = await acquireTurnLock(ctx, auth.account.id, sessionId);
     try {
       const persona = await enginePersona(db, auth.account.id);
       return await db.transaction(async (tx) => {
@@ -95,7 +95,7 @@ export async function playerRoutes(app: FastifyInstance, ctx: AppContext): Promi
         };
       });
     } finally {
-      await releaseTurnLock(ctx, sessionId, lock);
+      await releaseTurnLock(ctx, auth.account.id, sessionId, lock);
     }
   }
 

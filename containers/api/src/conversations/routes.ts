@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { cleanProviderText, type MeteringContext } from '@yumina/ai';
-import { completeTurn, startTurn, turnSession } from '@yumina/conversations';
+import { completeTurn, HistoryCache, startTurn } from '@yumina/conversations';
 import { HttpError, parseWith, publicErrorOf } from '@yumina/http';
 import { normalizeState, type Persona, startSession, type WorldDefinition, type WorldState } from '@yumina/world';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -11,7 +11,7 @@ import { newId } from '../accounts/ids.ts';
 import type { AppContext } from '../context.ts';
 import { generateTurn, type TurnOutput } from './generate.ts';
 import { openEventStream } from '../event-stream.ts';
-import { acquireTurnLock, markReplyFailed, releaseTurnLock, releaseTurnLockOfAnyHolder, settleStreamingReplies } from './turn-lock.ts';
+import { acquireTurnLock, breakTurnLock, markReplyFailed, releaseTurnLock, settleStreamingReplies } from './turn-lock.ts';
 import { meteringOf } from '../ai/metering.ts';
 import { openConnection } from '../accounts/ai-connection.ts';
 import { worldForViewer } from '../worlds/version.ts';
@@ -56,12 +56,14 @@ function snapshotOf(world: WorldDefinition, messages: MessageRow[], before: numb
 
 export async function conversationRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const db = ctx.db.primary;
+  /** Histories as the last turns of this process read them: a turn reads only what changed since (@yumina/conversations). */
+  const histories = new HistoryCache();
   await playerRoutes(app, ctx);
   await ctx.store.subscribe('chat:stop', (sessionId) => running.get(sessionId)?.abort(new Error('Stopped by the player')));
 
-  /** Call only after ownership was checked (ownedSession): another account must never learn that a session is busy. */
-  async function lockSession(sessionId: string): Promise<string> {
-    return acquireTurnLock(ctx, sessionId);
+  /** The session's turn lock, keyed by its owner (./turn-lock.ts): the routes take it after their ownership check, the send path before its own. */
+  async function lockSession(accountId: string, sessionId: string): Promise<string> {
+    return acquireTurnLock(ctx, accountId, sessionId);
   }
 
   async function newSession(auth: Authenticated, worldId: string, world: WorldDefinition, branchedFrom: string | null = null) {
@@ -164,7 +166,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         summary: out.summary,
       });
       locked = false;
-      await releaseTurnLock(ctx, session.id, lockToken);
+      await releaseTurnLock(ctx, auth.account.id, session.id, lockToken);
       // The stored reply as messageView shows it, from what was written (no re-read); the state,
       // serialized once above, stands in for each of its copies (the snapshot, the new swipe's, the session's).
       const STATE = '\u0000state\u0000';
@@ -202,7 +204,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       // The lock goes first: the conversation accepts a new message at once, whatever failed.
       if (locked) {
         locked = false;
-        await releaseTurnLock(ctx, session.id, lockToken);
+        await releaseTurnLock(ctx, auth.account.id, session.id, lockToken);
       }
       const stopped = controller.signal.aborted;
       const shown = stopped ? { code: 'AI_ABORTED', message: 'Stopped before the reply was finished.' } : publicErrorOf(err);
@@ -216,7 +218,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       if (!marked) await markReplyFailed(ctx, target.id, kept, shown.message);
     } finally {
       running.delete(session.id);
-      if (locked) await releaseTurnLock(ctx, session.id, lockToken);
+      if (locked) await releaseTurnLock(ctx, auth.account.id, session.id, lockToken);
       if (!reply.raw.writableEnded) reply.raw.end();
     }
   }
@@ -262,19 +264,38 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     const auth = await requireAuth(ctx, request, reply);
     await ownedSession(db, request.params.id, auth.account.id);
     await db.query('delete from chat_sessions where id = $1 and account_id = $2', [request.params.id, auth.account.id]);
+    histories.delete(request.params.id);
     return { ok: true };
   });
 
   // Send: the user message is stored first (it survives any failure), then the reply streams as SSE.
-  // The turn's SQL is @yumina/conversations' (turnSession, startTurn, completeTurn): the session
-  // with its world's stamp and the account's billing preference, connection and persona, then one
-  // statement to start and one to finish; the world (cached per process by its stamp) is read meanwhile.
+  // Before the provider is called: the login, the turn lock (keyed by the account, so it can be
+  // taken before ownership is known: ./turn-lock.ts), and one statement of @yumina/conversations'
+  // startTurn that checks ownership, stores both messages and answers the session with its
+  // world's stamp, the account's billing preference, connection and persona, and what the history
+  // cache lacks. The world's parsed definition is cached per process by its stamp; completeTurn
+  // writes the reply in one statement at the end.
   app.post<{ Params: { id: string } }>('/api/sessions/:id/messages', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     const body = parseWith(sendBody, request.body);
-    const session = await turnSession(db, request.params.id, auth.account.id);
-    if (!session) throw new HttpError(404, 'NOT_FOUND', 'No such session.');
-    const lock = await lockSession(session.id);
+    const sessionId = request.params.id;
+    const lock = await lockSession(auth.account.id, sessionId);
+    let started: Extract<Awaited<ReturnType<typeof startTurn>>, { stale: false }>;
+    try {
+      // we hold the lock: a reply still `streaming` belongs to a turn that no longer runs (startTurn settles it)
+      const result = await startTurn(
+        db,
+        { sessionId, accountId: auth.account.id, content: body.content, expectedMessageCount: body.expectedMessageCount, userMessageId: newId('msg'), replyId: newId('msg') },
+        histories,
+      );
+      if (!result.found) throw new HttpError(404, 'NOT_FOUND', 'No such session.');
+      if (result.stale) throw new HttpError(409, 'STALE_CONVERSATION', 'The conversation changed in another tab. Reload it before sending.');
+      started = result;
+    } catch (err) {
+      await releaseTurnLock(ctx, auth.account.id, sessionId, lock);
+      throw err;
+    }
+    const { session } = started;
     // The account's preference, connection and persona came with the session (one statement).
     const reads: Promise<TurnReads> = worldForViewer(db, session.world_id, { accountId: auth.account.id }, session.world).then((version) => {
       const { billingPreference, connection, persona } = session.account;
@@ -282,27 +303,12 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       return { world: version.world, metering, persona: enginePersonaOf(persona) };
     });
     reads.catch(() => {}); // awaited in runGeneration; a failure there ends the turn as an error event
-    let started: Awaited<ReturnType<typeof startTurn>>;
-    try {
-      // we hold the lock: a reply still `streaming` belongs to a turn that no longer runs (startTurn settles it)
-      started = await startTurn(db, {
-        sessionId: session.id,
-        content: body.content,
-        expectedMessageCount: body.expectedMessageCount,
-        userMessageId: newId('msg'),
-        replyId: newId('msg'),
-      });
-      if (started.stale) throw new HttpError(409, 'STALE_CONVERSATION', 'The conversation changed in another tab. Reload it before sending.');
-    } catch (err) {
-      await releaseTurnLock(ctx, session.id, lock);
-      throw err;
-    }
     let state: WorldState;
     try {
       // The session's current state: the last reply's, plus what interface actions and events did since.
       state = JSON.parse(started.state) as WorldState;
     } catch (err) {
-      await releaseTurnLock(ctx, session.id, lock);
+      await releaseTurnLock(ctx, auth.account.id, session.id, lock);
       await markReplyFailed(ctx, started.replyId, '', publicErrorOf(err).message);
       throw err;
     }
@@ -334,7 +340,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       };
       return { last, base };
     } catch (err) {
-      await releaseTurnLock(ctx, session.id, lock);
+      await releaseTurnLock(ctx, auth.account.id, session.id, lock);
       throw err;
     }
   }
@@ -350,12 +356,12 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   app.post<{ Params: { id: string } }>('/api/sessions/:id/regenerate', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     const session = await ownedSession(db, request.params.id, auth.account.id);
-    const lock = await lockSession(session.id);
+    const lock = await lockSession(auth.account.id, session.id);
     const { last, base } = await lastExchange(auth, session, lock, ['NOTHING_TO_REGENERATE', 'The last message is not a reply to regenerate.']);
     try {
       await db.query(`update chat_messages set status = 'streaming', error_message = null where id = $1`, [last.id]);
     } catch (err) {
-      await releaseTurnLock(ctx, session.id, lock);
+      await releaseTurnLock(ctx, auth.account.id, session.id, lock);
       throw err;
     }
     const previous = (JSON.parse(last.swipes) as Swipe[]).filter((s) => s.content !== '');
@@ -369,7 +375,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   app.post<{ Params: { id: string } }>('/api/sessions/:id/continue', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     const session = await ownedSession(db, request.params.id, auth.account.id);
-    const lock = await lockSession(session.id);
+    const lock = await lockSession(auth.account.id, session.id);
     const { last, base } = await lastExchange(auth, session, lock, ['NOTHING_TO_CONTINUE', 'There is no reply to continue.']);
     await runGeneration(request, reply, auth, session, last, { ...base, prefix: last.raw_content ?? last.content }, (out) => {
       const swipes = JSON.parse(last.swipes) as Swipe[];
@@ -386,7 +392,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     running.get(request.params.id)?.abort(new Error('Stopped by the player'));
     await ctx.store.publish('chat:stop', request.params.id);
     // The lock goes with the stop, wherever the turn ran (or if nothing runs any more).
-    await releaseTurnLockOfAnyHolder(ctx, request.params.id);
+    await breakTurnLock(ctx, auth.account.id, request.params.id);
     return { ok: true };
   });
 
@@ -468,7 +474,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
 
   /** Keeps messages up to `messageId` (inclusive, or exclusive when `inclusive` is false); null keeps none. */
   async function revertTo(auth: Authenticated, session: SessionRow, messageId: string | null, inclusive: boolean) {
-    const lock = await lockSession(session.id);
+    const lock = await lockSession(auth.account.id, session.id);
     try {
       await db.transaction(async (tx) => {
         const messages = await sessionMessages(tx, session.id);
@@ -482,7 +488,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         await tx.query('delete from chat_checkpoints where session_id = $1 and message_count > $2', [session.id, keep]);
       });
     } finally {
-      await releaseTurnLock(ctx, session.id, lock);
+      await releaseTurnLock(ctx, auth.account.id, session.id, lock);
     }
     return full(session.id, auth.account.id);
   }
@@ -545,7 +551,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     const auth = await requireAuth(ctx, request, reply);
     // ownership before the lock: another account gets 404 and never learns that the session is busy
     await ownedSession(db, request.params.id, auth.account.id);
-    const lock = await lockSession(request.params.id);
+    const lock = await lockSession(auth.account.id, request.params.id);
     try {
       await db.transaction(async (tx) => {
         const session = await ownedSession(tx, request.params.id, auth.account.id, true);
@@ -562,7 +568,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         await tx.query('delete from chat_checkpoints where session_id = $1 and message_count > $2', [session.id, cp.message_count]);
       });
     } finally {
-      await releaseTurnLock(ctx, request.params.id, lock);
+      await releaseTurnLock(ctx, auth.account.id, request.params.id, lock);
     }
     return full(request.params.id, auth.account.id);
   });

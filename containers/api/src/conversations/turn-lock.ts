@@ -5,31 +5,33 @@ import type { AppContext } from '../context.ts';
 /**
  * The session lock of a turn (one reply written at a time per conversation) and what settles a
  * turn that failed. The lock lives in the shared store with a TTL as a last resort only: every
- * path of a turn releases it at once, success or failure, and `stop` releases it from any replica
- * (the holder's token is recorded beside the lock for that).
+ * path of a turn releases it at once, success or failure, and `stop` breaks it from any replica.
+ *
+ * The key names the owning account beside the session: only the owner's requests can contend for
+ * it, so the send path may take it before the statement that checks ownership (one round trip
+ * less before the provider is called). Another account taking "its" lock on someone's session id
+ * holds a key nobody else uses, and is answered 404 by that statement.
  */
 
 export const TURN_LOCK_TTL_MS = 180_000;
-const lockKey = (sessionId: string) => `chat:${sessionId}`;
-const holderKey = (sessionId: string) => `chat:holder:${sessionId}`;
+const lockKey = (accountId: string, sessionId: string) => `chat:${accountId}:${sessionId}`;
 
 export const SESSION_BUSY_MESSAGE = 'A reply is already being written in this session (another tab?). Wait for it, or stop it.';
 
-export async function acquireTurnLock(ctx: AppContext, sessionId: string): Promise<string> {
-  const token = await ctx.store.acquireLock(lockKey(sessionId), TURN_LOCK_TTL_MS);
+/** One store round trip; 409 SESSION_BUSY when a turn of the session holds it. */
+export async function acquireTurnLock(ctx: AppContext, accountId: string, sessionId: string): Promise<string> {
+  const token = await ctx.store.acquireLock(lockKey(accountId, sessionId), TURN_LOCK_TTL_MS);
   if (!token) throw new HttpError(409, 'SESSION_BUSY', SESSION_BUSY_MESSAGE);
-  await ctx.store.set(holderKey(sessionId), token, TURN_LOCK_TTL_MS / 1000).catch(() => {});
   return token;
 }
 
-export async function releaseTurnLock(ctx: AppContext, sessionId: string, token: string): Promise<void> {
-  await ctx.store.releaseLock(lockKey(sessionId), token).catch(() => false);
+export async function releaseTurnLock(ctx: AppContext, accountId: string, sessionId: string, token: string): Promise<void> {
+  await ctx.store.releaseLock(lockKey(accountId, sessionId), token).catch(() => false);
 }
 
-/** `stop`: releases the session's lock whoever holds it (the running turn, if any, was told to stop). */
-export async function releaseTurnLockOfAnyHolder(ctx: AppContext, sessionId: string): Promise<void> {
-  const token = await ctx.store.get(holderKey(sessionId)).catch(() => undefined);
-  if (token) await releaseTurnLock(ctx, sessionId, token);
+/** `stop` (after the ownership check): breaks the session's lock whoever holds it (the running turn, if any, was told to stop). */
+export async function breakTurnLock(ctx: AppContext, accountId: string, sessionId: string): Promise<void> {
+  await ctx.store.breakLock(lockKey(accountId, sessionId)).catch(() => false);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -65,18 +67,19 @@ export { settleStreamingReplies };
  * lock is held while its replies are settled, so a turn starting meanwhile waits for it.
  */
 export async function settleStaleReplies(ctx: AppContext, olderThanSeconds = 60): Promise<number> {
-  const { rows } = await ctx.db.primary.query<{ session_id: string }>(
-    `select distinct session_id from chat_messages where status = 'streaming' and created_at < now() - make_interval(secs => $1) limit 1000`,
+  const { rows } = await ctx.db.primary.query<{ session_id: string; account_id: string }>(
+    `select distinct m.session_id, s.account_id from chat_messages m join chat_sessions s on s.id = m.session_id
+      where m.status = 'streaming' and m.created_at < now() - make_interval(secs => $1) limit 1000`,
     [olderThanSeconds],
   );
   let settled = 0;
-  for (const { session_id: sessionId } of rows) {
-    const token = await ctx.store.acquireLock(lockKey(sessionId), TURN_LOCK_TTL_MS).catch(() => null);
+  for (const { session_id: sessionId, account_id: accountId } of rows) {
+    const token = await ctx.store.acquireLock(lockKey(accountId, sessionId), TURN_LOCK_TTL_MS).catch(() => null);
     if (!token) continue;
     try {
       settled += await settleStreamingReplies(ctx.db.primary, sessionId);
     } finally {
-      await releaseTurnLock(ctx, sessionId, token);
+      await releaseTurnLock(ctx, accountId, sessionId, token);
     }
   }
   return settled;
