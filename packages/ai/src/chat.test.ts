@@ -83,13 +83,25 @@ describe('non-streaming completions', () => {
 
 describe('streaming completions', () => {
   it('streams deltas over SSE and ends with the whole result and usage', async () => {
-    fake.enqueue(fakeReplies.completion('The quick brown fox jumps.', { prompt_tokens: 20, completion_tokens: 6 }, { chunks: 4 }));
+    // chunks apart in time arrive in reads of their own: one delta each, as they come
+    fake.enqueue(fakeReplies.completion('The quick brown fox jumps.', { prompt_tokens: 20, completion_tokens: 6 }, { chunks: 4, chunkDelayMs: 15 }));
     const deltas: string[] = [];
     const result = await collectStream(streamChat(endpoint, request), (t) => deltas.push(t));
     expect(deltas.length).toBe(4);
     expect(deltas.join('')).toBe('The quick brown fox jumps.');
     expect(result).toMatchObject({ content: 'The quick brown fox jumps.', finishReason: 'stop', usage: { tokensIn: 20, tokensOut: 6 } });
     expect(fake.completions[0]!.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+  });
+
+  it('joins the deltas of one network read into one event, reasoning and reply text apart and in order', async () => {
+    // 40 chunks written at once (a provider faster than its reader) reach the client in a read or a few
+    fake.enqueue(fakeReplies.completion('a'.repeat(200), { prompt_tokens: 1, completion_tokens: 40 }, { chunks: 40, reasoning: 'thinking first' }));
+    const events: { type: string; text: string }[] = [];
+    for await (const event of streamChat(endpoint, request)) if (event.type !== 'done') events.push(event);
+    expect(events.length).toBeLessThan(10);
+    expect(events[0]).toEqual({ type: 'reasoning', text: 'thinking first' });
+    expect(events.slice(1).every((e) => e.type === 'delta')).toBe(true);
+    expect(events.slice(1).map((e) => e.text).join('')).toBe('a'.repeat(200));
   });
 
   it('stops a slow stream when the caller aborts, and the provider sees the connection close', async () => {

@@ -279,7 +279,16 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
     const parser = new SseParser({ maxBytes: cap * 8 + 1024 * 1024, maxEventBytes: 1024 * 1024 });
     const reads = res.iterator({ destroyOnReturn: false }) as AsyncIterableIterator<Buffer>;
     let bodyEnded = false;
+    // The deltas of one network read leave as one event (consecutive ones of a kind joined): a
+    // provider streaming faster than it is read costs one event per read, not one per token.
+    let pendingKind: 'delta' | 'reasoning' | null = null;
+    let pending = '';
     reading: while (!bodyEnded) {
+      if (pendingKind) {
+        yield { type: pendingKind, text: pending };
+        pendingKind = null;
+        pending = '';
+      }
       let events: string[];
       try {
         const next = await reads.next();
@@ -293,6 +302,12 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
           ended = true;
           break reading;
         }
+        if (pendingKind && pending.length >= 16_384) {
+          // a long run is not held back
+          yield { type: pendingKind, text: pending };
+          pendingKind = null;
+          pending = '';
+        }
         let chunk: StreamChunk;
         try {
           chunk = JSON.parse(data) as StreamChunk;
@@ -300,6 +315,9 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
           continue; // keep-alive noise some proxies send
         }
         if (chunk.error) {
+          // what arrived before the error is seen before it
+          if (pendingKind) yield { type: pendingKind, text: pending };
+          pendingKind = null;
           const status = typeof chunk.error.code === 'number' ? chunk.error.code : 200;
           const err = providerError(status, JSON.stringify({ error: chunk.error }), request.model);
           // an unclassified error inside a stream is the upstream's failure
@@ -316,7 +334,12 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
         const thought = choice.delta?.reasoning ?? choice.delta?.reasoning_content;
         if (typeof thought === 'string' && thought && reasoningBytes < cap) {
           reasoningBytes += Buffer.byteLength(thought);
-          yield { type: 'reasoning', text: thought };
+          if (pendingKind === 'delta') {
+            yield { type: 'delta', text: pending };
+            pending = '';
+          }
+          pendingKind = 'reasoning';
+          pending += thought;
         }
         const content = choice.delta?.content;
         const delta = typeof content === 'string' ? (content.includes('\u0000') ? content.replace(/\u0000/g, '') : content) : null;
@@ -325,7 +348,14 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
           const text = contentBytes + size > cap ? clipUtf8(delta, cap - contentBytes) : delta;
           contentBytes += text === delta ? size : Buffer.byteLength(text);
           result.content += text;
-          if (text) yield { type: 'delta', text };
+          if (text) {
+            if (pendingKind === 'reasoning') {
+              yield { type: 'reasoning', text: pending };
+              pending = '';
+            }
+            pendingKind = 'delta';
+            pending += text;
+          }
           if (text.length < delta.length || contentBytes >= cap) {
             // the reply cap: stop reading, keep what arrived, and say it was cut
             result.truncated = true;
@@ -336,6 +366,7 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
         }
       }
     }
+    if (pendingKind) yield { type: pendingKind, text: pending };
     // A body that closes with neither a finish reason nor [DONE] was cut off (a proxy timing out,
     // a connection closed between chunks): the text so far is partial, never a finished reply.
     if (!ended && !result.finishReason) throw new AiInvalidResponseError('AI stream ended before the reply was finished');

@@ -80,7 +80,7 @@ describe.runIf(hasPostgres && hasRedis)('conversations (real PostgreSQL and Redi
 
     const s = await create(dungeonId);
     expect(s.messages).toEqual([]);
-    provider.enqueue({ kind: 'completion', content: 'The ghoul claws you. [hp: -15] You stagger back. [Note: the air smells of ash]', chunks: 4, reasoning: 'The player opens the door; a ghoul waits.' });
+    provider.enqueue({ kind: 'completion', content: 'The ghoul claws you. [hp: -15] You stagger back. [Note: the air smells of ash]', chunks: 4, chunkDelayMs: 15, reasoning: 'The player opens the door; a ghoul waits.' });
     const events = await send(s.session.id, 'I open the door');
     // Reasoning deltas stream separately and never become part of the reply.
     expect(events.filter((e) => e.event === 'reasoning').map((e) => e.data.text).join('')).toBe('The player opens the door; a ghoul waits.');
@@ -536,7 +536,7 @@ describe.runIf(hasPostgres && hasRedis)('conversations (real PostgreSQL and Redi
     expect(await plain.json()).toEqual({ content: 'A riddle.' });
     expect(provider.completions.at(-1)!.body!.messages).toEqual([{ role: 'user', content: 'Give me a riddle' }]);
 
-    provider.enqueue({ kind: 'completion', content: 'Lore-aware.', chunks: 3 });
+    provider.enqueue({ kind: 'completion', content: 'Lore-aware.', chunks: 3, chunkDelayMs: 15 });
     const streamed = await sse(
       await player.fetch(`/api/sessions/${s.session.id}/ai/complete`, {
         method: 'POST',
