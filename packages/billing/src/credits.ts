@@ -86,6 +86,37 @@ export interface UsageLedgerRow {
   reservationId: string | null;
 }
 
+/**
+ * The same insert for rows given as one JSON parameter (`param`, e.g. `$14`, text from
+ * usageLedgerJson), for a statement that writes them together with other rows (the end of a turn:
+ * @yumina/conversations' completeTurn). `where` (SQL) can make the insert depend on the rest.
+ */
+export function usageLedgerInsertFromJson(param: string, where = 'true'): string {
+  return `insert into usage_ledger (account_id, model, requested_model, provider_model, tokens_in, tokens_out, estimated, partial, billing_source, purpose, reservation_id)
+          select account_id, model, requested_model, provider_model, tokens_in, tokens_out, estimated, partial, billing_source, purpose, reservation_id
+            from json_to_recordset(${param}::json) as u(account_id text, model text, requested_model text, provider_model text, tokens_in integer,
+                 tokens_out integer, estimated boolean, partial boolean, billing_source text, purpose text, reservation_id text)
+           where ${where}`;
+}
+
+export function usageLedgerJson(rows: readonly UsageLedgerRow[]): string {
+  return JSON.stringify(
+    rows.map((r) => ({
+      account_id: r.accountId,
+      model: r.model,
+      requested_model: r.requestedModel,
+      provider_model: r.providerModel,
+      tokens_in: r.tokensIn,
+      tokens_out: r.tokensOut,
+      estimated: r.estimated,
+      partial: r.partial,
+      billing_source: r.billingSource,
+      purpose: r.purpose,
+      reservation_id: r.reservationId,
+    })),
+  );
+}
+
 export async function recordUsage(db: Queryable, r: UsageLedgerRow): Promise<void> {
   await db.query(
     {

@@ -44,6 +44,19 @@ describe.runIf(hasPostgres)('the persistence of a turn (real PostgreSQL)', () =>
     replyId: id('msg'),
     ...extra,
   });
+  const usageRow = (accountId: string, purpose: string) => ({
+    accountId,
+    model: 'm',
+    requestedModel: 'm',
+    providerModel: null,
+    tokensIn: 900,
+    tokensOut: 300,
+    estimated: false,
+    partial: false,
+    billingSource: 'private' as const,
+    purpose,
+    reservationId: null,
+  });
   const count = async (sessionId: string) =>
     (await db.query<{ n: number }>('select count(*)::int as n from chat_messages where session_id = $1', [sessionId])).rows[0]!.n;
 
@@ -131,14 +144,22 @@ describe.runIf(hasPostgres)('the persistence of a turn (real PostgreSQL)', () =>
       generationTimeMs: 12,
       truncated: true,
       summary: null,
+      usage: [usageRow(account, 'summary'), usageRow(account, 'chat')],
     });
     expect(written).toMatchObject({ position: 1, role: 'assistant', compacted: false, attachments: '[]' });
+    const usage = await db.query('select purpose, model, tokens_in, tokens_out, partial, billing_source from usage_ledger where account_id = $1 order by id', [account]);
+    expect(usage.rows).toEqual([
+      { purpose: 'summary', model: 'm', tokens_in: 900, tokens_out: 300, partial: false, billing_source: 'private' },
+      { purpose: 'chat', model: 'm', tokens_in: 900, tokens_out: 300, partial: false, billing_source: 'private' },
+    ]);
     const { rows } = await db.query('select status, content, raw_content, state_snapshot, truncated, token_count from chat_messages where id = $1', [replyId]);
     expect(rows[0]).toEqual({ status: 'complete', content: 'shown', raw_content: 'shown [gold: +1]', state_snapshot: '{"turn":2}', truncated: true, token_count: 7 });
     const s = await db.query<{ state: string }>('select state from chat_sessions where id = $1', [sessionId]);
     expect(s.rows[0]!.state).toBe('{"turn":2}');
     await db.query('delete from chat_messages where id = $1', [replyId]);
-    await expect(completeTurn(db, { ...{ sessionId, replyId }, content: '', rawContent: '', stateChanges: '[]', state: '{}', swipes: '[]', activeSwipeIndex: 0, model: 'm', tokenCount: 0, generationTimeMs: 0, truncated: false, summary: null })).rejects.toThrow(/removed/);
+    // the reply is gone: nothing is written, its usage rows included (the caller writes them on their own)
+    await expect(completeTurn(db, { ...{ sessionId, replyId }, content: '', rawContent: '', stateChanges: '[]', state: '{}', swipes: '[]', activeSwipeIndex: 0, model: 'm', tokenCount: 0, generationTimeMs: 0, truncated: false, summary: null, usage: [usageRow(account, 'chat')] })).rejects.toThrow(/removed/);
+    expect((await db.query('select 1 from usage_ledger where account_id = $1', [account])).rows).toHaveLength(2);
   });
 
   it('settleStreamingReplies fails what is left streaming and counts it', async () => {

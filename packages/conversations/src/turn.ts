@@ -1,3 +1,4 @@
+import { type UsageLedgerRow, usageLedgerInsertFromJson, usageLedgerJson } from '@yumina/billing';
 import type { Queryable } from '@yumina/db';
 import type { HistoryCache } from './history-cache.ts';
 
@@ -234,7 +235,8 @@ const COMPLETE_SQL = {
                   state_snapshot = $5, swipes = $6, active_swipe_index = $7, model = $8, token_count = $9, generation_time_ms = $10, truncated = $11
             where id = $1
         returning position, role, compacted, attachments, created_at),
-              s as (update chat_sessions set state = $5, summary = coalesce($13, summary), updated_at = now() where id = $12)
+              s as (update chat_sessions set state = $5, summary = coalesce($13, summary), updated_at = now() where id = $12),
+              usage as (${usageLedgerInsertFromJson('$14', 'exists (select 1 from m)')})
          select position, role, compacted, attachments, created_at from m`,
 };
 
@@ -256,6 +258,8 @@ export interface CompleteTurnInput {
   truncated: boolean;
   /** A new story summary for the session, or null to keep its summary. */
   summary: string | null;
+  /** Usage rows of the turn's AI calls not written yet (private connections): written with the reply, or not at all when it is gone. */
+  usage?: readonly UsageLedgerRow[];
 }
 
 export interface CompletedReply {
@@ -266,7 +270,7 @@ export interface CompletedReply {
   created_at: Date;
 }
 
-/** Writes a finished reply and the session's new state in one statement. Throws when the reply is gone. */
+/** Writes a finished reply, the session's new state and the turn's usage rows in one statement. Throws when the reply is gone (then nothing was written). */
 export async function completeTurn(db: Queryable, input: CompleteTurnInput): Promise<CompletedReply> {
   const { rows } = await db.query<CompletedReply & Record<string, unknown>>(COMPLETE_SQL, [
     input.replyId,
@@ -282,6 +286,7 @@ export async function completeTurn(db: Queryable, input: CompleteTurnInput): Pro
     input.truncated,
     input.sessionId,
     input.summary,
+    usageLedgerJson(input.usage ?? []),
   ]);
   if (!rows[0]) throw new Error('The reply was removed while it was being written.');
   return rows[0];

@@ -80,8 +80,11 @@ describe.runIf(hasPostgres && hasRedis)('conversations (real PostgreSQL and Redi
 
     const s = await create(dungeonId);
     expect(s.messages).toEqual([]);
-    provider.enqueue({ kind: 'completion', content: 'The ghoul claws you. [hp: -15] You stagger back. [Note: the air smells of ash]', chunks: 4, chunkDelayMs: 15, reasoning: 'The player opens the door; a ghoul waits.' });
+    const usageBefore = await chatUsage();
+    provider.enqueue({ kind: 'completion', content: 'The ghoul claws you. [hp: -15] You stagger back. [Note: the air smells of ash]', chunks: 4, chunkDelayMs: 15, reasoning: 'The player opens the door; a ghoul waits.', usage: { prompt_tokens: 1234, completion_tokens: 56 } });
     const events = await send(s.session.id, 'I open the door');
+    // one usage row for the call, on the player's own connection, written with the reply
+    expect((await chatUsage()).slice(usageBefore.length)).toEqual([{ model: 'story-model', tokens_in: 1234, tokens_out: 56, partial: false, estimated: false, billing_source: 'private' }]);
     // Reasoning deltas stream separately and never become part of the reply.
     expect(events.filter((e) => e.event === 'reasoning').map((e) => e.data.text).join('')).toBe('The player opens the door; a ghoul waits.');
     expect(events.filter((e) => e.event === 'delta').length).toBeGreaterThanOrEqual(2);
@@ -103,6 +106,14 @@ describe.runIf(hasPostgres && hasRedis)('conversations (real PostgreSQL and Redi
     expect(messages.filter((m) => m.role === 'user').map((m) => m.content)).toContain('I open the door');
     expect(messages.some((m) => m.content.includes('Ashen Depths'))).toBe(true);
   });
+
+  /** The usage rows of chat turns, oldest first. */
+  async function chatUsage() {
+    const { rows } = await server.ctx.db.primary.query(
+      `select model, tokens_in, tokens_out, partial, estimated, billing_source from usage_ledger where purpose = 'chat' order by id`,
+    );
+    return rows;
+  }
 
   /** The session row as stored, and its messages' stored state columns (not as a route reports them). */
   async function stored(sessionId: string) {
@@ -139,8 +150,12 @@ describe.runIf(hasPostgres && hasRedis)('conversations (real PostgreSQL and Redi
       const initial = s.session.state;
       expect(initial.variables).toMatchObject({ hp: 100, gold: 10 });
       const storedBefore = await stored(s.session.id);
+      const usageBefore = await chatUsage();
       provider.enqueue(failure.reply);
       const events = await send(s.session.id, 'I step forward');
+      // the text that arrived is charged (the provider bills it): one partial, estimated row
+      await expect.poll(async () => (await chatUsage()).length).toBe(usageBefore.length + 1);
+      expect((await chatUsage()).at(-1)).toMatchObject({ partial: true, estimated: true, billing_source: 'private' });
 
       // The partial text (directive included) did stream to the client before the failure.
       const streamed = events.filter((e) => e.event === 'delta').map((e) => e.data.text).join('');

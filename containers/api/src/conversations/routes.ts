@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { cleanProviderText, type MeteringContext } from '@yumina/ai';
+import { cleanProviderText, type MeteringContext, type UsageRecord } from '@yumina/ai';
+import { recordUsage } from '@yumina/billing';
 import { completeTurn, HistoryCache, startTurn } from '@yumina/conversations';
 import { HttpError, parseWith, publicErrorOf } from '@yumina/http';
 import { normalizeState, type Persona, startSession, type WorldDefinition, type WorldState } from '@yumina/world';
@@ -97,6 +98,8 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     world: WorldDefinition;
     metering: MeteringContext;
     persona: Persona | null;
+    /** Usage rows recorded by `metering` and not written yet. */
+    usage: UsageRecord[];
   }
 
   /**
@@ -164,7 +167,9 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         generationTimeMs: out.generationTimeMs,
         truncated: out.truncated,
         summary: out.summary,
+        usage: known?.usage,
       });
+      if (known) known.usage.length = 0; // written with the reply
       locked = false;
       await releaseTurnLock(ctx, auth.account.id, session.id, lockToken);
       // The stored reply as messageView shows it, from what was written (no re-read); the state,
@@ -217,6 +222,10 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       if (!reply.raw.writableEnded) reply.raw.end();
       if (!marked) await markReplyFailed(ctx, target.id, kept, shown.message);
     } finally {
+      // usage rows a failed turn recorded (a partial reply is charged too), written on their own
+      for (const record of (reads ? await reads.catch(() => null) : null)?.usage.splice(0) ?? []) {
+        await recordUsage(db, record).catch((err: unknown) => request.log.error({ err, sessionId: session.id }, 'usage row not written'));
+      }
       running.delete(session.id);
       if (locked) await releaseTurnLock(ctx, auth.account.id, session.id, lockToken);
       if (!reply.raw.writableEnded) reply.raw.end();
@@ -300,7 +309,10 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     const reads: Promise<TurnReads> = worldForViewer(db, session.world_id, { accountId: auth.account.id }, session.world).then((version) => {
       const { billingPreference, connection, persona } = session.account;
       const metering = meteringOf(ctx, auth.account.id, billingPreference ?? 'auto', connection ? openConnection(ctx, connection) : null);
-      return { world: version.world, metering, persona: enginePersonaOf(persona) };
+      // Usage rows of private calls are written by completeTurn with the reply (runGeneration
+      // writes what a failed turn leaves); official calls write theirs with their charge.
+      const usage: UsageRecord[] = [];
+      return { world: version.world, metering: { ...metering, recordUsage: async (r) => void usage.push(r) }, persona: enginePersonaOf(persona), usage };
     });
     reads.catch(() => {}); // awaited in runGeneration; a failure there ends the turn as an error event
     let state: WorldState;
