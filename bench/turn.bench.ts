@@ -1,44 +1,57 @@
-import { readFileSync, writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
-import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, bench, describe } from 'vitest';
-import { buildApp } from '../containers/api/src/app.ts';
-import { type FakeOpenAi, startFakeOpenAi } from '../tests/support/fake-openai.ts';
-import { Browser, startTestServer, type TestServer } from '../tests/support/server.ts';
-import { legacyTurnRoute } from './legacy/turn-route.ts';
+import { Browser } from '../tests/support/server.ts';
+import { BenchChild } from './turn-ipc.ts';
 
 /**
  * Issue 24 benchmark: one turn end to end through the HTTP API (send a message, read the streamed
  * reply to its end) on real PostgreSQL and Redis, with a loopback OpenAI-compatible provider that
- * streams a fixed ~300-token reply (100 chunks). Three paths run interleaved in one run, in
- * rotating order, at concurrency 1, 10 and 50 (one session per account, N accounts):
+ * streams a fixed ~300-token reply (100 chunks). Three processes, as a deployment has three
+ * machines, so that none blocks the others' event loop or is charged with their CPU:
+ *  - the provider (./turn-provider.ts, forked): the fake provider (tests/support/fake-openai.ts);
+ *  - the server (./turn-server.ts, forked, with this process's environment): the container on a
+ *    fresh database, plus a second app on the same context (same pools, store, secrets) serving
+ *    today's send path on a port of its own;
+ *  - this process: the client (signups, settings, worlds, sessions, the turns, the report).
+ * Three paths run interleaved in one run, in rotating order, at concurrency 1, 10 and 50 (one
+ * session per account, N accounts):
  *  - `provider`: the same provider called directly (the floor: what a turn costs without us);
  *  - `today`: the send path as it was before the issue's rework, kept in bench/legacy/turn-route.ts
- *    (with the provider client of that time in bench/legacy/ai/) and served by a second app on the
- *    same context (same pools, store, secrets);
+ *    (with the provider client of that time in bench/legacy/ai/ and the turn lock of that time in
+ *    bench/legacy/turn-lock.ts);
  *  - `new`: POST /api/sessions/:id/messages as the server serves it now.
  * Printed as `turn:` lines: time-to-first-token overhead over the provider alone (p50, p99),
- * turns per second, and server CPU milliseconds per turn: the process's CPU during a phase (server,
- * provider and client share this process) minus the CPU of the provider phase for as many calls,
- * so what is left is the server's. Goals: CPU per turn ≤ 0.5× today's, TTFT overhead ≤ 5 ms p50 at
- * concurrency 1, turns/s at concurrency 50 ≥ 2× today's.
+ * turns per second, and server CPU milliseconds per turn: the server process's CPU (user + system,
+ * process.cpuUsage() asked over IPC before and after each phase) during the phases of a path
+ * divided by their turns. It includes both apps' share of the process (GC, the idle app's timers)
+ * and nothing of the provider's or the client's work. A last line per concurrency gives the provider
+ * process's CPU per call in each path, for information (it grows with the prompt it parses).
+ * Goals: CPU per turn ≤ 0.5× today's, TTFT overhead ≤ 5 ms p50 at concurrency 1, turns/s at
+ * concurrency 50 ≥ 2× today's.
+ * TURN_BENCH_PROFILE=<file.cpuprofile> writes a CPU profile of the server process during runs of
+ * the new path alone (TURN_BENCH_PROFILE_PATH=today for today's, TURN_BENCH_PROFILE_CONCURRENCY).
  */
 const ACCOUNTS = 50;
-const REPLY = Array.from({ length: 60 }, (_, i) => `The corridor narrows again, step ${i}; ash drifts.`).join(' ') + ' [gold: +1]';
-const CHUNKS = 100;
 const sample = JSON.parse(readFileSync(new URL('../packages/world/samples/ashen-depths.json', import.meta.url), 'utf8'));
 
 type Path = 'provider' | 'today' | 'new';
 interface Player {
   browser: Browser;
   legacy: Browser;
+  worldId: string;
   sessions: Record<'today' | 'new', string>;
 }
+interface Cpu {
+  user: number;
+  system: number;
+}
 
-let server: TestServer;
+let serverChild: BenchChild | undefined;
+let providerChild: BenchChild | undefined;
+let serverUrl = '';
 let legacyUrl = '';
-let closeLegacy: () => Promise<void> = async () => {};
-let provider: FakeOpenAi;
+let providerUrl = '';
+let chunks = 0;
 const players: Player[] = [];
 
 /** Reads an SSE response to its end; returns ms from the request to the first reply text. */
@@ -61,7 +74,7 @@ async function readTurn(res: Response, started: number, firstMarker: string, end
 async function oneTurn(path: Path, player: Player): Promise<number> {
   const started = performance.now();
   if (path === 'provider') {
-    const res = await fetch(`${provider.url}/chat/completions`, {
+    const res = await fetch(`${providerUrl}/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: 'Bearer any-key' },
       body: JSON.stringify({ model: 'story-model', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'I walk on.' }] }),
@@ -74,27 +87,52 @@ async function oneTurn(path: Path, player: Player): Promise<number> {
   return readTurn(res, started, 'event: delta', 'event: done');
 }
 
+/**
+ * `work`, failing as soon as a child process fails (with its message) instead of hanging on it; when
+ * the work fails first (a refused connection, a cut stream) but a child fails within a second, the
+ * child's failure is what is reported.
+ */
+async function watched<T>(work: Promise<T>): Promise<T> {
+  const children = [serverChild!.failed, providerChild!.failed];
+  try {
+    return await Promise.race([work, ...children]);
+  } catch (err) {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([...children, new Promise((resolve) => (timer = setTimeout(resolve, 1000)))]).catch((childErr: Error) => {
+      throw new Error(`${childErr.message} (${(err as Error).message})`, { cause: err });
+    }).finally(() => clearTimeout(timer));
+    throw err;
+  }
+}
+
+const cpuMsSince = (before: Cpu, after: Cpu) => (after.user - before.user + after.system - before.system) / 1000;
+
 interface Phase {
   ttft: number[];
   turns: number;
   wallMs: number;
+  /** The server process's CPU during the phase. */
   cpuMs: number;
+  /** The provider process's CPU during the phase. */
+  providerCpuMs: number;
 }
 
 /** `perWorker` turns in each of `concurrency` sessions at once. */
 async function phase(path: Path, concurrency: number, perWorker: number): Promise<Phase> {
   const ttft: number[] = [];
-  const cpu = process.cpuUsage();
+  const [serverBefore, providerBefore] = await Promise.all([serverChild!.request<Cpu>('cpu'), providerChild!.request<Cpu>('cpu')]);
   const started = performance.now();
-  await Promise.all(
-    players.slice(0, concurrency).map(async (player) => {
-      for (let i = 0; i < perWorker; i++) ttft.push(await oneTurn(path, player));
-    }),
+  await watched(
+    Promise.all(
+      players.slice(0, concurrency).map(async (player) => {
+        for (let i = 0; i < perWorker; i++) ttft.push(await oneTurn(path, player));
+      }),
+    ),
   );
   const wallMs = performance.now() - started;
-  const used = process.cpuUsage(cpu);
-  provider.reset(); // the loopback provider records requests: keep its memory flat
-  return { ttft, turns: concurrency * perWorker, wallMs, cpuMs: (used.user + used.system) / 1000 };
+  const [serverAfter, providerAfter] = await Promise.all([serverChild!.request<Cpu>('cpu'), providerChild!.request<Cpu>('cpu')]);
+  await providerChild!.request('reset'); // the loopback provider records requests: keep its memory flat
+  return { ttft, turns: concurrency * perWorker, wallMs, cpuMs: cpuMsSince(serverBefore, serverAfter), providerCpuMs: cpuMsSince(providerBefore, providerAfter) };
 }
 
 const quantile = (xs: number[], q: number) => {
@@ -107,53 +145,51 @@ const median = (xs: number[]) => quantile(xs, 0.5);
 async function freshSessions(): Promise<void> {
   for (const player of players) {
     for (const path of ['today', 'new'] as const) {
-      const worldId = (player as Player & { worldId: string }).worldId;
-      const res = await player.browser.fetch(`/api/worlds/${worldId}/sessions`, { method: 'POST' });
+      const res = await player.browser.fetch(`/api/worlds/${player.worldId}/sessions`, { method: 'POST' });
       player.sessions[path] = ((await res.json()) as { session: { id: string } }).session.id;
     }
   }
 }
 
 beforeAll(async () => {
-  provider = await startFakeOpenAi({ apiKey: null });
-  provider.setHandler(() => ({ kind: 'completion', content: REPLY, chunks: CHUNKS, usage: { prompt_tokens: 900, completion_tokens: 300 } }));
-  server = await startTestServer({ SIGNUP_RATE_LIMIT_PER_HOUR: '1000', DATABASE_POOL_MAX: '20', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'fatal' });
-  // Today's path on a second app over the same context, listening on a port of its own.
-  const legacyApp = await buildApp(server.ctx, { web: false });
-  await legacyApp.register(async (app) => legacyTurnRoute(app, server.ctx));
-  await legacyApp.listen({ port: 0, host: '127.0.0.1' });
-  legacyUrl = `http://127.0.0.1:${(legacyApp.server.address() as AddressInfo).port}`;
-  closeLegacy = () => legacyApp.close();
+  const [provider, server] = await Promise.allSettled([
+    BenchChild.start('provider', new URL('./turn-provider.ts', import.meta.url)),
+    BenchChild.start('server', new URL('./turn-server.ts', import.meta.url)),
+  ]);
+  if (provider.status === 'fulfilled') providerChild = provider.value.child;
+  if (server.status === 'fulfilled') serverChild = server.value.child;
+  if (provider.status === 'rejected') throw provider.reason;
+  if (server.status === 'rejected') throw server.reason;
+  const providerReady = provider.value.ready;
+  const serverReady = server.value.ready;
+  providerUrl = String(providerReady.url);
+  chunks = Number(providerReady.chunks);
+  serverUrl = String(serverReady.url);
+  legacyUrl = String(serverReady.legacyUrl);
   const stamp = Date.now();
   for (let i = 0; i < ACCOUNTS; i++) {
-    const browser = new Browser(server.url);
-    const signUp = await browser.fetch('/api/auth/signup', { method: 'POST', json: { email: `turn${i}-${stamp}@example.com`, password: 'long enough pw' } });
+    const browser = new Browser(serverUrl);
+    const signUp = await watched(browser.fetch('/api/auth/signup', { method: 'POST', json: { email: `turn${i}-${stamp}@example.com`, password: 'long enough pw' } }));
     if (signUp.status !== 201) throw new Error(`signup: ${signUp.status} ${await signUp.text()}`);
-    await browser.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: provider.url, defaultModel: 'story-model', apiKey: 'any-key' } });
+    await browser.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: providerUrl, defaultModel: 'story-model', apiKey: 'any-key' } });
     const world = (await (await browser.fetch('/api/worlds', { method: 'POST', json: { world: sample } })).json()) as { id: string };
     const legacy = new Browser(legacyUrl);
     legacy.cookies = browser.cookies;
-    players.push(Object.assign({ browser, legacy, sessions: { today: '', new: '' } }, { worldId: world.id }));
+    players.push({ browser, legacy, worldId: world.id, sessions: { today: '', new: '' } });
   }
-  await freshSessions();
+  await watched(freshSessions());
   if (process.env.TURN_BENCH_PROFILE) {
-    // TURN_BENCH_PROFILE=<file.cpuprofile>: a CPU profile of the new path alone (concurrency 10), for where the time goes.
+    // TURN_BENCH_PROFILE=<file.cpuprofile>: a CPU profile of the server process during the new path alone (concurrency 10), for where the time goes.
     for (const path of ['today', 'new'] as const) await phase(path, 10, 2);
-    const inspector = new Session();
-    inspector.connect();
-    await inspector.post('Profiler.enable');
-    await inspector.post('Profiler.setSamplingInterval', { interval: 200 });
-    await inspector.post('Profiler.start');
+    await serverChild!.request('profile-start');
     const c = Number(process.env.TURN_BENCH_PROFILE_CONCURRENCY ?? 10);
     for (let r = 0; r < 5; r++) await phase(process.env.TURN_BENCH_PROFILE_PATH === 'today' ? 'today' : 'new', c, Math.ceil(40 / c));
-    const { profile } = await inspector.post('Profiler.stop');
-    writeFileSync(process.env.TURN_BENCH_PROFILE, JSON.stringify(profile));
-    inspector.disconnect();
-    await freshSessions();
+    await serverChild!.request('profile-stop', { file: process.env.TURN_BENCH_PROFILE });
+    await watched(freshSessions());
   }
 
   const paths: Path[] = ['provider', 'today', 'new'];
-  const lines = ['', `turn: one turn through the HTTP API (~300-token reply in ${CHUNKS} chunks, real PostgreSQL + Redis), interleaved rounds in rotating order`];
+  const lines = ['', `turn: one turn through the HTTP API (~300-token reply in ${chunks} chunks, real PostgreSQL + Redis), interleaved rounds in rotating order`];
   const tps: Record<Path, number[]> = { provider: [], today: [], new: [] };
   const cpuRatios: number[] = [];
   for (const [concurrency, perWorker, rounds] of [
@@ -167,9 +203,8 @@ beforeAll(async () => {
       const order = [...paths.slice(r % 3), ...paths.slice(0, r % 3)];
       for (const path of order) all[path].push(await phase(path, concurrency, perWorker));
     }
-    const sum = (list: Phase[], key: 'turns' | 'wallMs' | 'cpuMs') => list.reduce((s, p) => s + p[key], 0);
-    const providerCpu = sum(all.provider, 'cpuMs') / sum(all.provider, 'turns');
-    const report: Record<Path, { p50: number; p99: number; tps: number; cpu: number }> = {} as never;
+    const sum = (list: Phase[], key: 'turns' | 'wallMs' | 'cpuMs' | 'providerCpuMs') => list.reduce((s, p) => s + p[key], 0);
+    const report: Record<Path, { p50: number; p99: number; tps: number; cpu: number; providerCpu: number }> = {} as never;
     for (const path of paths) {
       const ttft = all[path].flatMap((p) => p.ttft);
       const perRound = all[path].map((p) => (p.turns * 1000) / p.wallMs);
@@ -178,7 +213,8 @@ beforeAll(async () => {
         p50: quantile(ttft, 0.5),
         p99: quantile(ttft, 0.99),
         tps: median(perRound),
-        cpu: sum(all[path], 'cpuMs') / sum(all[path], 'turns') - providerCpu,
+        cpu: sum(all[path], 'cpuMs') / sum(all[path], 'turns'),
+        providerCpu: sum(all[path], 'providerCpuMs') / sum(all[path], 'turns'),
       };
     }
     const base = report.provider;
@@ -193,16 +229,15 @@ beforeAll(async () => {
       `                  new/today: CPU per turn ${(report.new.cpu / report.today.cpu).toFixed(2)}× (goal ≤ 0.5×), turns/s ${(report.new.tps / report.today.tps).toFixed(2)}×` +
         (concurrency === 50 ? ' (goal ≥ 2×)' : '') +
         (concurrency === 1 ? `; TTFT overhead p50 ${(report.new.p50 - base.p50).toFixed(1)} ms (goal ≤ 5 ms)` : ''),
+      `                  (provider process CPU per call: ${base.providerCpu.toFixed(2)} ms alone, ${report.today.providerCpu.toFixed(2)} ms for today, ${report.new.providerCpu.toFixed(2)} ms for new)`,
     );
-    await freshSessions();
+    await watched(freshSessions());
   }
   console.log(`${lines.join('\n')}\n`);
 }, 900_000);
 
 afterAll(async () => {
-  await closeLegacy();
-  await server?.stop();
-  await provider?.close();
+  await Promise.all([serverChild?.stop(), providerChild?.stop()]);
 });
 
 describe('turn: one turn through the HTTP API, concurrency 1', () => {

@@ -4,7 +4,8 @@
  * runGeneration, generate.ts, model.ts's readers, worlds/version.ts's `worldForViewer` and
  * ai/metering.ts's `meteringFor`), served at `POST /legacy/sessions/:id/messages` by a second app
  * on the same context (pools, store, secrets), so that both paths run interleaved in one run.
- * Shared with the new path: the turn lock, the account readers (login session, billing balance,
+ * The turn lock is pinned too (./turn-lock.ts: the session lock plus its holder key, as it was).
+ * Shared with the new path: the account readers (login session, billing balance,
  * private connection, persona, usage record: their named statements help both) and what is in
  * packages/ besides the provider client (token counting, history condensing, prompt assembly, the
  * engine's turn). The provider client is pinned too: bench/legacy/ai/ holds copies of
@@ -14,6 +15,7 @@
  */
 import { cleanProviderText, condenseHistory, type MeteringContext, selectProvider } from '@yumina/ai';
 import { meteredStream } from './ai/metered.ts';
+import { acquireTurnLock, markReplyFailed, releaseTurnLock } from './turn-lock.ts';
 import { balance } from '@yumina/billing';
 import type { Queryable } from '@yumina/db';
 import { crossSiteGuard, HttpError, parseWith, publicErrorOf } from '@yumina/http';
@@ -29,7 +31,6 @@ import { SESSION_COOKIE } from '../../containers/api/src/accounts/sessions.ts';
 import { activePersona } from '../../containers/api/src/accounts/personas.ts';
 import { creditGate, effectivePreference, usageRecorder } from '../../containers/api/src/ai/metering.ts';
 import type { AppContext } from '../../containers/api/src/context.ts';
-import { acquireTurnLock, markReplyFailed, releaseTurnLock } from '../../containers/api/src/conversations/turn-lock.ts';
 import { VERSION_COLUMNS, versionOf } from '../../containers/api/src/worlds/version.ts';
 
 interface MessageRow {
