@@ -5,7 +5,7 @@ import { serveParent } from './turn-ipc.ts';
  * The provider of bench/turn.bench.ts, in a process of its own (a provider is another machine): the
  * loopback OpenAI-compatible fake streaming REPLY in CHUNKS chunks, usage 900/300. Announces its URL
  * (`ready`, with CHUNKS), answers `cpu` with its process.cpuUsage(), `reset` by forgetting recorded requests
- * (keeps its memory flat) and `stop` by closing.
+ * (keeps its memory flat), `last-prompt` with the messages the server last sent, and `stop` by closing.
  */
 const REPLY = Array.from({ length: 60 }, (_, i) => `The corridor narrows again, step ${i}; ash drifts.`).join(' ') + ' [gold: +1]';
 const CHUNKS = 100;
@@ -21,6 +21,8 @@ await serveParent(
   {
     cpu: () => process.cpuUsage(),
     reset: () => void provider?.reset(),
+    // the messages of the newest completion a server path asked for (the bench's direct calls are marked)
+    'last-prompt': () => provider?.completions.findLast((r) => !r.headers['x-bench-direct'])?.body?.messages ?? null,
   },
   async () => {
     await provider?.close();

@@ -71,13 +71,21 @@ async function readTurn(res: Response, started: number, firstMarker: string, end
   return first;
 }
 
+/**
+ * What the provider is asked when called alone: the prompt the server sent last (as big as a turn's:
+ * the world's prompt and the history), so the overhead is the server's own time and not the
+ * provider's reading of a larger request. TURN_BENCH_BASELINE=short asks with one short message instead.
+ */
+const SHORT_PROMPT = [{ role: 'user', content: 'I walk on.' }];
+let baselinePrompt: unknown[] = SHORT_PROMPT;
+
 async function oneTurn(path: Path, player: Player): Promise<number> {
   const started = performance.now();
   if (path === 'provider') {
     const res = await fetch(`${providerUrl}/chat/completions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: 'Bearer any-key' },
-      body: JSON.stringify({ model: 'story-model', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'I walk on.' }] }),
+      headers: { 'content-type': 'application/json', authorization: 'Bearer any-key', 'x-bench-direct': '1' },
+      body: JSON.stringify({ model: 'story-model', stream: true, stream_options: { include_usage: true }, messages: baselinePrompt }),
     });
     return readTurn(res, started, '"content":"The', '[DONE]');
   }
@@ -131,6 +139,7 @@ async function phase(path: Path, concurrency: number, perWorker: number): Promis
   );
   const wallMs = performance.now() - started;
   const [serverAfter, providerAfter] = await Promise.all([serverChild!.request<Cpu>('cpu'), providerChild!.request<Cpu>('cpu')]);
+  if (path === 'new' && process.env.TURN_BENCH_BASELINE !== 'short') baselinePrompt = (await providerChild!.request<unknown[] | null>('last-prompt')) ?? SHORT_PROMPT;
   await providerChild!.request('reset'); // the loopback provider records requests: keep its memory flat
   return { ttft, turns: concurrency * perWorker, wallMs, cpuMs: cpuMsSince(serverBefore, serverAfter), providerCpuMs: cpuMsSince(providerBefore, providerAfter) };
 }
@@ -223,7 +232,7 @@ beforeAll(async () => {
       `${report[path].tps.toFixed(0)} turns/s, ${report[path].cpu.toFixed(2)} ms server CPU/turn`;
     cpuRatios.push(report.new.cpu / report.today.cpu);
     lines.push(
-      `  concurrency ${String(concurrency).padStart(2)}: provider alone TTFT ${base.p50.toFixed(2)} ms p50, ${base.tps.toFixed(0)} streams/s`,
+      `  concurrency ${String(concurrency).padStart(2)}: provider alone TTFT ${base.p50.toFixed(2)} ms p50, ${base.tps.toFixed(0)} streams/s (asked with ${baselinePrompt === SHORT_PROMPT ? 'one short message' : `the server's last prompt, ${(JSON.stringify(baselinePrompt).length / 1024).toFixed(0)} KB`})`,
       `                  ${show('today')}`,
       `                  ${show('new')}`,
       `                  new/today: CPU per turn ${(report.new.cpu / report.today.cpu).toFixed(2)}× (goal ≤ 0.5×), turns/s ${(report.new.tps / report.today.tps).toFixed(2)}×` +

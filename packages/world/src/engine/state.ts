@@ -58,7 +58,9 @@ export interface WorldState {
 }
 
 export function defaultValueOf(variable: EngineVariable): unknown {
-  if (variable.defaultValue !== undefined) return structuredClone(variable.defaultValue);
+  const value = variable.defaultValue;
+  // a copy of an object or array default (no state may share it); a number, string or boolean is its own copy
+  if (value !== undefined) return typeof value === 'object' && value !== null ? structuredClone(value) : value;
   switch (variable.type) {
     case 'number':
       return 0;
