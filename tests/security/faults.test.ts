@@ -103,8 +103,17 @@ describe.runIf(hasPostgres && hasRedis)('faults mid-turn (real PostgreSQL and Re
       expect(typeof error!.data.requestId).toBe('string');
       expect(events.find((e) => e.event === 'done')).toBeUndefined();
 
-      // a restarted server's maintenance (here: the same jobs, run now)
-      await settleStaleReplies(server.ctx, 0);
+      // the turn's own retries settle its reply and give the session's lock back once the database
+      // answers again (one statement); then maintenance (the same jobs a restarted server runs) finds
+      // nothing of the turn left to settle
+      let lockFree = false;
+      for (let i = 0; i < 100 && !lockFree; i++) {
+        await sleep(100);
+        const row = await server.ctx.db.primary.query<{ turn_token: string | null }>('select turn_token from chat_sessions where id = $1', [s.session.id]).catch(() => null);
+        lockFree = row?.rows[0]?.turn_token === null;
+      }
+      expect(lockFree).toBe(true);
+      expect(await settleStaleReplies(server.ctx, 0)).toBe(0);
       await settleAbandonedReservations(server.ctx.db.primary, 0);
       const messages = (
         await server.ctx.db.primary.query<{ role: string; content: string; status: string }>('select role, content, status from chat_messages where session_id = $1 order by position', [

@@ -125,44 +125,61 @@ export async function settleStreamingReplies(db: Queryable, sessionId: string): 
   return rowCount ?? 0;
 }
 
-// One statement starts a turn. Its data-modifying CTEs all run on one snapshot: the ownership
-// check (`own`: nothing is written for another account's session), the settle (replies left
-// `streaming` become failed), the count of the messages before the turn (the user message's
-// position, and the check of the count the client last saw: no rows in `ok` and nothing is
-// written), the two inserts and the session's count. Its select reads the same snapshot, so it
-// sees the history before this turn (a reply settled here still reads `streaming`; only complete
-// messages make the prompt's history). It answers one row: the session with its world's stamp and
-// the account's rows a turn needs, the state, the count, and of the history only the messages at
+/** How long a turn lock holds when its holder never gives it back (a process that died): a last resort. */
+export const TURN_LOCK_TTL_SECONDS = 180;
+
+// One statement starts a turn. Its CTEs all run on one snapshot: the login (the cookie's token,
+// live), the session if that account owns it with its lock as it was (`snap`: a lock held then,
+// even if given back since, is busy, so a turn never starts from a snapshot older than the last
+// turn's end), the count and history of its messages, then the writes, which happen only if the
+// lock is taken (`own`, re-checked on the row as it is when updated: two sends at once, one wins)
+// and the count the client last saw matches: the lock and the count on the session's row, the
+// settle of replies left `streaming` (no turn writes them any more), the user message and the
+// streaming reply. Its select reads the same snapshot, so it sees the history before this turn (a
+// reply settled here still reads `streaming`; only complete messages make the prompt's history).
+// It answers one row, none without a login: the login, the session with its world's stamp and the
+// account's rows a turn needs, the state, the count, and of the history only the messages at
 // positions from $8 on (all of them when the caller holds none), with fingerprints of the tuple
 // versions below $8 and of all of them (see HistoryCache).
 const START_SQL = {
   name: 'conversations.turn_start',
-  text: `with own as (select id from chat_sessions where id = $3 and account_id = $7),
-              settled as (update chat_messages set status = 'failed', error_message = $5 where session_id = (select id from own) and status = 'streaming'),
+  text: `with login as (select l.id as login_id, l.account_id, l.expires_at, l.last_seen_at, a.username
+                         from login_sessions l join accounts a on a.id = l.account_id
+                        where l.token_hash = $7 and l.ended_at is null and l.expires_at > now()),
+              snap as (select s.id, (s.turn_token is not null and s.turn_until >= now()) as busy
+                         from chat_sessions s join login on login.account_id = s.account_id where s.id = $3),
               n as (select count(*)::int as c,
                            (bit_xor(hashtextextended(xmin::text, position)) filter (where position < $8))::text as fp_known,
                            bit_xor(hashtextextended(xmin::text, position))::text as fp_all,
                            json_agg(json_build_array(role, content, status) order by position) filter (where position >= $8) as changed
-                      from chat_messages where session_id = (select id from own)),
-              ok as (select c from n where exists (select 1 from own) and ($6::int is null or c = $6::int)),
-              u as (insert into chat_messages (id, session_id, position, role, content) select $1, $3, c, 'user', $4 from ok),
-              a as (insert into chat_messages (id, session_id, position, role, content, status) select $2, $3, c + 1, 'assistant', '', 'streaming' from ok),
-              st as (update chat_sessions set message_count = ok.c + 2, updated_at = now() from ok where id = $3 returning state)
-         select s.id, s.world_id, s.seed, s.summary, s.memory, s.message_count,
+                      from chat_messages where session_id = (select id from snap)),
+              own as (update chat_sessions set turn_token = $9, turn_until = now() + make_interval(secs => $10),
+                             message_count = (select c from n) + 2, updated_at = now()
+                       where id = (select id from snap where not busy) and (turn_token is null or turn_until < now())
+                         and ($6::int is null or (select c from n) = $6::int)
+                   returning state),
+              settled as (update chat_messages set status = 'failed', error_message = $5
+                           where session_id = (select id from own, snap) and status = 'streaming'),
+              u as (insert into chat_messages (id, session_id, position, role, content) select $1, $3, c, 'user', $4 from n where exists (select 1 from own)),
+              a as (insert into chat_messages (id, session_id, position, role, content, status) select $2, $3, c + 1, 'assistant', '', 'streaming' from n where exists (select 1 from own))
+         select login.login_id, login.account_id, login.username, login.expires_at as login_expires_at, login.last_seen_at as login_last_seen_at,
+                (snap.id is not null) as found, coalesce(snap.busy, false) as busy,
+                s.id, s.world_id, s.seed, s.summary, s.memory, s.message_count,
                 w.owner_id, w.status as world_status, w.revision, w.updated_at as world_updated_at, w.live_revision, w.live_updated_at,
                 (w.live_definition is not null) as has_live, (w.id is not null) as world_found,
                 b.preference as billing_preference,
                 (cn.account_id is not null) as has_connection, cn.base_url, cn.default_model, cn.key_ciphertext, cn.key_iv, cn.key_tag, cn.key_id, cn.key_last4, cn.private_enabled,
                 (p.id is not null) as has_persona, p.name as persona_name, p.description as persona_description,
                 p.appearance as persona_appearance, p.personality as persona_personality, p.backstory as persona_backstory,
-                (select state from st) as turn_state, n.c, n.fp_known, n.fp_all, n.changed
-           from chat_sessions s
+                (select state from own) as turn_state, n.c, n.fp_known, n.fp_all, n.changed
+           from login
           cross join n
+           left join snap on true
+           left join chat_sessions s on s.id = snap.id
            left join worlds w on w.id = s.world_id
-           left join billing_accounts b on b.account_id = s.account_id
-           left join ai_connections cn on cn.account_id = s.account_id
-           left join personas p on p.account_id = s.account_id and p.is_active
-          where s.id = $3 and s.account_id = $7`,
+           left join billing_accounts b on b.account_id = login.account_id
+           left join ai_connections cn on cn.account_id = login.account_id
+           left join personas p on p.account_id = login.account_id and p.is_active`,
 };
 
 /** The history below `position` when the cached one no longer matches (a message was edited, deleted or settled). */
@@ -172,22 +189,38 @@ const HISTORY_SQL = {
 };
 
 export interface StartTurnInput {
+  /** SHA-256 of the login cookie's token (login_sessions.token_hash). */
+  tokenHash: Buffer;
   sessionId: string;
-  /** The signed-in account: a session it does not own is `{ found: false }` and nothing is written. */
-  accountId: string;
+  /** The turn lock's token: completeTurn or releaseTurn gives the lock back with it. */
+  lockToken: string;
   content: string;
-  /** The message count the client last saw; a mismatch is `{ stale: true }` and nothing is written. */
+  /** The message count the client last saw; a mismatch is `stale` and nothing is written. */
   expectedMessageCount?: number;
   userMessageId: string;
   replyId: string;
 }
 
+/** The live login the cookie names: the account, and what its sliding expiry needs. */
+export interface TurnLogin {
+  id: string;
+  accountId: string;
+  username: string | null;
+  expiresAt: Date;
+  lastSeenAt: Date;
+}
+
 export type StartTurnResult =
-  | { found: false }
-  | { found: true; stale: true; session: TurnSessionRow }
+  | { status: 'unauthenticated' }
+  /** Not a session of this account (or none): nothing written. */
+  | { status: 'not-found'; login: TurnLogin }
+  /** Another turn of the session holds the lock: nothing written. */
+  | { status: 'busy'; login: TurnLogin }
+  /** The client saw another message count (another tab wrote): nothing written. */
+  | { status: 'stale'; login: TurnLogin }
   | {
-      found: true;
-      stale: false;
+      status: 'started';
+      login: TurnLogin;
       session: TurnSessionRow;
       /** Every message before this turn's, oldest first (the prompt keeps the complete ones). */
       messages: TurnHistoryMessage[];
@@ -199,21 +232,39 @@ export type StartTurnResult =
     };
 
 /**
- * Starts a turn of a session whose turn lock the caller holds (see the module comment): one
- * statement, plus one read of the history when `cache` held a copy that no longer matches.
+ * Starts a turn (see the module comment): the login, the lock and both messages in one statement,
+ * plus one read of the history when `cache` held a copy that no longer matches.
  */
 export async function startTurn(db: Queryable, input: StartTurnInput, cache?: HistoryCache): Promise<StartTurnResult> {
   const known = cache?.get(input.sessionId);
-  const { rows } = await db.query<Record<string, unknown> & { turn_state: string | null; c: number; fp_known: string | null; fp_all: string | null; changed: [TurnHistoryMessage['role'], string, TurnHistoryMessage['status']][] | null }>(
-    START_SQL,
-    [input.userMessageId, input.replyId, input.sessionId, input.content, INTERRUPTED, input.expectedMessageCount ?? null, input.accountId, known?.length ?? 0],
-  );
+  const { rows } = await db.query<
+    Record<string, unknown> & { found: boolean; busy: boolean; turn_state: string | null; c: number; fp_known: string | null; fp_all: string | null; changed: [TurnHistoryMessage['role'], string, TurnHistoryMessage['status']][] | null }
+  >(START_SQL, [
+    input.userMessageId,
+    input.replyId,
+    input.sessionId,
+    input.content,
+    INTERRUPTED,
+    input.expectedMessageCount ?? null,
+    input.tokenHash,
+    known?.length ?? 0,
+    input.lockToken,
+    TURN_LOCK_TTL_SECONDS,
+  ]);
   const head = rows[0];
-  if (!head) return { found: false };
-  const session = sessionOf(head);
+  if (!head) return { status: 'unauthenticated' };
+  const login: TurnLogin = {
+    id: head.login_id as string,
+    accountId: head.account_id as string,
+    username: head.username as string | null,
+    expiresAt: head.login_expires_at as Date,
+    lastSeenAt: head.login_last_seen_at as Date,
+  };
+  if (!head.found) return { status: 'not-found', login };
   if (head.turn_state === null) {
-    if (input.expectedMessageCount !== undefined && input.expectedMessageCount !== head.c) return { found: true, stale: true, session };
-    throw new Error('The session was removed while the turn started.');
+    if (input.expectedMessageCount !== undefined && input.expectedMessageCount !== head.c && !head.busy) return { status: 'stale', login };
+    // busy when looked at, or taken by a send of the same moment (the row's re-check)
+    return { status: 'busy', login };
   }
   const changed = (head.changed ?? []).map(([role, content, status]): TurnHistoryMessage => ({ role, content, status }));
   let messages: TurnHistoryMessage[];
@@ -225,7 +276,7 @@ export async function startTurn(db: Queryable, input: StartTurnInput, cache?: Hi
     messages = full.rows;
   }
   cache?.set(input.sessionId, { length: head.c, fingerprint: head.fp_all ?? '', messages });
-  return { found: true, stale: false, session, messages, replyId: input.replyId, position: head.c, state: head.turn_state };
+  return { status: 'started', login, session: sessionOf(head), messages, replyId: input.replyId, position: head.c, state: head.turn_state };
 }
 
 const COMPLETE_SQL = {
@@ -235,7 +286,10 @@ const COMPLETE_SQL = {
                   state_snapshot = $5, swipes = $6, active_swipe_index = $7, model = $8, token_count = $9, generation_time_ms = $10, truncated = $11
             where id = $1
         returning position, role, compacted, attachments, created_at),
-              s as (update chat_sessions set state = $5, summary = coalesce($13, summary), updated_at = now() where id = $12),
+              s as (update chat_sessions set state = $5, summary = coalesce($13, summary), updated_at = now(),
+                             turn_token = case when turn_token = $15 then null else turn_token end,
+                             turn_until = case when turn_token = $15 then null else turn_until end
+                     where id = $12 and exists (select 1 from m)),
               usage as (${usageLedgerInsertFromJson('$14', 'exists (select 1 from m)')})
          select position, role, compacted, attachments, created_at from m`,
 };
@@ -260,6 +314,8 @@ export interface CompleteTurnInput {
   summary: string | null;
   /** Usage rows of the turn's AI calls not written yet (private connections): written with the reply, or not at all when it is gone. */
   usage?: readonly UsageLedgerRow[];
+  /** The turn lock's token: the lock is given back in the same statement (if this token still holds it). */
+  lockToken?: string;
 }
 
 export interface CompletedReply {
@@ -270,7 +326,7 @@ export interface CompletedReply {
   created_at: Date;
 }
 
-/** Writes a finished reply, the session's new state and the turn's usage rows in one statement. Throws when the reply is gone (then nothing was written). */
+/** Writes a finished reply, the session's new state and the turn's usage rows and gives the lock back, in one statement. Throws when the reply is gone (then the reply and its usage rows were not written). */
 export async function completeTurn(db: Queryable, input: CompleteTurnInput): Promise<CompletedReply> {
   const { rows } = await db.query<CompletedReply & Record<string, unknown>>(COMPLETE_SQL, [
     input.replyId,
@@ -287,7 +343,44 @@ export async function completeTurn(db: Queryable, input: CompleteTurnInput): Pro
     input.sessionId,
     input.summary,
     usageLedgerJson(input.usage ?? []),
+    input.lockToken ?? null,
   ]);
   if (!rows[0]) throw new Error('The reply was removed while it was being written.');
   return rows[0];
+}
+
+const RELEASE_SQL = {
+  name: 'conversations.turn_release',
+  text: `with f as (update chat_messages set status = 'failed', content = $2, error_message = $3 where id = $1 and status <> 'complete'),
+              l as (update chat_sessions set turn_token = null, turn_until = null where id = $4 and turn_token = $5)
+         select 1`,
+};
+
+/**
+ * Ends a turn that did not complete, in one statement: its reply (if any) becomes `failed` with
+ * the text received so far (a reply already complete is left alone), and the lock is given back
+ * when `lockToken` still holds it.
+ */
+export async function releaseTurn(
+  db: Queryable,
+  input: { sessionId: string | null; lockToken: string | null; failedReply?: { id: string; partial: string; message: string } },
+): Promise<void> {
+  const reply = input.failedReply;
+  await db.query(RELEASE_SQL, [reply?.id ?? null, reply?.partial ?? null, reply?.message ?? null, input.sessionId, input.lockToken]);
+}
+
+/**
+ * Maintenance: replies left `streaming` by a turn that no longer runs (its process died, its
+ * database went away) end as `failed`: those older than `olderThanSeconds` of sessions whose lock
+ * is free or expired (a turn holding the lock settles its own).
+ */
+export async function settleAbandonedReplies(db: Queryable, olderThanSeconds: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `update chat_messages m set status = 'failed', error_message = $2
+       from chat_sessions s
+      where s.id = m.session_id and m.status = 'streaming' and m.created_at < now() - make_interval(secs => $1)
+        and (s.turn_token is null or s.turn_until < now())`,
+    [olderThanSeconds, INTERRUPTED],
+  );
+  return rowCount ?? 0;
 }

@@ -112,10 +112,6 @@ export class FallbackStore implements Store {
     return this.redis.releaseLock(key, token);
   }
 
-  breakLock(key: string): Promise<boolean> {
-    return this.redis.breakLock(key);
-  }
-
   publish(channel: string, message: string): Promise<void> {
     return this.#either(
       () => this.redis.publish(channel, message),

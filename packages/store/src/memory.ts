@@ -85,12 +85,6 @@ export class MemoryStore implements Store {
     return true;
   }
 
-  async breakLock(key: string): Promise<boolean> {
-    const held = this.#live(this.#locks, key) !== undefined;
-    this.#locks.delete(key);
-    return held;
-  }
-
   #liveSlots(slots: Map<string, number>): Map<string, number> {
     const now = this.now();
     for (const [token, expiresAt] of slots) if (expiresAt <= now) slots.delete(token);

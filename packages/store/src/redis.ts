@@ -107,10 +107,6 @@ export class RedisStore implements Store {
     return (await this.#call(() => this.client.eval(RELEASE, 1, key, token))) === 1;
   }
 
-  async breakLock(key: string): Promise<boolean> {
-    return (await this.#call(() => this.client.del(key))) === 1;
-  }
-
   async acquireSlot(key: string, max: number, ttlMs: number): Promise<string | null> {
     const token = randomUUID();
     const ok = await this.#call(() => this.client.eval(SLOT, 1, key, String(max), String(ttlMs), token));

@@ -25,8 +25,6 @@ export interface Store {
   renewLock(key: string, token: string, ttlMs: number): Promise<boolean>;
   /** Releases a lease; only the owner token can. False when it did not own it. */
   releaseLock(key: string, token: string): Promise<boolean>;
-  /** Releases a lock whoever holds it (the owner of what it guards asked, e.g. a stop from any replica); false when none was held. */
-  breakLock(key: string): Promise<boolean>;
   /** Takes one of `max` concurrent slots for `key`; a slot expires after ttlMs if never released. */
   acquireSlot(key: string, max: number, ttlMs: number): Promise<string | null>;
   releaseSlot(key: string, token: string): Promise<void>;

@@ -21,7 +21,8 @@ export interface Authenticated {
   renewed: boolean;
 }
 
-const hashToken = (token: string) => createHash('sha256').update(token).digest();
+/** What login_sessions.token_hash holds of a cookie's token. */
+export const hashToken = (token: string) => createHash('sha256').update(token).digest();
 
 export async function createSession(db: Queryable, accountId: string, ttlDays: number): Promise<{ session: LoginSession; token: string }> {
   const id = newId('ses');
@@ -48,20 +49,19 @@ export async function resolveSession(db: Queryable, token: string, ttlDays: numb
   const row = rows[0];
   if (!row) return null;
   const account = toAccount(row as never);
-  let expiresAt = row.expires_at as Date;
-  let renewed = false;
-  if (Date.now() - (row.last_seen_at as Date).getTime() > RENEW_AFTER_MS) {
-    const updated = await db.query<{ expires_at: Date }>(
-      `update login_sessions set last_seen_at = now(), expires_at = now() + make_interval(days => $2)
-        where id = $1 and ended_at is null returning expires_at`,
-      [row.session_id, ttlDays],
-    );
-    if (updated.rows[0]) {
-      expiresAt = updated.rows[0].expires_at;
-      renewed = true;
-    }
-  }
-  return { account, session: { id: row.session_id as string, accountId: account.id, expiresAt }, renewed };
+  const renewal = await renewIfDue(db, { id: row.session_id as string, lastSeenAt: row.last_seen_at as Date }, ttlDays);
+  return { account, session: { id: row.session_id as string, accountId: account.id, expiresAt: renewal ?? (row.expires_at as Date) }, renewed: renewal !== null };
+}
+
+/** Sliding expiry: a session not renewed for a day gets a new expiry (its new expiry), else null. */
+export async function renewIfDue(db: Queryable, session: { id: string; lastSeenAt: Date }, ttlDays: number): Promise<Date | null> {
+  if (Date.now() - session.lastSeenAt.getTime() <= RENEW_AFTER_MS) return null;
+  const updated = await db.query<{ expires_at: Date }>(
+    `update login_sessions set last_seen_at = now(), expires_at = now() + make_interval(days => $2)
+      where id = $1 and ended_at is null returning expires_at`,
+    [session.id, ttlDays],
+  );
+  return updated.rows[0]?.expires_at ?? null;
 }
 
 export async function endSession(db: Queryable, sessionId: string): Promise<void> {

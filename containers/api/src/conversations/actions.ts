@@ -95,7 +95,7 @@ export async function playerRoutes(app: FastifyInstance, ctx: AppContext): Promi
         };
       });
     } finally {
-      await releaseTurnLock(ctx, auth.account.id, sessionId, lock);
+      await releaseTurnLock(ctx, sessionId, lock);
     }
   }
 

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { cleanProviderText, type MeteringContext, type UsageRecord } from '@yumina/ai';
 import { recordUsage } from '@yumina/billing';
 import { completeTurn, HistoryCache, startTurn } from '@yumina/conversations';
@@ -7,12 +7,13 @@ import { normalizeState, type Persona, startSession, type WorldDefinition, type 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Authenticated } from '../accounts/sessions.ts';
-import { requireAuth } from '../accounts/auth.ts';
+import { requireAuth, sessionCookieOptions } from '../accounts/auth.ts';
+import { hashToken, renewIfDue, SESSION_COOKIE } from '../accounts/sessions.ts';
 import { newId } from '../accounts/ids.ts';
 import type { AppContext } from '../context.ts';
 import { generateTurn, type TurnOutput } from './generate.ts';
 import { openEventStream } from '../event-stream.ts';
-import { acquireTurnLock, breakTurnLock, markReplyFailed, releaseTurnLock, settleStreamingReplies } from './turn-lock.ts';
+import { acquireTurnLock, breakTurnLock, markReplyFailed, releaseTurnLock, SESSION_BUSY_MESSAGE, settleStreamingReplies } from './turn-lock.ts';
 import { meteringOf } from '../ai/metering.ts';
 import { openConnection } from '../accounts/ai-connection.ts';
 import { worldForViewer } from '../worlds/version.ts';
@@ -62,7 +63,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   await playerRoutes(app, ctx);
   await ctx.store.subscribe('chat:stop', (sessionId) => running.get(sessionId)?.abort(new Error('Stopped by the player')));
 
-  /** The session's turn lock, keyed by its owner (./turn-lock.ts): the routes take it after their ownership check, the send path before its own. */
+  /** The session's turn lock (./turn-lock.ts), after the route's ownership check; the send path takes it in startTurn's statement. */
   async function lockSession(accountId: string, sessionId: string): Promise<string> {
     return acquireTurnLock(ctx, accountId, sessionId);
   }
@@ -93,6 +94,9 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   /** The session and its newest page of messages (./history-page.ts): what every session route answers. */
   const full = (sessionId: string, accountId: string) => sessionPage(db, sessionId, accountId);
 
+  /** The signed-in account as a turn needs it (the send path reads its login in startTurn's statement). */
+  type TurnAuth = { account: Pick<Authenticated['account'], 'id' | 'username'> };
+
   /** What a turn reads of its account and world besides the conversation; the send path reads it while it stores the messages. */
   interface TurnReads {
     world: WorldDefinition;
@@ -110,7 +114,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   async function runGeneration(
     request: FastifyRequest,
     reply: FastifyReply,
-    auth: Authenticated,
+    auth: TurnAuth,
     session: Pick<SessionRow, 'id' | 'world_id' | 'seed' | 'summary' | 'memory'>,
     target: Pick<MessageRow, 'id'>,
     prepare: { history: { role: 'user' | 'assistant'; content: string }[]; userMessage: string; state: WorldState; prefix?: string },
@@ -168,10 +172,11 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         truncated: out.truncated,
         summary: out.summary,
         usage: known?.usage,
+        lockToken,
       });
-      if (known) known.usage.length = 0; // written with the reply
+      // written with the reply: its usage rows, and the lock given back
+      if (known) known.usage.length = 0;
       locked = false;
-      await releaseTurnLock(ctx, auth.account.id, session.id, lockToken);
       // The stored reply as messageView shows it, from what was written (no re-read); the state,
       // serialized once above, stands in for each of its copies (the snapshot, the new swipe's, the session's).
       const STATE = '\u0000state\u0000';
@@ -206,28 +211,26 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       });
       stream.writeJson('done', done.split(JSON.stringify(STATE)).join(stateText));
     } catch (err) {
-      // The lock goes first: the conversation accepts a new message at once, whatever failed.
-      if (locked) {
-        locked = false;
-        await releaseTurnLock(ctx, auth.account.id, session.id, lockToken);
-      }
       const stopped = controller.signal.aborted;
       const shown = stopped ? { code: 'AI_ABORTED', message: 'Stopped before the reply was finished.' } : publicErrorOf(err);
       if (!stopped) request.log.warn({ err, sessionId: session.id, messageId: target.id }, 'turn failed');
+      // The failed reply and the lock in one statement (the conversation then accepts a new message):
       // one attempt before the client hears of it (a reload then shows the failed reply); when the
-      // database is what failed, the client is told at once and the retries go on after
+      // database is what failed, the client is told at once and the retries go on after.
       const kept = cleanProviderText(partial);
-      const marked = await markReplyFailed(ctx, target.id, kept, shown.message, 1);
+      const lock = { sessionId: session.id, token: lockToken };
+      const marked = await markReplyFailed(ctx, target.id, kept, shown.message, 1, lock);
+      if (marked) locked = false;
       stream.write('error', { ...shown, stopped, requestId: request.id });
       if (!reply.raw.writableEnded) reply.raw.end();
-      if (!marked) await markReplyFailed(ctx, target.id, kept, shown.message);
+      if (!marked && (await markReplyFailed(ctx, target.id, kept, shown.message, 6, lock))) locked = false;
     } finally {
       // usage rows a failed turn recorded (a partial reply is charged too), written on their own
       for (const record of (reads ? await reads.catch(() => null) : null)?.usage.splice(0) ?? []) {
         await recordUsage(db, record).catch((err: unknown) => request.log.error({ err, sessionId: session.id }, 'usage row not written'));
       }
       running.delete(session.id);
-      if (locked) await releaseTurnLock(ctx, auth.account.id, session.id, lockToken);
+      if (locked) await releaseTurnLock(ctx, session.id, lockToken);
       if (!reply.raw.writableEnded) reply.raw.end();
     }
   }
@@ -278,33 +281,31 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   });
 
   // Send: the user message is stored first (it survives any failure), then the reply streams as SSE.
-  // Before the provider is called: the login, the turn lock (keyed by the account, so it can be
-  // taken before ownership is known: ./turn-lock.ts), and one statement of @yumina/conversations'
-  // startTurn that checks ownership, stores both messages and answers the session with its
-  // world's stamp, the account's billing preference, connection and persona, and what the history
-  // cache lacks. The world's parsed definition is cached per process by its stamp; completeTurn
-  // writes the reply in one statement at the end.
+  // Before the provider is called, one statement (@yumina/conversations' startTurn): the login of
+  // the cookie, the session if that account owns it, its turn lock, both messages, the session with
+  // its world's stamp, the account's billing preference, connection and persona, and what the
+  // history cache lacks. The world's parsed definition is cached per process by its stamp;
+  // completeTurn writes the reply and gives the lock back in one statement at the end.
   app.post<{ Params: { id: string } }>('/api/sessions/:id/messages', async (request, reply) => {
-    const auth = await requireAuth(ctx, request, reply);
+    const token = request.cookies[SESSION_COOKIE];
+    if (!token) throw new HttpError(401, 'UNAUTHENTICATED', 'Sign in to continue.');
     const body = parseWith(sendBody, request.body);
     const sessionId = request.params.id;
-    const lock = await lockSession(auth.account.id, sessionId);
-    let started: Extract<Awaited<ReturnType<typeof startTurn>>, { stale: false }>;
-    try {
-      // we hold the lock: a reply still `streaming` belongs to a turn that no longer runs (startTurn settles it)
-      const result = await startTurn(
-        db,
-        { sessionId, accountId: auth.account.id, content: body.content, expectedMessageCount: body.expectedMessageCount, userMessageId: newId('msg'), replyId: newId('msg') },
-        histories,
-      );
-      if (!result.found) throw new HttpError(404, 'NOT_FOUND', 'No such session.');
-      if (result.stale) throw new HttpError(409, 'STALE_CONVERSATION', 'The conversation changed in another tab. Reload it before sending.');
-      started = result;
-    } catch (err) {
-      await releaseTurnLock(ctx, auth.account.id, sessionId, lock);
-      throw err;
-    }
-    const { session } = started;
+    const lock = randomUUID();
+    const result = await startTurn(
+      db,
+      { tokenHash: hashToken(token), sessionId, lockToken: lock, content: body.content, expectedMessageCount: body.expectedMessageCount, userMessageId: newId('msg'), replyId: newId('msg') },
+      histories,
+    );
+    if (result.status === 'unauthenticated') throw new HttpError(401, 'UNAUTHENTICATED', 'Sign in to continue.');
+    // sliding expiry, as every signed-in request has it (../accounts/auth.ts); the reply is an event stream, so the cookie goes on the raw response
+    const renewed = await renewIfDue(db, result.login, ctx.config.auth.sessionTtlDays).catch(() => null);
+    if (renewed) reply.raw.setHeader('set-cookie', app.serializeCookie(SESSION_COOKIE, token, sessionCookieOptions(ctx, renewed)));
+    if (result.status === 'not-found') throw new HttpError(404, 'NOT_FOUND', 'No such session.');
+    if (result.status === 'busy') throw new HttpError(409, 'SESSION_BUSY', SESSION_BUSY_MESSAGE);
+    if (result.status === 'stale') throw new HttpError(409, 'STALE_CONVERSATION', 'The conversation changed in another tab. Reload it before sending.');
+    const { session, login } = result;
+    const auth: TurnAuth = { account: { id: login.accountId, username: login.username } };
     // The account's preference, connection and persona came with the session (one statement).
     const reads: Promise<TurnReads> = worldForViewer(db, session.world_id, { accountId: auth.account.id }, session.world).then((version) => {
       const { billingPreference, connection, persona } = session.account;
@@ -318,10 +319,9 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     let state: WorldState;
     try {
       // The session's current state: the last reply's, plus what interface actions and events did since.
-      state = JSON.parse(started.state) as WorldState;
+      state = JSON.parse(result.state) as WorldState;
     } catch (err) {
-      await releaseTurnLock(ctx, auth.account.id, session.id, lock);
-      await markReplyFailed(ctx, started.replyId, '', publicErrorOf(err).message);
+      await markReplyFailed(ctx, result.replyId, '', publicErrorOf(err).message, 6, { sessionId, token: lock });
       throw err;
     }
     await runGeneration(
@@ -329,8 +329,8 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       reply,
       auth,
       session,
-      { id: started.replyId },
-      { history: historyOf(started.messages), userMessage: body.content, state },
+      { id: result.replyId },
+      { history: historyOf(result.messages), userMessage: body.content, state },
       (out) => ({ content: out.result.displayText, raw: out.rawReply, swipes: [swipeOf(out)], active: 0 }),
       lock,
       reads,
@@ -352,7 +352,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       };
       return { last, base };
     } catch (err) {
-      await releaseTurnLock(ctx, auth.account.id, session.id, lock);
+      await releaseTurnLock(ctx, session.id, lock);
       throw err;
     }
   }
@@ -373,7 +373,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     try {
       await db.query(`update chat_messages set status = 'streaming', error_message = null where id = $1`, [last.id]);
     } catch (err) {
-      await releaseTurnLock(ctx, auth.account.id, session.id, lock);
+      await releaseTurnLock(ctx, session.id, lock);
       throw err;
     }
     const previous = (JSON.parse(last.swipes) as Swipe[]).filter((s) => s.content !== '');
@@ -500,7 +500,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         await tx.query('delete from chat_checkpoints where session_id = $1 and message_count > $2', [session.id, keep]);
       });
     } finally {
-      await releaseTurnLock(ctx, auth.account.id, session.id, lock);
+      await releaseTurnLock(ctx, session.id, lock);
     }
     return full(session.id, auth.account.id);
   }
@@ -580,7 +580,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         await tx.query('delete from chat_checkpoints where session_id = $1 and message_count > $2', [session.id, cp.message_count]);
       });
     } finally {
-      await releaseTurnLock(ctx, auth.account.id, request.params.id, lock);
+      await releaseTurnLock(ctx, request.params.id, lock);
     }
     return full(request.params.id, auth.account.id);
   });
