@@ -73,10 +73,14 @@ export function defaultValueOf(variable: EngineVariable): unknown {
   }
 }
 
-/** A fresh session state: every variable at its default. */
-export function createInitialState(world: EngineWorld): WorldState {
+/**
+ * A fresh session state: every variable at its default. Variables `given` holds get a placeholder
+ * instead (normalizeState puts their value there, keeping the world's order): their default,
+ * possibly a deep copy, is never made.
+ */
+export function createInitialState(world: EngineWorld, given?: Record<string, unknown>): WorldState {
   const variables: Record<string, unknown> = {};
-  for (const variable of world.variables) variables[variable.id] = defaultValueOf(variable);
+  for (const variable of world.variables) variables[variable.id] = given && Object.hasOwn(given, variable.id) ? undefined : defaultValueOf(variable);
   return {
     variables,
     turnCount: 0,
@@ -102,7 +106,7 @@ export function createInitialState(world: EngineWorld): WorldState {
  * `variables`) and fills in everything missing; unknown variable ids are kept.
  */
 export function normalizeState(world: EngineWorld, partial?: Partial<WorldState> | null): WorldState {
-  const base = createInitialState(world);
+  const base = createInitialState(world, partial?.variables);
   if (!partial) return base;
   return {
     variables: { ...base.variables, ...(partial.variables ?? {}) },
