@@ -14,7 +14,21 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-export function parseExampleChat(content: string, charName: string, userName: string): ExampleMessage[][] {
+/** Parsed example chats by content and names (a world's examples are parsed once, not every turn); cleared past 1,000. */
+const parsed = new Map<string, readonly (readonly ExampleMessage[])[]>();
+
+export function parseExampleChat(content: string, charName: string, userName: string): readonly (readonly ExampleMessage[])[] {
+  const key = `${charName}\u0000${userName}\u0000${content}`;
+  let blocks = parsed.get(key);
+  if (!blocks) {
+    blocks = parseExampleChatText(content, charName, userName);
+    if (parsed.size >= 1_000) parsed.clear();
+    parsed.set(key, blocks);
+  }
+  return blocks;
+}
+
+function parseExampleChatText(content: string, charName: string, userName: string): ExampleMessage[][] {
   const userLabels = ['\\{\\{user\\}\\}', 'user', escapeRegExp(userName)].filter((label) => label !== '');
   const charLabels = ['\\{\\{char\\}\\}', 'char', 'assistant', escapeRegExp(charName)].filter((label) => label !== '');
   const userLine = new RegExp(`^\\s*(?:${userLabels.join('|')})\\s*:\\s?`, 'i');

@@ -5,6 +5,18 @@ import type { EngineWorld } from './world-types.ts';
  * behaviorRules, and the audio tracks. It holds no current values so it stays cacheable.
  */
 export function staticFormatBlock(world: EngineWorld): string {
+  // a function of the world alone (worlds are never changed in place), made once per world object
+  let block = staticBlocks.get(world);
+  if (block === undefined) {
+    block = buildStaticFormatBlock(world);
+    staticBlocks.set(world, block);
+  }
+  return block;
+}
+
+const staticBlocks = new WeakMap<EngineWorld, string>();
+
+function buildStaticFormatBlock(world: EngineWorld): string {
   const parts: string[] = [];
   if (world.variables.length > 0) {
     const lines = [
