@@ -105,7 +105,7 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('the world player in a re
     await expect.poll(() => frame.locator('#hp').textContent()).toBe('HP 85');
 
     // World code's ai.complete: streamed through the parent, on the player's key, with the world's prompt.
-    provider.enqueue({ kind: 'completion', content: 'What walks on ash?', chunks: 3 });
+    provider.enqueue({ kind: 'completion', content: 'What walks on ash?', chunks: 3, chunkDelayMs: 100 }); // apart in time: each its own network read, its own delta
     await frame.locator('#ask').click();
     await expect.poll(() => frame.locator('#answer').textContent()).toBe('What walks on ash?');
     expect(Number(await frame.locator('#deltas').textContent())).toBeGreaterThanOrEqual(2);

@@ -459,7 +459,8 @@ describe.runIf(hasPostgres && hasRedis)('conversations (real PostgreSQL and Redi
     expect(edited.messages[1]!.content).toBe('Gold glints, lots of it. [gold: +100]');
     const { content: _new, swipes: _newSwipes, rawContent: _newRaw, ...editedRest } = edited.messages[1]! as MessageBody & { rawContent?: string };
     const { content: _old, swipes: _oldSwipes, rawContent: _oldRaw, ...beforeRest } = before.messages[1]! as MessageBody & { rawContent?: string };
-    expect(_newRaw).toBe('Gold glints, lots of it. [gold: +100]');
+    expect(_oldRaw).toBe('Gold glints. [gold: +4]'); // before: the reply as written, directive included (it differs from the text shown)
+    expect(_newRaw).toBeUndefined(); // after: the raw text is the edit itself, the same as content, so it is not sent twice
     expect(editedRest).toEqual(beforeRest); // stateSnapshot, stateChanges, status, active swipe, ids as they were
     expect(edited.messages[1]!.stateSnapshot!.variables).toMatchObject({ gold: 14, hp: 100 });
     for (const i of [0, 2, 3]) expect(edited.messages[i]).toEqual(before.messages[i]);

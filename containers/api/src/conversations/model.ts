@@ -57,8 +57,8 @@ export function messageView(m: MessageRow) {
     position: m.position,
     role: m.role,
     content: m.content,
-    /** The reply as the model wrote it, directives included (content is what the player reads). */
-    rawContent: m.raw_content ?? m.content,
+    /** The reply as the model wrote it, directives included (content is what the player reads); only when it differs (absent: the same as content). */
+    ...(m.raw_content !== null && m.raw_content !== m.content ? { rawContent: m.raw_content } : {}),
     status: m.status,
     errorMessage: m.error_message,
     stateChanges: JSON.parse(m.state_changes) as unknown[],

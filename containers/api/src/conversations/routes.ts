@@ -186,7 +186,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         position: written.position,
         role: written.role,
         content: next.content,
-        rawContent: next.raw,
+        ...(next.raw !== next.content ? { rawContent: next.raw } : {}),
         status: 'complete',
         errorMessage: null,
         stateChanges: out.result.stateChanges,
