@@ -149,10 +149,11 @@ const START_SQL = {
               snap as (select s.id, (s.turn_token is not null and s.turn_until >= now()) as busy
                          from chat_sessions s join login on login.account_id = s.account_id where s.id = $3),
               n as (select count(*)::int as c,
-                           (bit_xor(hashtextextended(xmin::text, position)) filter (where position < $8))::text as fp_known,
-                           bit_xor(hashtextextended(xmin::text, position))::text as fp_all,
+                           (bit_xor(h) filter (where position < $8))::text as fp_known,
+                           bit_xor(h)::text as fp_all,
                            json_agg(json_build_array(role, content, status) order by position) filter (where position >= $8) as changed
-                      from chat_messages where session_id = (select id from snap)),
+                      from (select position, role, content, status, hashtextextended(xmin::text, position) as h
+                              from chat_messages where session_id = (select id from snap)) m),
               own as (update chat_sessions set turn_token = $9, turn_until = now() + make_interval(secs => $10),
                              message_count = (select c from n) + 2, updated_at = now()
                        where id = (select id from snap where not busy) and (turn_token is null or turn_until < now())

@@ -110,5 +110,25 @@ export async function sessionMessages(db: Queryable, sessionId: string): Promise
 }
 
 /** History for the prompt: complete messages only (failed and partial replies are not sent). */
-export const historyOf = (messages: readonly Pick<MessageRow, 'role' | 'content' | 'status'>[]) =>
-  messages.filter((m) => m.status === 'complete' && m.role !== 'system').map((m) => ({ role: m.role as 'user' | 'assistant', content: m.content }));
+export function historyOf(messages: readonly Pick<MessageRow, 'role' | 'content' | 'status'>[]): HistoryMessage[] {
+  const history: HistoryMessage[] = [];
+  for (const m of messages) {
+    if (m.status !== 'complete' || m.role === 'system') continue;
+    // the same row (kept from turn to turn by the send path's history cache) gives the same
+    // message, whose token count the counter then keeps in its per-row cache
+    let message = historyMessages.get(m);
+    if (message?.content !== m.content) {
+      message = { role: m.role, content: m.content };
+      historyMessages.set(m, message);
+    }
+    history.push(message);
+  }
+  return history;
+}
+
+interface HistoryMessage {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
+const historyMessages = new WeakMap<object, HistoryMessage>();
