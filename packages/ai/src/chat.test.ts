@@ -100,6 +100,7 @@ describe('streaming completions', () => {
     for await (const event of streamChat(endpoint, request)) if (event.type !== 'done') events.push(event);
     expect(events.length).toBeLessThan(10);
     expect(events[0]).toEqual({ type: 'reasoning', text: 'thinking first' });
+    expect(events[1]).toEqual({ type: 'delta', text: 'aaaaa' }); // the reply's first text (one chunk of five characters) at once
     expect(events.slice(1).every((e) => e.type === 'delta')).toBe(true);
     expect(events.slice(1).map((e) => e.text).join('')).toBe('a'.repeat(200));
   });

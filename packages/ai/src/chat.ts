@@ -280,7 +280,8 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
     const reads = res.iterator({ destroyOnReturn: false }) as AsyncIterableIterator<Buffer>;
     let bodyEnded = false;
     // The deltas of one network read leave as one event (consecutive ones of a kind joined): a
-    // provider streaming faster than it is read costs one event per read, not one per token.
+    // provider streaming faster than it is read costs one event per read, not one per token. The
+    // reply's first text is the exception: it leaves as soon as it is parsed.
     let pendingKind: 'delta' | 'reasoning' | null = null;
     let pending = '';
     reading: while (!bodyEnded) {
@@ -351,10 +352,14 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
           if (text) {
             if (pendingKind === 'reasoning') {
               yield { type: 'reasoning', text: pending };
+              pendingKind = null;
               pending = '';
             }
-            pendingKind = 'delta';
-            pending += text;
+            if (result.content === text) yield { type: 'delta', text }; // the reply's first text leaves at once (time to first token)
+            else {
+              pendingKind = 'delta';
+              pending += text;
+            }
           }
           if (text.length < delta.length || contentBytes >= cap) {
             // the reply cap: stop reading, keep what arrived, and say it was cut

@@ -210,7 +210,9 @@ export function guardedRequest(target: string, init: GuardedRequest): Promise<In
     (checked) =>
       new Promise<IncomingMessage>((resolve, reject) => {
         const headers: Record<string, string> = { ...init.headers, host: url.host };
-        if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body));
+        // encoded once: its length and its bytes (a prompt can be hundreds of KB)
+        const payload = init.body === undefined ? undefined : Buffer.from(init.body);
+        if (payload) headers['content-length'] = String(payload.length);
         const options = {
           method: init.method,
           protocol: url.protocol,
@@ -241,7 +243,7 @@ export function guardedRequest(target: string, init: GuardedRequest): Promise<In
           signal.addEventListener('abort', onAbort, { once: true });
           req.once('close', () => signal.removeEventListener('abort', onAbort));
         }
-        req.end(init.body);
+        req.end(payload);
       }),
   );
 }
