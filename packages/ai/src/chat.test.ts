@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fakeReplies, type FakeOpenAi, startFakeOpenAi } from '../../../tests/support/fake-openai.ts';
-import { collectStream, completeChat, listModels, type ProviderEndpoint, streamChat } from './chat.ts';
+import { collectStream, completeChat, listModels, type ProviderEndpoint, serializeBody, streamChat } from './chat.ts';
 import {
   AiAbortedError,
   AiAuthError,
@@ -154,5 +154,24 @@ describe('model list', () => {
       { id: 'deepseek/deepseek-r1:free', name: 'DeepSeek R1 (free)', contextLength: 163_840, ownedBy: 'deepseek' },
     ]);
     expect(fake.requests[0]).toMatchObject({ method: 'GET', path: '/v1/models' });
+  });
+});
+
+describe('serializeBody', () => {
+  it('is JSON.stringify of the body, message texts (long, escaped, repeated) and odd messages included', () => {
+    const long = `He said "run"\n\u2028 — ${'ash '.repeat(200)} \\ end`;
+    const bodies: Record<string, unknown>[] = [
+      { model: 'm', messages: [{ role: 'system', content: long }, { role: 'user', content: 'short "q"' }, { role: 'assistant', content: long }], stream: true, top_p: 0.9 },
+      { model: 'the "messages":0 model', messages: [{ role: 'user', content: long, name: 'Mira' }, { role: 'user', content: [{ type: 'text', text: 'x' }] }], messages_note: '"messages":0' },
+      { model: 'm', messages: [] },
+      { model: 'm' },
+    ];
+    for (const body of bodies) {
+      const text = serializeBody(body);
+      expect(JSON.parse(text)).toEqual(body);
+      expect(text).toBe(JSON.stringify(body));
+    }
+    // the same text again (from the cache) gives the same JSON
+    expect(serializeBody(bodies[0]!)).toBe(JSON.stringify(bodies[0]));
   });
 });

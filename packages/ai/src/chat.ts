@@ -95,6 +95,44 @@ export function requestBody(request: ChatRequest, stream: boolean): Record<strin
   return { ...body, ...request.extraBody };
 }
 
+/**
+ * JSON text of message contents, by the text: a conversation's history is sent again on every
+ * turn, and each of its texts is escaped once, not once a turn. Bounded: cleared past 8 M characters.
+ */
+const contentJson = new Map<string, string>();
+let contentJsonChars = 0;
+const CONTENT_JSON_MAX_CHARS = 8_000_000;
+
+function jsonOfContent(text: string): string {
+  if (text.length < 256) return JSON.stringify(text);
+  let json = contentJson.get(text);
+  if (json === undefined) {
+    json = JSON.stringify(text);
+    if (contentJsonChars + text.length + json.length > CONTENT_JSON_MAX_CHARS) {
+      contentJson.clear();
+      contentJsonChars = 0;
+    }
+    contentJson.set(text, json);
+    contentJsonChars += text.length + json.length;
+  }
+  return json;
+}
+
+/** The request body as JSON text: the same value as JSON.stringify(body), with message texts from {@link jsonOfContent}. */
+export function serializeBody(body: Record<string, unknown>): string {
+  const messages = body.messages;
+  if (!Array.isArray(messages)) return JSON.stringify(body);
+  const parts: string[] = new Array(messages.length);
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i] as Record<string, unknown>;
+    const plain = m !== null && typeof m === 'object' && typeof m.role === 'string' && typeof m.content === 'string' && Object.keys(m).length === 2;
+    parts[i] = plain ? `{"role":${JSON.stringify(m.role)},"content":${jsonOfContent(m.content as string)}}` : JSON.stringify(m);
+  }
+  // the other fields as JSON.stringify writes them, the messages in their place (a key's quotes are
+  // never unescaped inside a string value, so the first `"messages":0` is the key)
+  return JSON.stringify({ ...body, messages: 0 }).replace('"messages":0', () => `"messages":[${parts.join(',')}]`);
+}
+
 function parseUsage(raw: unknown): Usage | null {
   if (!raw || typeof raw !== 'object') return null;
   const u = raw as { prompt_tokens?: unknown; completion_tokens?: unknown };
@@ -171,7 +209,7 @@ function requestInit(endpoint: ProviderEndpoint, method: 'GET' | 'POST', body: R
     ...endpoint.headers,
   };
   if (endpoint.apiKey) headers.authorization = `Bearer ${endpoint.apiKey}`;
-  return { method, headers, body: body ? JSON.stringify(body) : undefined, signal: deadline.controller.signal, privateNetwork: endpoint.privateNetwork ?? 'deny' };
+  return { method, headers, body: body ? serializeBody(body) : undefined, signal: deadline.controller.signal, privateNetwork: endpoint.privateNetwork ?? 'deny' };
 }
 
 /** The longest body a non-streamed completion may have: the reply cap with room for JSON escapes and the envelope. */
