@@ -288,13 +288,15 @@ describe.runIf(hasPostgres)('the persistence of a turn (real PostgreSQL)', () =>
     }
 
     it('a turn brings only the messages written since the turn before it, and sees the same history as a full read', async () => {
-      const { sessionId, tokenHash } = await session([['assistant', 'greeting', 'complete']]);
-      const cache = new HistoryCache();
-      const { queryable, brought } = recording();
-      for (let n = 0; n < 6; n++) expect(await exchange(queryable, cache, tokenHash, sessionId, n)).toEqual(await stored(sessionId, 1 + 2 * n));
-      // the first turn brings the greeting; each later one the previous exchange (user message and reply)
-      expect(brought).toEqual([1, 2, 2, 2, 2, 2]);
-      expect(cache.misses).toBe(0);
+      for (const greeting of [[['assistant', 'greeting', 'complete']] as [string, string, string][], []]) {
+        const { sessionId, tokenHash } = await session(greeting);
+        const cache = new HistoryCache();
+        const { queryable, brought } = recording();
+        for (let n = 0; n < 6; n++) expect(await exchange(queryable, cache, tokenHash, sessionId, n)).toEqual(await stored(sessionId, greeting.length + 2 * n));
+        // the first turn brings the greeting (if any); each later one the previous exchange (user message and reply)
+        expect(brought).toEqual([greeting.length, 2, 2, 2, 2, 2]);
+        expect(cache.misses).toBe(0);
+      }
     });
 
     it('an edit, a revert or a settled reply below the cached length is seen: the history is read again in full', async () => {

@@ -270,7 +270,8 @@ export async function startTurn(db: Queryable, input: StartTurnInput, cache?: Hi
   const changed = (head.changed ?? []).map(([role, content, status]): TurnHistoryMessage => ({ role, content, status }));
   let messages: TurnHistoryMessage[];
   if (!known) messages = changed;
-  else if (head.c >= known.length && head.fp_known === known.fingerprint) messages = known.messages.concat(changed);
+  // (no rows below the cached length: a null fingerprint, as the cache holds it for no rows: '')
+  else if (head.c >= known.length && (head.fp_known ?? '') === known.fingerprint) messages = known.messages.concat(changed);
   else {
     cache!.miss();
     const full = await db.query<TurnHistoryMessage & Record<string, unknown>>(HISTORY_SQL, [input.sessionId, head.c]);

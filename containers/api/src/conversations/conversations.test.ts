@@ -107,6 +107,45 @@ describe.runIf(hasPostgres && hasRedis)('conversations (real PostgreSQL and Redi
     expect(messages.some((m) => m.content.includes('Ashen Depths'))).toBe(true);
   });
 
+  it('a send on the player’s own connection runs two statements once the process knows the world and the history, and no store command of the session', async () => {
+    const s = await create(dungeonId);
+    provider.enqueue({ kind: 'completion', content: 'You listen. [gold: +1]' });
+    expect((await send(s.session.id, 'I listen')).at(-1)!.event).toBe('done');
+    const db = server.ctx.db.primary;
+    const store = server.ctx.store;
+    const statements: string[] = [];
+    const storeKeys: string[] = [];
+    const query = db.query;
+    db.query = ((config: string | { name?: string; text: string }, params?: unknown[]) => {
+      statements.push(typeof config === 'string' ? config : (config.name ?? config.text));
+      return query.call(db, config as never, params as never);
+    }) as typeof db.query;
+    const methods = ['get', 'set', 'del', 'acquireLock', 'releaseLock', 'renewLock', 'publish', 'rateLimit'] as const;
+    const originals = methods.map((m) => store[m]);
+    for (const m of methods) {
+      const original = store[m] as (...args: unknown[]) => unknown;
+      (store as unknown as Record<string, unknown>)[m] = (...args: unknown[]) => {
+        storeKeys.push(`${m} ${String(args[0])}`);
+        return original.apply(store, args);
+      };
+    }
+    try {
+      provider.enqueue({ kind: 'completion', content: 'Footsteps, far off. [hp: -1]' });
+      expect((await send(s.session.id, 'I listen again')).at(-1)!.event).toBe('done');
+    } finally {
+      db.query = query;
+      methods.forEach((m, i) => ((store as unknown as Record<string, unknown>)[m] = originals[i]));
+    }
+    expect(statements).toEqual(['conversations.turn_start', 'conversations.turn_complete']);
+    expect(storeKeys.filter((k) => k.includes(s.session.id))).toEqual([]);
+    // and the history the second turn sent was the whole conversation (from the cache, checked)
+    const sent = provider.completions.at(-1)!.body!.messages as { role: string; content: string }[];
+    const contents = sent.map((m) => m.content);
+    expect(contents.indexOf('I listen')).toBeGreaterThanOrEqual(0);
+    expect(contents.indexOf('I listen again')).toBeGreaterThan(contents.indexOf('I listen'));
+    expect(contents.some((c) => c.startsWith('You listen.'))).toBe(true); // the first reply, shown text
+  });
+
   /** The usage rows of chat turns, oldest first. */
   async function chatUsage() {
     const { rows } = await server.ctx.db.primary.query(
