@@ -1,3 +1,4 @@
+import type { OutgoingHttpHeaders } from 'node:http';
 import { HttpError } from '@yumina/http';
 import type { FastifyReply } from 'fastify';
 
@@ -15,8 +16,11 @@ export interface EventStream {
  */
 export function openEventStream(reply: FastifyReply, options: { retryMs?: number } = {}): EventStream {
   const res = reply.raw;
+  // headers the reply was given before (a renewed login cookie) go with the stream's own
+  const { 'content-length': _length, ...earlier } = reply.getHeaders() as OutgoingHttpHeaders;
   reply.hijack();
   res.writeHead(200, {
+    ...earlier,
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-store',
     connection: 'keep-alive',

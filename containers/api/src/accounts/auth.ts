@@ -9,6 +9,16 @@ export function sessionCookieOptions(ctx: AppContext, expires: Date) {
   return { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: ctx.config.auth.secureCookies, expires };
 }
 
+/**
+ * The login cookie again with a renewed expiry (sliding expiry), as a header of the reply: an event
+ * stream (a turn, a regeneration, the update overview) takes the response over before the cookie
+ * plugin's onSend hook would write a `setCookie`, and sends the reply's headers with its own
+ * (../event-stream.ts).
+ */
+export function sendRenewedCookie(ctx: AppContext, reply: FastifyReply, token: string, expires: Date): void {
+  reply.header('set-cookie', reply.server.serializeCookie(SESSION_COOKIE, token, sessionCookieOptions(ctx, expires)));
+}
+
 /** The current login (account + session) of a request, or null; resolved once per request. */
 export function authenticate(ctx: AppContext, request: FastifyRequest, reply?: FastifyReply): Promise<Authenticated | null> {
   let pending = resolved.get(request);
@@ -19,7 +29,7 @@ export function authenticate(ctx: AppContext, request: FastifyRequest, reply?: F
     if (token && reply) {
       pending.then((auth) => {
         // Sliding expiry: the same token (and so the same sid) with a later expiry.
-        if (auth?.renewed) reply.setCookie(SESSION_COOKIE, token, sessionCookieOptions(ctx, auth.session.expiresAt));
+        if (auth?.renewed) sendRenewedCookie(ctx, reply, token, auth.session.expiresAt);
       }, () => {});
     }
   }

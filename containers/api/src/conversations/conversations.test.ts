@@ -146,6 +146,35 @@ describe.runIf(hasPostgres && hasRedis)('conversations (real PostgreSQL and Redi
     expect(contents.some((c) => c.startsWith('You listen.'))).toBe(true); // the first reply, shown text
   });
 
+  it('a send renews a login not renewed for a day, and its event stream carries the renewed cookie', async () => {
+    const s = await create(dungeonId);
+    await server.ctx.db.primary.query(`update login_sessions set last_seen_at = now() - interval '2 days', expires_at = now() + interval '1 day' where ended_at is null`);
+    provider.enqueue({ kind: 'completion', content: 'The torch flares.' });
+    const res = await player.fetch(`/api/sessions/${s.session.id}/messages`, { method: 'POST', json: { content: 'I wait' } });
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const cookie = res.headers.get('set-cookie') ?? '';
+    expect(cookie).toMatch(/^yumina_session=/);
+    const expires = new Date(/Expires=([^;]+)/i.exec(cookie)![1]!);
+    expect(expires.getTime() - Date.now()).toBeGreaterThan(2 * 24 * 3600 * 1000); // the session's full lifetime again, not the day that was left
+    expect((await sse(res)).at(-1)!.event).toBe('done');
+    // the next send does not renew again
+    provider.enqueue({ kind: 'completion', content: 'Silence.' });
+    const next = await player.fetch(`/api/sessions/${s.session.id}/messages`, { method: 'POST', json: { content: 'I wait more' } });
+    expect(next.headers.get('set-cookie')).toBeNull();
+    await next.text();
+    // a regeneration (authenticated by the shared guard) streams the renewed cookie too; an ordinary answer carries it once
+    await server.ctx.db.primary.query(`update login_sessions set last_seen_at = now() - interval '2 days' where ended_at is null`);
+    provider.enqueue({ kind: 'completion', content: 'The torch gutters.' });
+    const again = await player.fetch(`/api/sessions/${s.session.id}/regenerate`, { method: 'POST' });
+    expect(again.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(again.headers.get('set-cookie')).toMatch(/^yumina_session=/);
+    await again.text();
+    await server.ctx.db.primary.query(`update login_sessions set last_seen_at = now() - interval '2 days' where ended_at is null`);
+    const plain = await player.fetch(`/api/sessions/${s.session.id}`);
+    expect(plain.headers.getSetCookie()).toHaveLength(1);
+    expect(plain.headers.get('set-cookie')).toMatch(/^yumina_session=/);
+  });
+
   /** The usage rows of chat turns, oldest first. */
   async function chatUsage() {
     const { rows } = await server.ctx.db.primary.query(

@@ -7,7 +7,7 @@ import { normalizeState, type Persona, startSession, type WorldDefinition, type 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Authenticated } from '../accounts/sessions.ts';
-import { requireAuth, sessionCookieOptions } from '../accounts/auth.ts';
+import { requireAuth, sendRenewedCookie } from '../accounts/auth.ts';
 import { hashToken, renewIfDue, SESSION_COOKIE } from '../accounts/sessions.ts';
 import { newId } from '../accounts/ids.ts';
 import type { AppContext } from '../context.ts';
@@ -298,9 +298,9 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       histories,
     );
     if (result.status === 'unauthenticated') throw new HttpError(401, 'UNAUTHENTICATED', 'Sign in to continue.');
-    // sliding expiry, as every signed-in request has it (../accounts/auth.ts); the reply is an event stream, so the cookie goes on the raw response
+    // sliding expiry, as every signed-in request has it (../accounts/auth.ts)
     const renewed = await renewIfDue(db, result.login, ctx.config.auth.sessionTtlDays).catch(() => null);
-    if (renewed) reply.raw.setHeader('set-cookie', app.serializeCookie(SESSION_COOKIE, token, sessionCookieOptions(ctx, renewed)));
+    if (renewed) sendRenewedCookie(ctx, reply, token, renewed);
     if (result.status === 'not-found') throw new HttpError(404, 'NOT_FOUND', 'No such session.');
     if (result.status === 'busy') throw new HttpError(409, 'SESSION_BUSY', SESSION_BUSY_MESSAGE);
     if (result.status === 'stale') throw new HttpError(409, 'STALE_CONVERSATION', 'The conversation changed in another tab. Reload it before sending.');
