@@ -1,8 +1,10 @@
 export { type CachedHistory, HistoryCache } from './history-cache.ts';
 export {
   type CompletedReply,
+  breakTurn,
   completeTurn,
   type CompleteTurnInput,
+  lockTurn,
   releaseTurn,
   settleAbandonedReplies,
   settleStreamingReplies,
@@ -11,7 +13,6 @@ export {
   type StartTurnResult,
   type TurnAccountRows,
   type TurnHistoryMessage,
-  TURN_LOCK_TTL_SECONDS,
   type TurnLogin,
   type TurnSessionRow,
   type WorldStamp,

@@ -6,16 +6,19 @@ import type { HistoryCache } from './history-cache.ts';
  * The persistence of a turn (issue 24): what a send reads and writes, in as few statements as
  * the semantics allow, each a named prepared statement (parsed and planned once per connection).
  *
- *  - `startTurn` (the caller holds the session's turn lock, keyed by the account: see
- *    containers/api/src/conversations/turn-lock.ts): one statement checks that the account owns
- *    the session, settles replies left `streaming` as failed (no turn writes them any more),
- *    stores the user message and the streaming reply and counts them on the session; it answers
- *    the session with the stamp of its world's versions (so the world's parsed definition can come
- *    from a per-process cache: containers/api/src/worlds/version.ts), the account's billing
- *    preference, connection and persona, the session's state and the history before the turn.
- *    With a HistoryCache, only the messages the cache does not hold travel (./history-cache.ts);
- *  - `completeTurn`: one statement writes the reply (its `truncated` flag included) and the
- *    session's new state, returning the columns of the reply that the caller does not hold.
+ *  - `startTurn`: one statement reads the login of the cookie, checks that its account owns the
+ *    session, takes the session's turn lock (a token on its row), settles replies left `streaming`
+ *    as failed (no turn writes them any more), stores the user message and the streaming reply and
+ *    counts them on the session; it answers the session with the stamp of its world's versions (so
+ *    the world's parsed definition can come from a per-process cache:
+ *    containers/api/src/worlds/version.ts), the account's billing preference, connection and
+ *    persona, the session's state and the history before the turn. With a HistoryCache, only the
+ *    messages the cache does not hold travel (./history-cache.ts);
+ *  - `completeTurn`: one statement writes the reply (its `truncated` flag included), the session's
+ *    new state and the turn's usage rows and gives the lock back, returning the columns of the
+ *    reply that the caller does not hold; `releaseTurn` ends a turn that failed;
+ *  - `lockTurn` and `breakTurn`: the same lock for the routes that write a session's messages
+ *    otherwise (regenerate, continue, revert, restore, world actions) and for `stop`.
  */
 
 const INTERRUPTED = 'The reply was interrupted before it was finished.';
@@ -349,6 +352,23 @@ export async function completeTurn(db: Queryable, input: CompleteTurnInput): Pro
   ]);
   if (!rows[0]) throw new Error('The reply was removed while it was being written.');
   return rows[0];
+}
+
+const LOCK_SQL = {
+  name: 'conversations.turn_lock',
+  text: `update chat_sessions set turn_token = $3, turn_until = now() + make_interval(secs => $4)
+          where id = $1 and account_id = $2 and (turn_token is null or turn_until < now())`,
+};
+
+/** Takes the turn lock of a session `accountId` owns with `lockToken`; false when another turn holds it (or no such session). */
+export async function lockTurn(db: Queryable, input: { sessionId: string; accountId: string; lockToken: string }): Promise<boolean> {
+  const { rowCount } = await db.query(LOCK_SQL, [input.sessionId, input.accountId, input.lockToken, TURN_LOCK_TTL_SECONDS]);
+  return (rowCount ?? 0) > 0;
+}
+
+/** `stop`: the session's lock is freed whoever holds it. */
+export async function breakTurn(db: Queryable, input: { sessionId: string; accountId: string }): Promise<void> {
+  await db.query(`update chat_sessions set turn_token = null, turn_until = null where id = $1 and account_id = $2`, [input.sessionId, input.accountId]);
 }
 
 const RELEASE_SQL = {

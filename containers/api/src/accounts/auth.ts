@@ -19,6 +19,9 @@ export function sendRenewedCookie(ctx: AppContext, reply: FastifyReply, token: s
   reply.header('set-cookie', reply.server.serializeCookie(SESSION_COOKIE, token, sessionCookieOptions(ctx, expires)));
 }
 
+/** The answer to a request that needs a login and has none (or one that ended or expired). */
+export const notSignedIn = () => new HttpError(401, 'UNAUTHENTICATED', 'Sign in to continue.');
+
 /** The current login (account + session) of a request, or null; resolved once per request. */
 export function authenticate(ctx: AppContext, request: FastifyRequest, reply?: FastifyReply): Promise<Authenticated | null> {
   let pending = resolved.get(request);
@@ -39,6 +42,6 @@ export function authenticate(ctx: AppContext, request: FastifyRequest, reply?: F
 /** The auth guard: the current login, or a 401. */
 export async function requireAuth(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<Authenticated> {
   const auth = await authenticate(ctx, request, reply);
-  if (!auth) throw new HttpError(401, 'UNAUTHENTICATED', 'Sign in to continue.');
+  if (!auth) throw notSignedIn();
   return auth;
 }

@@ -7,7 +7,7 @@ import { normalizeState, type Persona, startSession, type WorldDefinition, type 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Authenticated } from '../accounts/sessions.ts';
-import { requireAuth, sendRenewedCookie } from '../accounts/auth.ts';
+import { notSignedIn, requireAuth, sendRenewedCookie } from '../accounts/auth.ts';
 import { hashToken, renewIfDue, SESSION_COOKIE } from '../accounts/sessions.ts';
 import { newId } from '../accounts/ids.ts';
 import type { AppContext } from '../context.ts';
@@ -288,7 +288,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   // completeTurn writes the reply and gives the lock back in one statement at the end.
   app.post<{ Params: { id: string } }>('/api/sessions/:id/messages', async (request, reply) => {
     const token = request.cookies[SESSION_COOKIE];
-    if (!token) throw new HttpError(401, 'UNAUTHENTICATED', 'Sign in to continue.');
+    if (!token) throw notSignedIn();
     const body = parseWith(sendBody, request.body);
     const sessionId = request.params.id;
     const lock = randomUUID();
@@ -297,7 +297,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       { tokenHash: hashToken(token), sessionId, lockToken: lock, content: body.content, expectedMessageCount: body.expectedMessageCount, userMessageId: newId('msg'), replyId: newId('msg') },
       histories,
     );
-    if (result.status === 'unauthenticated') throw new HttpError(401, 'UNAUTHENTICATED', 'Sign in to continue.');
+    if (result.status === 'unauthenticated') throw notSignedIn();
     // sliding expiry, as every signed-in request has it (../accounts/auth.ts)
     const renewed = await renewIfDue(db, result.login, ctx.config.auth.sessionTtlDays).catch(() => null);
     if (renewed) sendRenewedCookie(ctx, reply, token, renewed);

@@ -1,9 +1,10 @@
 import worldUpdates from '@yumina/fn-world-updates';
-import { HttpError, parseWith } from '@yumina/http';
+import { parseWith } from '@yumina/http';
 import { favoriteState, INBOX_LIMIT, markRead, readInbox, setFavorite } from '@yumina/updates';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
+import { notSignedIn } from '../accounts/auth.ts';
 import { updateEventRoutes } from './events.ts';
 import { viewerOf } from './viewer.ts';
 
@@ -23,7 +24,7 @@ export async function updateRoutes(app: FastifyInstance, ctx: AppContext): Promi
 
   async function signedIn(request: FastifyRequest, reply: FastifyReply) {
     const viewer = await viewerOf(ctx, request, reply);
-    if (!viewer) throw new HttpError(401, 'UNAUTHENTICATED', 'Sign in to continue.');
+    if (!viewer) throw notSignedIn();
     return viewer;
   }
 
