@@ -1,7 +1,7 @@
 import { objects } from './assets';
 import { database } from './database';
 import { vpc } from './network';
-import { publicOrigin } from './router';
+import { PROXY_SECRET_HEADER, publicOrigin } from './router';
 import { secrets } from './secrets';
 import { store } from './store';
 
@@ -35,6 +35,7 @@ export const api = new sst.aws.Service('Api', {
     secrets.metricsToken,
     secrets.partners,
     secrets.databaseReadUrl,
+    secrets.trustProxySecret,
   ],
   scaling: { min: REPLICAS, max: REPLICAS },
   cpu: '1 vCPU',
@@ -47,7 +48,15 @@ export const api = new sst.aws.Service('Api', {
     startPeriod: '60 seconds',
   },
   loadBalancer: {
-    rules: [{ listen: '80/http', forward: `${CONTAINER_PORT}/http` }],
+    // Only requests that came through the Router carry its proof; anything else (a client that
+    // found the load balancer's address) gets the listener's default answer, 403.
+    rules: [
+      {
+        listen: '80/http',
+        forward: `${CONTAINER_PORT}/http`,
+        conditions: { header: { name: PROXY_SECRET_HEADER, values: [secrets.trustProxySecret.value] } },
+      },
+    ],
     health: {
       [`${CONTAINER_PORT}/http`]: { path: '/health', interval: '10 seconds', timeout: '6 seconds', healthyThreshold: 2, unhealthyThreshold: 2 },
     },
@@ -59,7 +68,9 @@ export const api = new sst.aws.Service('Api', {
     REGION: $app.stage,
     DEPLOYMENT_ID: $app.stage,
     PUBLIC_ORIGIN: publicOrigin,
-    // Requests arrive through CloudFront and then the load balancer: the client address is two hops back.
+    // Requests arrive through CloudFront and then the load balancer: the client address is two hops
+    // back, and only for a request carrying the Router's proof (TRUST_PROXY_SECRET, linked above);
+    // any other request is its direct peer's.
     TRUST_PROXY: '2',
     DATABASE_POOL_MAX: String(POOL.primary),
     DATABASE_READ_POOL_MAX: String(POOL.read),

@@ -14,4 +14,11 @@ export const secrets = {
   partners: new sst.Secret('Partners', '[]'),
   /** An optional read endpoint for public browsing (a postgres:// URL). */
   databaseReadUrl: new sst.Secret('DatabaseReadUrl', 'none'),
+  /**
+   * The proof that a request came through the Router (CloudFront): the Router adds it to every
+   * request as a header, the load balancer forwards only requests that carry it, and the container
+   * trusts X-Forwarded-For only from them (TRUST_PROXY_SECRET). No placeholder: a deploy stops
+   * until it is set (`openssl rand -hex 32`).
+   */
+  trustProxySecret: new sst.Secret('TrustProxySecret'),
 };

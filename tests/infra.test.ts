@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { CONTAINER_REQUIRED, loadConfig, settingsFromLinks } from '@yumina/config';
+import { runInNewContext } from 'node:vm';
+import { CONTAINER_REQUIRED, loadConfig, PROXY_SECRET_HEADER, settingsFromLinks } from '@yumina/config';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEEP_LINKS, FUNCTION_ROUTES, matchRoute, partnerSlugs, routeTable } from '../infra/routes.ts';
 
@@ -33,7 +34,7 @@ const SAMPLE_PARTNERS = JSON.stringify([
   { slug: 'starfall', clientOrigin: 'https://play.starfall.example', issuer: 'https://platform.example', audience: 'starfall' },
   { slug: 'tidewater', clientOrigin: 'https://client.tidewater.example', issuer: 'https://platform.example', audience: 'tidewater', enabled: false },
 ]);
-const SECRET_SAMPLES: Record<string, string> = { SecretsKey: 'S'.repeat(43), MetricsToken: 'm'.repeat(32), Partners: SAMPLE_PARTNERS };
+const SECRET_SAMPLES: Record<string, string> = { SecretsKey: 'S'.repeat(43), MetricsToken: 'm'.repeat(32), Partners: SAMPLE_PARTNERS, TrustProxySecret: '0123456789abcdef'.repeat(4) };
 const LINK_SAMPLES: Record<string, (name: string, self: Record<string, unknown>) => Record<string, unknown>> = {
   Postgres: () => ({ host: 'db.proxy.internal', port: 5432, username: 'postgres', password: 'pw', database: 'yumina' }),
   Redis: () => ({ host: 'store.cache.internal', port: 6379, username: 'default', password: 'token' }),
@@ -129,6 +130,32 @@ describe('sst.config.ts and infra/ (recorded with stand-ins for SST)', () => {
     expect(config.database.readUrl).toBeUndefined(); // the optional read endpoint, not set
     expect(env.TRUST_PROXY).toBe('2'); // CloudFront, then the load balancer
     expect(env.NODE_ENV).toBe('production');
+  });
+
+  it('lets only the Router reach the container: the Router adds the proof, the load balancer forwards only requests with it, the container trusts forwarded addresses only with it', async () => {
+    const api = one('Service', 'Api');
+    const secret = SECRET_SAMPLES.TrustProxySecret!;
+    expect(secretNames()).toContain('TrustProxySecret');
+    expect(one('Secret', 'TrustProxySecret').args).toEqual({}); // no placeholder: a deploy stops until it is set
+    // The container: two hops (CloudFront, the load balancer), trusted only with the proof.
+    const config = loadConfig(environmentOf(api), '0', linksOf(api));
+    expect(config.trustProxy).toBe(2);
+    expect(config.trustProxySecret).toBe(secret);
+    // The Router's viewer-request code, run on a viewer's request that brings its own value.
+    const router = one('Router', 'Router');
+    const injection = resolveValue((router.args.edge as { viewerRequest: { injection: unknown } }).viewerRequest.injection) as string;
+    const event = { request: { uri: '/api/auth/login', headers: { host: { value: 'play.example' }, [PROXY_SECRET_HEADER]: { value: 'forged' } } as Record<string, { value: string }> } };
+    runInNewContext(injection, { event });
+    expect(event.request.headers[PROXY_SECRET_HEADER]).toEqual({ value: secret });
+    const infraRouter = (await import(/* @vite-ignore */ resolve(import.meta.dirname, '../infra/router.ts'))) as { PROXY_SECRET_HEADER: string };
+    expect(infraRouter.PROXY_SECRET_HEADER).toBe(PROXY_SECRET_HEADER);
+    // The load balancer: every rule forwards only requests carrying the proof (the listener answers 403 otherwise).
+    const rules = (api.args.loadBalancer as { rules: { forward: string; conditions?: { header?: { name: string; values: unknown[] } } }[] }).rules;
+    expect(rules.length).toBeGreaterThan(0);
+    for (const rule of rules) {
+      expect(rule.conditions?.header?.name).toBe(PROXY_SECRET_HEADER);
+      expect(rule.conditions!.header!.values.map(resolveValue)).toEqual([secret]);
+    }
   });
 
   it('routes every path the container serves to the service, every function path to its function, the rest to the static site', () => {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { containerSettings } from '../support/container-settings.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
 import { hasPostgres } from '../support/postgres.ts';
 import { hasRedis } from '../support/redis.ts';
@@ -20,13 +21,29 @@ const expectErrorShape = (body: unknown) => {
   expect(JSON.stringify(body)).not.toMatch(/ECONN|redis|postgres|sqlstate|\bat .*\.ts:\d+/i);
 };
 
-async function login(server: TestServer, email: string, forwardedFor: string, password = 'wrong password'): Promise<Response> {
+async function login(server: TestServer, email: string, forwardedFor: string, password = 'wrong password', headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${server.url}/api/auth/login`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-forwarded-for': forwardedFor },
+    headers: { 'content-type': 'application/json', 'x-forwarded-for': forwardedFor, ...headers },
     body: JSON.stringify({ email, password }),
   });
 }
+
+/** Logins of 15 different e-mails, each with its own forwarded chain: the statuses. */
+async function loginRound(server: TestServer, chain: (i: number) => string, headers: (i: number) => Record<string, string> = () => ({})): Promise<number[]> {
+  const statuses: number[] = [];
+  for (let i = 0; i < 15; i++) {
+    const res = await login(server, `round-${Math.random()}@example.com`, chain(i), 'wrong password', headers(i));
+    statuses.push(res.status);
+    if (res.status === 429) expectErrorShape(await res.json());
+    else await res.arrayBuffer();
+  }
+  return statuses;
+}
+const limitedFromTheEleventh = (statuses: number[]) => {
+  expect(statuses.slice(0, 10).every((s) => s === 401)).toBe(true);
+  expect(statuses.slice(10)).toEqual([429, 429, 429, 429, 429]);
+};
 
 describe.runIf(hasPostgres && hasRedis)('client address (TRUST_PROXY unset: local mode trusts no hop)', () => {
   let server: TestServer;
@@ -221,5 +238,52 @@ describe.runIf(hasPostgres && hasRedis)('guest preview allowance (TRUST_PROXY un
     }
     expect(statuses).toEqual([200, 200, 429, 429]);
     expect(provider.completions.length).toBe(2);
+  });
+});
+
+/**
+ * Item 5 of issue 28: container mode trusted a direct client's X-Forwarded-For (the default
+ * TRUST_PROXY=1), and in AWS a client reaching the load balancer without the CDN did the same.
+ * The trust setting names exactly the hops in front (TRUST_PROXY), and TRUST_PROXY_SECRET proves a
+ * request came through them: without the proof it is treated as coming from its direct peer.
+ */
+describe.runIf(hasPostgres && hasRedis)('client address in container mode (TRUST_PROXY unset: a direct client is its own address)', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ ...containerSettings(), SAMPLE_WORLDS: '0' });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('15 wrong passwords with 15 different X-Forwarded-For values straight to the container → 429 from the 11th', async () => {
+    expect(server.ctx.config.mode).toBe('container');
+    limitedFromTheEleventh(await loginRound(server, (i) => `203.0.113.${i + 1}`));
+  });
+});
+
+describe.runIf(hasPostgres && hasRedis)('client address behind the CDN and the load balancer (TRUST_PROXY=2, TRUST_PROXY_SECRET)', () => {
+  const secret = 'c'.repeat(24) + Math.random().toString(36).slice(2, 12).padEnd(10, '0');
+  const proof = { 'x-yumina-proxy-secret': secret };
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ ...containerSettings(), TRUST_PROXY: '2', TRUST_PROXY_SECRET: secret });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('with the proof: the viewer CloudFront saw is the client, whatever it wrote before; another viewer is unaffected', async () => {
+    // What reaches the container: the client's own entries, the viewer (added by CloudFront), the
+    // edge (added by the load balancer); the edge differs from request to request.
+    limitedFromTheEleventh(await loginRound(server, (i) => `10.9.8.${i}, 198.51.100.${i}, 192.0.2.20, 130.176.0.${i}`, () => proof));
+    const other = await login(server, 'someone@example.com', '192.0.2.21, 130.176.0.99', 'wrong password', proof);
+    expect(other.status).toBe(401);
+  });
+
+  it('without the proof, with a wrong one of the same length or the right one in another case (a client that bypasses the CDN): X-Forwarded-For is ignored, the direct peer is the client', async () => {
+    const wrong = secret.slice(0, -1) + (secret.endsWith('x') ? 'y' : 'x');
+    const attempts: Record<string, string>[] = [{}, { 'x-yumina-proxy-secret': wrong }, { 'x-yumina-proxy-secret': secret.toUpperCase() }];
+    limitedFromTheEleventh(await loginRound(server, (i) => `192.0.2.${100 + i}, 130.176.1.${i}`, (i) => attempts[i % 3]!));
   });
 });

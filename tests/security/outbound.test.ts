@@ -109,6 +109,69 @@ describe.runIf(hasPostgres && hasRedis)('outbound AI requests: refused private a
     expect(collector.requests).toHaveLength(0);
   });
 
+  it('IPv6 transition forms of private IPv4 and the special-use ranges are refused at save and at call (issue 28, item 6)', async () => {
+    const port = collector.port;
+    const b = await signup(server, 'special-use');
+    const literals = [
+      '[::ffff:0:7f00:1]', // IPv4-translated 127.0.0.1
+      '[::ffff:0:127.0.0.1]',
+      '[64:ff9b::7f00:1]', // NAT64 127.0.0.1
+      '[64:ff9b::a9fe:a9fe]', // NAT64 169.254.169.254
+      '[64:ff9b:1::7f00:1]', // local-use NAT64
+      '[2002:7f00:1::]', // 6to4 127.0.0.1
+      '[2002:a9fe:a9fe::1]', // 6to4 169.254.169.254
+      '[2001:0:4136:e378:8000:63bf:80ff:fffe]', // Teredo, client 127.0.0.1
+      '[2001:db8::1]',
+      '[100::1]',
+      '[ff02::1]',
+      '192.0.0.8',
+      '192.0.2.1',
+      '198.18.0.1',
+      '198.51.100.1',
+      '203.0.113.1',
+      '224.0.0.1',
+      '240.0.0.1',
+      '255.255.255.255',
+    ];
+    for (const host of literals) {
+      const baseUrl = `http://${host}:${port}/v1`;
+      const res = await b.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl, defaultModel: 'm', apiKey: 'sk-attacker' } });
+      const body = (await res.json()) as { error?: { message: string } };
+      expect({ baseUrl, status: res.status }).toEqual({ baseUrl, status: 400 });
+      expect(isCleanErrorBody(body)).toBe(true);
+      expect(body.error?.message).toMatch(/private network/);
+    }
+    expect(await (await b.fetch('/api/settings/ai')).json()).toEqual({ configured: false });
+
+    // Stored earlier (an older version, or an `allow` deployment): refused at call as well. Where
+    // this machine has an interface address in a documentation or benchmarking range, a collector
+    // listens there: today's guard let a request through to it.
+    const special = Object.values(networkInterfaces())
+      .flat()
+      .find((i) => i && i.family === 'IPv4' && !i.internal && /^(?:192\.0\.2|198\.1[89]|198\.51\.100|203\.0\.113)\./.test(i.address))?.address;
+    const local = special ? await startCollector(undefined, special) : null;
+    try {
+      const me = (await (await b.fetch('/api/auth/session')).json()) as { account: { id: string } };
+      const stored = [`http://[::ffff:0:7f00:1]:${port}/v1`, `http://[64:ff9b::7f00:1]:${port}/v1`, `http://[2002:7f00:1::]:${port}/v1`];
+      if (local) stored.push(`${local.origin}/v1`);
+      for (const baseUrl of stored) {
+        await server.ctx.db.primary.query('delete from ai_connections where account_id = $1', [me.account.id]);
+        await server.ctx.db.primary.query(`insert into ai_connections (account_id, base_url, default_model, private_enabled) values ($1, $2, 'm', true)`, [
+          me.account.id,
+          baseUrl,
+        ]);
+        const test = (await (await b.fetch('/api/settings/ai/test', { method: 'POST' })).json()) as { ok: boolean; message: string };
+        expect({ baseUrl, ok: test.ok, message: test.message }).toEqual({ baseUrl, ok: false, message: expect.stringMatching(/private network/) });
+        const models = (await (await b.fetch('/api/models')).json()) as { errors: string[] };
+        expect(models.errors.join(' ')).toMatch(/private network/);
+      }
+      expect(local?.total() ?? 0).toBe(0);
+      expect(collector.requests).toHaveLength(0);
+    } finally {
+      await local?.close();
+    }
+  });
+
   it('a public-looking host whose answer redirects to loopback: the redirect is not followed, the collector sees nothing', async () => {
     // This machine's own non-private interface address stands in for a public host (only loopback
     // and private ranges are refused); without one, the same host is loopback on an `allow` server.

@@ -3,11 +3,12 @@ import { OAuth2Server } from 'oauth2-mock-server';
 /**
  * A real OAuth2/OIDC provider on loopback (oauth2-mock-server): authorize (redirects straight back
  * with a code, as a provider does for a user who already consented), token with PKCE checked,
- * JWKS-signed id_tokens. `identity` decides the next id_token's subject, e-mail and name.
+ * JWKS-signed id_tokens. `identity` decides the next id_token's subject, e-mail, whether the
+ * provider says the e-mail is verified (`email_verified`, true unless `emailVerified: false`) and name.
  */
 export interface LoopbackOidc {
   server: OAuth2Server;
-  identity: { sub: string; email: string; name: string };
+  identity: { sub: string; email: string; name: string; emailVerified?: boolean };
   /** Server environment turning "Sign in with Google" on against this provider. */
   env(): Record<string, string>;
   stop(): Promise<void>;
@@ -34,8 +35,8 @@ export async function startLoopbackOidc(): Promise<LoopbackOidc> {
   };
   server.service.on('beforeTokenSigning', (token: { payload: Record<string, unknown> }) => {
     if (token.payload.aud === 'google-client') {
-      const { sub, email, name } = oidc.identity;
-      Object.assign(token.payload, { sub, email, email_verified: true, name });
+      const { sub, email, name, emailVerified = true } = oidc.identity;
+      Object.assign(token.payload, { sub, email, email_verified: emailVerified, name });
     }
   });
   return oidc;

@@ -24,21 +24,11 @@ import { gameSaveRoutes } from './games/saves.ts';
 import { SESSION_COOKIE } from './accounts/sessions.ts';
 import type { AppContext } from './context.ts';
 import { healthRoutes, livenessFastPath } from './health.ts';
+import { proxyProofCheck, trustProxyOption } from './proxy-trust.ts';
 import { serveWeb, webNotFound } from './web.ts';
 import { worldRoutes } from './worlds/routes.ts';
 import { studioRoutes } from './studio/routes.ts';
 import { updateRoutes } from './updates/routes.ts';
-
-/**
- * TRUST_PROXY as Fastify's trustProxy: 0 trusts nothing; a hop count trusts that many hops nearest
- * the server (Fastify's own number handling trusts none, so it is a function here); a list is
- * compiled by proxy-addr. The client address (`request.ip`) is the first untrusted one.
- */
-function trustProxyOption(trust: number | string[]): boolean | string[] | ((address: string, hop: number) => boolean) {
-  if (Array.isArray(trust)) return trust;
-  if (trust === 0) return false;
-  return (_address, hop) => hop < trust;
-}
 
 export interface BuildOptions {
   /** Serve the built web app (local mode). Off in tests that only need the API. */
@@ -53,10 +43,12 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   const web = options.web ?? ctx.config.mode === 'local';
   let closing = false;
   const live = livenessFastPath(ctx, () => closing);
+  const checkProxyProof = proxyProofCheck(ctx.config.trustProxySecret);
   const app = Fastify({
     loggerInstance: ctx.log,
     logController: new LogController({ disableRequestLogging: true }),
-    // Only the hops the operator trusts (TRUST_PROXY) may name the client address, host and scheme.
+    // Only the hops the operator trusts (TRUST_PROXY) may name the client address, host and scheme,
+    // and with TRUST_PROXY_SECRET only for a request that proves it came through them (proxy-trust.ts).
     trustProxy: trustProxyOption(ctx.config.trustProxy),
     bodyLimit: 1024 * 1024,
     genReqId: () => randomUUID(),
@@ -67,6 +59,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       // What Fastify applies to the server it creates; it passes its options with defaults filled in.
       const o = options as { http?: ServerOptions; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket: number };
       const server = createServer(o.http ?? {}, (req, res) => {
+        checkProxyProof(req);
         if (!live(req, res)) handler(req, res);
       });
       server.keepAliveTimeout = o.keepAliveTimeout;

@@ -36,6 +36,93 @@ describe('the private-address rule', () => {
     expect(isPrivateAddress(address)).toBe(refused);
   });
 
+  // Issue 28, item 6: IPv4 inside IPv6 transition forms is judged as IPv4, and the special-use
+  // ranges of IANA's registries (not globally reachable) are refused.
+  it.each([
+    // IPv4-translated (::ffff:0:a.b.c.d), in both spellings
+    ['::ffff:0:7f00:1', true],
+    ['::ffff:0:127.0.0.1', true],
+    ['::ffff:0:a9fe:a9fe', true],
+    ['::ffff:0:808:808', false],
+    // NAT64: the well-known prefix 64:ff9b::/96 carries the IPv4 address; the local-use 64:ff9b:1::/48 is never global
+    ['64:ff9b::7f00:1', true],
+    ['64:ff9b::127.0.0.1', true],
+    ['64:ff9b::a00:1', true],
+    ['64:ff9b::c000:201', true],
+    ['64:ff9b::808:808', false],
+    ['64:ff9b:1::808:808', true],
+    ['64:ff9b:1:7f00:1::', true],
+    // 6to4: 2002:AABB:CCDD::/48 is the IPv4 address AA.BB.CC.DD
+    ['2002:7f00:1::', true],
+    ['2002:a9fe:a9fe::1', true],
+    ['2002:c0a8:101::1', true],
+    ['2002:808:808::1', false],
+    // Teredo 2001:0::/32: server IPv4, then the client's IPv4 inverted in the last 32 bits
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', true], // client 127.0.0.1
+    ['2001:0:a00:1:8000:63bf:f7f7:f7f7', true], // server 10.0.0.1
+    ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', false], // server 65.54.227.120, client 8.8.8.8
+    // special-use IPv4
+    ['192.0.0.1', true],
+    ['192.0.0.170', true],
+    ['192.0.2.1', true],
+    ['192.88.99.1', true],
+    ['198.18.0.1', true],
+    ['198.19.255.255', true],
+    ['198.51.100.7', true],
+    ['203.0.113.9', true],
+    ['224.0.0.1', true],
+    ['239.255.255.250', true],
+    ['240.0.0.1', true],
+    ['255.255.255.254', true],
+    ['255.255.255.255', true],
+    ['::ffff:192.0.2.1', true],
+    ['::ffff:198.18.0.1', true],
+    ['192.0.1.255', false],
+    ['192.0.3.0', false],
+    ['198.17.255.255', false],
+    ['198.20.0.0', false],
+    ['203.0.114.1', false],
+    ['223.255.255.255', false],
+    ['192.31.196.1', false], // AS112: globally reachable
+    // special-use IPv6
+    ['2001:db8::1', true],
+    ['2001:db8:ffff::1', true],
+    ['3fff::1', true],
+    ['100::1', true],
+    ['100::ffff:ffff:ffff:ffff', true],
+    ['2001:2::1', true],
+    ['2001:10::1', true],
+    ['ff02::1', true],
+    ['ff0e::1', true],
+    ['fec0::1', true],
+    ['5f00::1', true],
+    ['1::1', true],
+    ['4000::1', true],
+    ['2a00:1450:4001::200e', false],
+    ['2001:4860:4860::8888', false],
+  ])('special-use and transition form %s → %s', (address, refused) => {
+    expect(isPrivateAddress(address)).toBe(refused);
+  });
+
+  it('refuses transition forms and special-use addresses in a base URL', () => {
+    for (const url of [
+      'http://[::ffff:0:7f00:1]/v1',
+      'http://[64:ff9b::7f00:1]/v1',
+      'http://[2002:7f00:1::]/v1',
+      'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/v1',
+      'http://[2001:db8::1]/v1',
+      'http://[100::1]/v1',
+      'http://192.0.2.10/v1',
+      'http://198.18.0.1/v1',
+      'http://203.0.113.1/v1',
+      'http://255.255.255.255/v1',
+      'http://0xffffffff/v1',
+    ]) {
+      expect(() => normalizeBaseUrl(url), url).toThrow(/private network/);
+    }
+    expect(normalizeBaseUrl('http://[64:ff9b::808:808]/v1')).toBe('http://[64:ff9b::808:808]/v1');
+  });
+
   it('normalizes what it accepts and refuses what it must, naming why', () => {
     expect(normalizeBaseUrl(' https://api.openai.com/v1/ ')).toBe('https://api.openai.com/v1');
     expect(normalizeBaseUrl('http://localhost:11434/v1', 'allow')).toBe('http://localhost:11434/v1');

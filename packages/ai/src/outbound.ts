@@ -13,9 +13,12 @@ import { Readable } from 'node:stream';
  * - the host is resolved once, every address it resolves to is checked, and the socket connects to
  *   the checked address (the resolver is `lookup` of the connection itself, so there is no second
  *   lookup a DNS rebind could answer differently); IP literals are checked before connecting;
- * - with `deny`, loopback, unspecified, RFC 1918, link-local, CGNAT, unique-local and the
- *   IPv4-mapped IPv6 forms of all of them are refused (numeric spellings such as `0x7f000001` are
- *   normalized by the URL parser first, so they are refused as what they are);
+ * - with `deny`, every special-use address that is not globally reachable is refused: loopback,
+ *   unspecified, RFC 1918, link-local, CGNAT, unique-local, documentation, benchmarking, IETF
+ *   protocol assignments, multicast, reserved (IANA's special-purpose registries, below); an IPv6
+ *   transition form (IPv4-mapped, -translated, -compatible, NAT64, 6to4, Teredo) is judged by the
+ *   IPv4 address inside it (numeric spellings such as `0x7f000001` are normalized by the URL
+ *   parser first, so they are refused as what they are);
  * - redirects are never followed (node's http client does not follow them; a 3xx is the caller's
  *   provider error);
  * - connections are kept alive and reused, pooled per checked address: the host is resolved and
@@ -37,26 +40,49 @@ export class AiUrlRefusedError extends Error {
   }
 }
 
-const REFUSED = new BlockList();
+/**
+ * IPv4 addresses `deny` refuses: every block of IANA's IPv4 Special-Purpose Address Registry that
+ * is not globally reachable, plus multicast. (AS112 192.31.196.0/24, AMT 192.52.193.0/24 and
+ * 192.175.48.0/24 are special-purpose but globally reachable, so they stay allowed.)
+ */
+const REFUSED_IPV4 = new BlockList();
 for (const [net, bits] of [
   ['0.0.0.0', 8], // "this network", 0.0.0.0 included
-  ['127.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['172.16.0.0', 12],
-  ['192.168.0.0', 16],
+  ['10.0.0.0', 8], // private
+  ['100.64.0.0', 10], // CGNAT shared address space
+  ['127.0.0.0', 8], // loopback
   ['169.254.0.0', 16], // link-local, the cloud metadata address
-  ['100.64.0.0', 10], // CGNAT
+  ['172.16.0.0', 12], // private
+  ['192.0.0.0', 24], // IETF protocol assignments (DS-Lite, NAT64 discovery …)
+  ['192.0.2.0', 24], // documentation TEST-NET-1
+  ['192.88.99.0', 24], // deprecated 6to4 relay anycast
+  ['192.168.0.0', 16], // private
+  ['198.18.0.0', 15], // benchmarking
+  ['198.51.100.0', 24], // documentation TEST-NET-2
+  ['203.0.113.0', 24], // documentation TEST-NET-3
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved, 255.255.255.255 (limited broadcast) included
 ] as const) {
-  REFUSED.addSubnet(net, bits, 'ipv4');
+  REFUSED_IPV4.addSubnet(net, bits, 'ipv4');
 }
-REFUSED.addAddress('255.255.255.255', 'ipv4');
+
+/**
+ * IPv6 addresses `deny` refuses, judged after the IPv4 inside a transition form has been taken
+ * out (below): anything outside global unicast 2000::/3 (::, ::1, the discard prefix 100::/64,
+ * the local-use NAT64 prefix 64:ff9b:1::/48, unique-local fc00::/7, link-local fe80::/10,
+ * site-local fec0::/10, multicast ff00::/8, SRv6 5f00::/16, the unassigned rest), and inside it
+ * the IETF protocol assignments 2001::/23 (benchmarking 2001:2::/48, ORCHID …; Teredo is judged by
+ * its IPv4 addresses instead), documentation 2001:db8::/32 and 3fff::/20.
+ */
+const GLOBAL_UNICAST_IPV6 = new BlockList();
+GLOBAL_UNICAST_IPV6.addSubnet('2000::', 3, 'ipv6');
+const REFUSED_IPV6 = new BlockList();
 for (const [net, bits] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fe80::', 10],
-  ['fc00::', 7],
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['3fff::', 20],
 ] as const) {
-  REFUSED.addSubnet(net, bits, 'ipv6');
+  REFUSED_IPV6.addSubnet(net, bits, 'ipv6');
 }
 
 /** The eight 16-bit groups of an IPv6 address (an embedded dotted IPv4 tail included). */
@@ -74,22 +100,35 @@ function ipv6Groups(address: string): number[] {
   return [...left, ...fill, ...right].map((g) => parseInt(g, 16));
 }
 
-/** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d) or IPv4-compatible (::a.b.c.d) IPv6 address, if it is one. */
-function embeddedIpv4(address: string): string | null {
-  const g = ipv6Groups(address);
-  if (g.length !== 8 || g.slice(0, 5).some((x) => x !== 0) || (g[5] !== 0xffff && g[5] !== 0)) return null;
-  if (g[5] === 0 && g[6] === 0) return null; // :: and ::1 are IPv6's own
-  return `${g[6]! >> 8}.${g[6]! & 255}.${g[7]! >> 8}.${g[7]! & 255}`;
+const ipv4Of = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+
+/**
+ * The IPv4 addresses an IPv6 address stands for, or null when it is not a transition form:
+ * IPv4-mapped ::ffff:a.b.c.d, IPv4-translated ::ffff:0:a.b.c.d, IPv4-compatible ::a.b.c.d (:: and
+ * ::1 included, as 0.0.0.0 and 0.0.0.1), NAT64 64:ff9b::a.b.c.d (the well-known /96), 6to4
+ * 2002:AABB:CCDD::/48, and Teredo 2001:0::/32 (its server, and its client inverted in the last 32 bits).
+ */
+function embeddedIpv4(g: readonly number[]): string[] | null {
+  const zero = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  if (zero(0, 5) && (g[5] === 0xffff || g[5] === 0)) return [ipv4Of(g[6]!, g[7]!)];
+  if (zero(0, 4) && g[4] === 0xffff && g[5] === 0) return [ipv4Of(g[6]!, g[7]!)];
+  if (g[0] === 0x64 && g[1] === 0xff9b && zero(2, 6)) return [ipv4Of(g[6]!, g[7]!)];
+  if (g[0] === 0x2002) return [ipv4Of(g[1]!, g[2]!)];
+  if (g[0] === 0x2001 && g[1] === 0) return [ipv4Of(g[2]!, g[3]!), ipv4Of(~g[6]! & 0xffff, ~g[7]! & 0xffff)];
+  return null;
 }
 
 /** True for the addresses `deny` refuses. `address` is a literal IPv4 or IPv6 address (no brackets). */
 export function isPrivateAddress(address: string): boolean {
   const family = isIP(address);
-  if (family === 4) return REFUSED.check(address, 'ipv4');
+  if (family === 4) return REFUSED_IPV4.check(address, 'ipv4');
   if (family === 6) {
-    const v4 = embeddedIpv4(address);
-    if (v4 && isIP(v4) === 4) return REFUSED.check(v4, 'ipv4');
-    return REFUSED.check(address, 'ipv6');
+    const groups = ipv6Groups(address);
+    if (groups.length !== 8 || groups.some((x) => !(x >= 0 && x <= 0xffff))) return true;
+    const v4 = embeddedIpv4(groups);
+    if (v4) return v4.some((a) => REFUSED_IPV4.check(a, 'ipv4'));
+    const plain = groups.map((x) => x.toString(16)).join(':');
+    return !GLOBAL_UNICAST_IPV6.check(plain, 'ipv6') || REFUSED_IPV6.check(plain, 'ipv6');
   }
   return true; // not an address at all: never connect to it
 }

@@ -41,6 +41,12 @@ const text = (fallback: string) =>
 /** One entry of TRUST_PROXY: an IPv4/IPv6 address or CIDR range, or a proxy-addr name (loopback, linklocal, uniquelocal). */
 const TRUST_PROXY_ENTRY = /^(?:loopback|linklocal|uniquelocal|[0-9a-fA-F:.]+(?:\/\d{1,3})?)$/;
 
+/**
+ * The request header that proves a request came through the hops TRUST_PROXY names (the CDN adds
+ * it with the value of TRUST_PROXY_SECRET; infra/router.ts). Lower case, as Node presents headers.
+ */
+export const PROXY_SECRET_HEADER = 'x-yumina-proxy-secret';
+
 export const OAUTH_PROVIDERS = ['google', 'discord', 'twitter'] as const;
 export type OAuthProvider = (typeof OAUTH_PROVIDERS)[number];
 const OAUTH_FIELDS = ['CLIENT_ID', 'CLIENT_SECRET', 'AUTHORIZE_URL', 'TOKEN_URL', 'USERINFO_URL', 'ISSUER', 'JWKS_URL'] as const;
@@ -158,6 +164,12 @@ export const envSchema = z.object({
     .trim()
     .refine((v) => /^\d{1,2}$/.test(v) || v.split(',').every((a) => TRUST_PROXY_ENTRY.test(a.trim())), 'must be a hop count (0 = trust nothing) or a comma-separated list of proxy addresses/CIDR ranges')
     .optional(),
+  // 32–128 characters without the load balancer's wildcards (* and ?): `openssl rand -hex 32`.
+  TRUST_PROXY_SECRET: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9+/=_-]{32,128}$/, 'must be 32 to 128 letters, digits or + / = _ - (for example `openssl rand -hex 32`)')
+    .optional(),
   SIGNUP_RATE_LIMIT_PER_HOUR: int(1, 100_000, 30),
   AI_CHECK_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 30),
   EVENT_STREAMS_PER_ADDRESS: int(1, 100_000, 20),
@@ -227,10 +239,16 @@ export interface Config {
   /**
    * TRUST_PROXY: which hops in front of the server may name the client's address (X-Forwarded-For)
    * and the public host and scheme (X-Forwarded-Host/-Proto). A hop count (0 = none: the socket's
-   * address is the client) or a list of proxy addresses/CIDR ranges. Default: 0 in local mode,
-   * 1 (the load balancer) in container mode. Every per-address limit keys on the address derived from it.
+   * address is the client) or a list of proxy addresses/CIDR ranges. Default: 0 (trust nothing) in
+   * both modes: name exactly the hops in front. Every per-address limit keys on the address derived from it.
    */
   trustProxy: number | string[];
+  /**
+   * TRUST_PROXY_SECRET: when set, only a request carrying it in the PROXY_SECRET_HEADER came through
+   * the hops TRUST_PROXY names; any other request is treated as coming from its direct peer (its
+   * X-Forwarded-For/-Host/-Proto are dropped before anything reads them).
+   */
+  trustProxySecret: string | undefined;
   limits: {
     /** Sign-ups per client address per hour. */
     signupsPerHour: number;
@@ -261,9 +279,12 @@ export interface Config {
   };
 }
 
-/** TRUST_PROXY unset: trust nothing in local mode, the load balancer's one hop in container mode. */
-function parseTrustProxy(raw: string | undefined, mode: 'local' | 'container'): number | string[] {
-  if (raw === undefined) return mode === 'container' ? 1 : 0;
+/**
+ * TRUST_PROXY unset: trust nothing, in both modes. (Container mode used to trust one hop by
+ * default, which let a client that reached the server directly name its own address.)
+ */
+function parseTrustProxy(raw: string | undefined): number | string[] {
+  if (raw === undefined) return 0;
   if (/^\d+$/.test(raw)) return Number(raw);
   return raw
     .split(',')
@@ -334,6 +355,10 @@ export function loadConfig(
   }
   const e = parsed.data;
   if (e.APP_MODE === 'container') refuseHalfConfiguredContainer(cleaned);
+  const trustProxy = parseTrustProxy(e.TRUST_PROXY);
+  if (e.TRUST_PROXY_SECRET && trustProxy === 0) {
+    throw new ConfigError('TRUST_PROXY_SECRET', 'proves that a request came through the hops TRUST_PROXY names: set TRUST_PROXY too (docs/OPERATIONS.md)');
+  }
   return {
     env: e.NODE_ENV,
     port: e.PORT,
@@ -360,7 +385,8 @@ export function loadConfig(
     guestPreviewTurnsPerHour: e.GUEST_PREVIEW_TURNS_PER_HOUR,
     welcomeCredits: e.WELCOME_CREDITS,
     sampleWorlds: e.SAMPLE_WORLDS === undefined ? e.APP_MODE === 'local' : e.SAMPLE_WORLDS === '1' || e.SAMPLE_WORLDS === 'true',
-    trustProxy: parseTrustProxy(e.TRUST_PROXY, e.APP_MODE),
+    trustProxy,
+    trustProxySecret: e.TRUST_PROXY_SECRET,
     limits: {
       signupsPerHour: e.SIGNUP_RATE_LIMIT_PER_HOUR,
       aiChecksPerMinute: e.AI_CHECK_RATE_LIMIT_PER_MINUTE,

@@ -81,6 +81,19 @@ describe('container mode refuses to start half-configured', () => {
     expect(loadConfig({ ...complete, PUBLIC_ORIGIN: 'http://localhost:8080' }).publicOrigin).toBe('http://localhost:8080');
   });
 
+  it('trusts no proxy hop unless told, in both modes; TRUST_PROXY_SECRET comes from its link and needs TRUST_PROXY', () => {
+    expect(loadConfig(complete).trustProxy).toBe(0);
+    expect(loadConfig({}).trustProxy).toBe(0);
+    const secret = 'f'.repeat(64);
+    const config = loadConfig({ ...complete, TRUST_PROXY: '2' }, '0', { TrustProxySecret: { value: secret } });
+    expect(config.trustProxy).toBe(2);
+    expect(config.trustProxySecret).toBe(secret);
+    expect(() => loadConfig({ ...complete, TRUST_PROXY_SECRET: secret })).toThrow(/TRUST_PROXY_SECRET proves .* set TRUST_PROXY too/);
+    expect(() => loadConfig({ ...complete, TRUST_PROXY: '0', TRUST_PROXY_SECRET: secret })).toThrow(/set TRUST_PROXY too/);
+    expect(() => loadConfig({ ...complete, TRUST_PROXY: '2', TRUST_PROXY_SECRET: 'short' })).toThrow(/TRUST_PROXY_SECRET must be 32 to 128/);
+    expect(() => loadConfig({ ...complete, TRUST_PROXY: '2', TRUST_PROXY_SECRET: `${'a'.repeat(40)}*` })).toThrow(/TRUST_PROXY_SECRET must be/);
+  });
+
   it('local mode keeps its embedded defaults', () => {
     const config = loadConfig({});
     expect(config.database.url).toBeUndefined();

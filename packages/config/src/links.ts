@@ -21,6 +21,7 @@ export const SECRET_LINKS = {
   MetricsToken: 'METRICS_TOKEN',
   Partners: 'PARTNERS',
   DatabaseReadUrl: 'DATABASE_READ_URL',
+  TrustProxySecret: 'TRUST_PROXY_SECRET',
 } as const;
 
 /** Components: the names infra/ gives them. */

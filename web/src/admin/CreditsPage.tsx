@@ -4,7 +4,7 @@ import { navigate } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
 import { refreshHeader } from '../shell/header-data.ts';
 
-/** `/admin/credits`: an administrator grants platform credits to an account named by e-mail or name. */
+/** `/admin/credits`: an administrator grants platform credits to an account named by e-mail, account id or name. */
 export function CreditsPage() {
   const { loading, info } = useSession();
   const [account, setAccount] = useState('');
@@ -22,10 +22,10 @@ export function CreditsPage() {
     const n = Number(amount);
     if (!window.confirm(`Grant ${n} credits to ${account}?`)) return;
     try {
-      const r = await api<{ credits: number; account: { email: string; displayName: string } }>('/api/admin/credits', {
+      const r = await api<{ credits: number; account: { id: string; email: string; displayName: string } }>('/api/admin/credits', {
         json: { account: account.trim(), amount: n, reason: reason.trim() },
       });
-      setResult({ ok: true, text: `Granted ${n} credits to ${r.account.displayName} <${r.account.email}>; balance now ${r.credits}.` });
+      setResult({ ok: true, text: `Granted ${n} credits to ${r.account.displayName} <${r.account.email}> (${r.account.id}); balance now ${r.credits}.` });
       setReason('');
       refreshHeader();
     } catch (err) {
@@ -38,7 +38,7 @@ export function CreditsPage() {
       <h1>Grant credits</h1>
       <form className="card" onSubmit={grant} aria-label="Grant credits">
         <label>
-          Account (e-mail or name)
+          Account (e-mail, account id or name)
           <input value={account} onChange={(e) => setAccount(e.target.value)} required autoComplete="off" />
         </label>
         <label>

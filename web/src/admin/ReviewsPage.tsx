@@ -189,15 +189,24 @@ export function ReviewsPage() {
           <form
             onSubmit={async (e) => {
               e.preventDefault();
-              const res = await send('/api/admin/review-flag', 'PUT', { account: flagAccount.trim(), hold: true, reason: flagReason });
-              setMessage(res.status === 200 ? 'Account flagged.' : (res.body.error?.message ?? `Failed (${res.status}).`));
+              const res = await send<{ accountId: string; email: string; displayName: string }>('/api/admin/review-flag', 'PUT', {
+                account: flagAccount.trim(),
+                hold: true,
+                reason: flagReason,
+              });
+              // Says which account was flagged: the name typed could have meant another one.
+              setMessage(
+                res.status === 200
+                  ? `Publications of ${res.body.displayName} <${res.body.email}> (${res.body.accountId}) are now held.`
+                  : (res.body.error?.message ?? `Failed (${res.status}).`),
+              );
               setFlagAccount('');
               setFlagReason('');
               await load();
             }}
           >
             <label>
-              Account (e-mail or name)
+              Account (e-mail, account id or name)
               <input value={flagAccount} onChange={(e) => setFlagAccount(e.target.value)} required />
             </label>
             <label>

@@ -39,7 +39,9 @@ export function SettingsPage() {
       <section className="card">
         <h3>Account</h3>
         <p>
-          <strong data-testid="display-name">{info.account.displayName}</strong> · {info.account.email}
+          <strong data-testid="display-name">{info.account.displayName}</strong> ·{' '}
+          {/* An account without an address holds a placeholder under the reserved .invalid domain. */}
+          {info.account.email.endsWith('@users.invalid') ? <span className="hint">no e-mail address</span> : info.account.email}
         </p>
       </section>
       <AiConnection />

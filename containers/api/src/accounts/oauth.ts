@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import type { AppContext } from '../context.ts';
 import { authenticate, requireAuth, sessionCookieOptions } from './auth.ts';
+import { canonicalEmail, isReservedAddress, noAddress } from './email-address.ts';
 import { newId, newSecret } from './ids.ts';
 import { createSession, SESSION_COOKIE } from './sessions.ts';
 
@@ -129,7 +130,8 @@ async function providerIdentity(
   return {
     subject: id,
     email: typeof user?.email === 'string' ? user.email : null,
-    emailVerified: user?.verified === true,
+    // Discord's `verified` is about the e-mail; X's `verified` is its badge, never the e-mail's.
+    emailVerified: provider === 'discord' && user?.verified === true,
     name: (typeof user?.global_name === 'string' && user.global_name) || (typeof user?.name === 'string' && user.name) || (typeof user?.username === 'string' ? user.username : null),
     picture: avatar ?? (typeof user?.profile_image_url === 'string' && user.profile_image_url.startsWith('https://') ? user.profile_image_url : null),
   };
@@ -238,17 +240,22 @@ export async function oauthRoutes(app: FastifyInstance, ctx: AppContext): Promis
         ]);
         if (found.rows[0]) return found.rows[0].account_id;
         const id = newId('acc');
-        await tx.query(
-          `insert into accounts (id, email, email_verified, display_name, picture)
-           select $1, $2, $3, $4, $5 where not exists (select 1 from retired_account_ids where id = $1)`,
-          [
-            id,
-            identity.email ?? `${provider}-${identity.subject}@users.invalid`,
-            identity.email ? identity.emailVerified : false,
-            (identity.name ?? '').trim().slice(0, 60) || `${provider} player`,
-            identity.picture,
-          ],
-        );
+        const displayName = (identity.name ?? '').trim().slice(0, 60) || `${provider} player`;
+        const insert = (email: string, verified: boolean, onConflict: string) =>
+          tx.query(
+            `insert into accounts (id, email, email_verified, display_name, picture)
+             select $1, $2, $3, $4, $5 where not exists (select 1 from retired_account_ids where id = $1) ${onConflict}`,
+            [id, email, verified, displayName, identity.picture],
+          );
+        // The provider's address becomes the account's only when the provider vouches for it and no
+        // other account holds it (any letter case; the unique index decides, even under a race).
+        // Otherwise the account has no address: an unverified one may name someone else's mailbox.
+        const vouched = identity.email && identity.emailVerified && !isReservedAddress(identity.email) ? canonicalEmail(identity.email) : null;
+        const withAddress = vouched ? await insert(vouched, true, 'on conflict ((lower(email))) do nothing') : null;
+        if (!withAddress?.rowCount) {
+          const without = await insert(noAddress(id), false, '');
+          if (without.rowCount !== 1) throw new HttpError(409, 'RETRY', 'Please try again.');
+        }
         await tx.query('insert into oauth_identities (provider, subject, account_id) values ($1, $2, $3)', [provider, identity.subject, id]);
         return id;
       });

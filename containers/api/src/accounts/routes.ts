@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { findAccount, linkedIdentities } from './account.ts';
 import { authenticate, requireAuth, sessionCookieOptions } from './auth.ts';
+import { isReservedAddress } from './email-address.ts';
 import { newId } from './ids.ts';
 import { limitLogin, limitSignup } from './request-limits.ts';
 import { DUMMY_HASH, hashPassword, verifyPassword } from './password.ts';
@@ -14,7 +15,8 @@ const email = z.string().trim().normalize('NFKC').toLowerCase().pipe(z.email('mu
 const password = z.string().min(8, 'must be at least 8 characters').max(200, 'must be at most 200 characters');
 
 const signUpBody = z.strictObject({
-  email,
+  // The reserved .invalid domain is where accounts without an address keep their placeholder.
+  email: email.refine((e) => !isReservedAddress(e), 'must be an address that can receive mail'),
   password,
   displayName: z.string().trim().min(1, 'must not be empty').max(60).optional(),
   username: z
@@ -53,7 +55,10 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext): Prom
       });
     } catch (err) {
       const constraint = (err as { code?: string; constraint?: string }).code === '23505' ? (err as { constraint?: string }).constraint : undefined;
-      if (constraint === 'password_credentials_email_key') throw new HttpError(409, 'EMAIL_TAKEN', 'An account with this e-mail already exists.');
+      // An address identifies one account: a password sign-up's, or one a provider vouched for.
+      if (constraint === 'password_credentials_email_key' || constraint === 'accounts_email_key') {
+        throw new HttpError(409, 'EMAIL_TAKEN', 'An account with this e-mail already exists.');
+      }
       if (constraint === 'accounts_username_key') throw new HttpError(409, 'USERNAME_TAKEN', 'This username is taken.');
       throw err;
     }

@@ -11,7 +11,7 @@ import type { AppContext } from '../context.ts';
 const preferenceBody = z.strictObject({ preference: z.enum(['auto', 'official', 'private', 'mix']) });
 const grantBody = z.strictObject({
   accountId: z.string().regex(/^acc_[A-Za-z0-9_-]{16,}$/, 'must be an account id').optional(),
-  /** The account by e-mail, username or display name (instead of accountId). */
+  /** The account by e-mail, account id, username or display name (instead of accountId); one account or a refusal. */
   account: z.string().trim().min(1).max(320).optional(),
   amount: z.number().int().min(1).max(1_000_000),
   reason: z.string().trim().min(1, 'must not be empty').max(500),

@@ -176,7 +176,7 @@ export async function reviewRoutes(app: FastifyInstance, ctx: AppContext): Promi
     return { rule: await readReviewRule(db) };
   });
 
-  /** The same flag, naming the account by e-mail, username or display name instead of its id. */
+  /** The same flag, naming the account by e-mail, username or display name instead of its id (findAccountByHandle: one account or a refusal). */
   app.put('/api/admin/review-flag', async (request, reply) => {
     const auth = await requireAdmin(request, reply);
     const body = parseWith(flagBody.extend({ account: z.string().trim().min(1).max(320) }), request.body);
@@ -186,20 +186,31 @@ export async function reviewRoutes(app: FastifyInstance, ctx: AppContext): Promi
        on conflict (account_id) do update set hold_publications = $2, reason = $3, set_by = $4, set_at = now()`,
       [target.id, body.hold, body.reason, auth.account.id],
     );
-    return { accountId: target.id, email: target.email, displayName: target.displayName, hold: body.hold, reason: body.reason };
+    return { accountId: target.id, email: target.email, emailVerified: target.emailVerified, displayName: target.displayName, hold: body.hold, reason: body.reason };
   });
 
   /** An administrator's flag on an account: while set, every publication of the account is held. */
   app.put<{ Params: { accountId: string } }>('/api/admin/accounts/:accountId/review-flag', async (request, reply) => {
     const auth = await requireAdmin(request, reply);
     const body = parseWith(flagBody, request.body);
-    const { rows } = await db.query('select 1 from accounts where id = $1', [request.params.accountId]);
-    if (!rows[0]) throw new HttpError(404, 'NOT_FOUND', 'No such account.');
+    const { rows } = await db.query<{ email: string; email_verified: boolean; display_name: string }>(
+      'select email, email_verified, display_name from accounts where id = $1',
+      [request.params.accountId],
+    );
+    const target = rows[0];
+    if (!target) throw new HttpError(404, 'NOT_FOUND', 'No such account.');
     await db.query(
       `insert into account_review_flags (account_id, hold_publications, reason, set_by, set_at) values ($1, $2, $3, $4, now())
        on conflict (account_id) do update set hold_publications = $2, reason = $3, set_by = $4, set_at = now()`,
       [request.params.accountId, body.hold, body.reason, auth.account.id],
     );
-    return { accountId: request.params.accountId, hold: body.hold, reason: body.reason };
+    return {
+      accountId: request.params.accountId,
+      email: target.email,
+      emailVerified: target.email_verified,
+      displayName: target.display_name,
+      hold: body.hold,
+      reason: body.reason,
+    };
   });
 }
