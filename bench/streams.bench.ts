@@ -33,7 +33,13 @@ const connections = async () =>
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
-  server = await startTestServer();
+  // One address opens them all (the caps would refuse the 21st); the production pool size, so that
+  // the connections serving streams are the production share of it (docs/OPERATIONS.md: 10).
+  server = await startTestServer({
+    EVENT_STREAMS_PER_ADDRESS: String(STREAMS + 1000),
+    EVENT_STREAMS_PER_PROCESS: String(STREAMS + 1000),
+    DATABASE_POOL_MAX: '100',
+  });
   await server.ctx.db.primary.query('update review_rule set hold_first_publication = false');
   author = new Browser(server.url);
   await author.fetch('/api/auth/signup', { method: 'POST', json: { email: `streams-${Date.now()}@example.com`, password: 'long enough pw' } });

@@ -19,8 +19,13 @@ export type FakeReply =
   | { kind: 'error'; status: number; body: unknown }
   /** An SSE stream that sends an error event after some content (as OpenRouter does mid-stream). */
   | { kind: 'stream-error'; content: string; error: { message: string; code?: number | string } }
-  /** Hangs without answering until the client goes away. */
+  /** Hangs without answering (no status line, no byte) until the client goes away. */
   | { kind: 'hang' }
+  /**
+   * Streams `content` (in `chunks`), then sends nothing more, the connection left open, until the
+   * client goes away: a provider that stops sending mid-stream.
+   */
+  | { kind: 'stall'; content: string; chunks?: number; chunkDelayMs?: number }
   /**
    * Streams `content` (in `chunks`), then the connection drops: `destroy` (default) kills the socket
    * mid-body, as a crashed proxy or a network cut does; `end` closes the body cleanly but without a
@@ -165,8 +170,9 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
       res.end();
       return;
     }
-    if (reply.kind === 'drop') {
+    if (reply.kind === 'drop' || reply.kind === 'stall') {
       if (!stream) {
+        if (reply.kind === 'stall') return; // a JSON answer that never comes
         res.socket?.destroy(); // a JSON answer cut before its body
         return;
       }
@@ -178,6 +184,7 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
         if (record.aborted || res.destroyed) return;
         res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] })}\n\n`);
       }
+      if (reply.kind === 'stall') return; // the client's deadline or abort ends it
       // Let the written chunks reach the client before the connection goes.
       await sleep(reply.chunkDelayMs ?? 20);
       if (reply.how === 'end') res.end();

@@ -60,6 +60,26 @@ export function openEventStream(reply: FastifyReply, options: { retryMs?: number
 }
 
 /**
+ * Calls `onGone` once when the client goes away before the reply was ended, or at once when it is
+ * gone already; returns the function that stops listening. It listens on the response: a request
+ * whose body has been read has emitted its own `close` already (node 16 and later), so a listener
+ * attached to it in a route never hears the client leave (issue 28: a turn went on after the
+ * player left).
+ */
+export function whenClientGone(reply: FastifyReply, onGone: () => void): () => void {
+  const res = reply.raw;
+  const onClose = () => {
+    if (!res.writableEnded) onGone();
+  };
+  if (res.destroyed || !res.socket || res.socket.destroyed) {
+    onClose();
+    return () => {};
+  }
+  res.once('close', onClose);
+  return () => res.off('close', onClose);
+}
+
+/**
  * The cap on long-lived event streams (the live update overview): at most `perAddress` open
  * streams per client address (`request.ip`, derived through TRUST_PROXY) and `perProcess` in this
  * process. Beyond them a stream is refused before it touches the database or the store: 429 for

@@ -124,6 +124,33 @@ describe('streaming completions', () => {
     expect(err).toBeInstanceOf(AiTimeoutError);
   });
 
+  it('a provider that never answers fails at the first-byte deadline; one that stops part-way at the idle deadline (issue 28)', async () => {
+    const deadlines = { firstByteTimeoutMs: 200, idleTimeoutMs: 200 };
+    fake.enqueue({ kind: 'hang' });
+    const started = Date.now();
+    const hung = await collectStream(streamChat(endpoint, request, deadlines)).catch((e: unknown) => e);
+    expect(hung).toBeInstanceOf(AiTimeoutError);
+    expect(hung).toMatchObject({ code: 'AI_PROVIDER_TIMEOUT', deadline: 'first-byte', timeoutMs: 200 });
+    expect((hung as Error).message).toMatch(/did not start answering within 0\.2 s/);
+    expect(Date.now() - started).toBeLessThan(2000);
+    await expect.poll(() => fake.completions[0]!.aborted, { timeout: 2000 }).toBe(true);
+
+    fake.enqueue({ kind: 'stall', content: 'half a', chunks: 2 });
+    const deltas: string[] = [];
+    const stalled = await collectStream(streamChat(endpoint, request, deadlines), (t) => deltas.push(t)).catch((e: unknown) => e);
+    expect(stalled).toMatchObject({ code: 'AI_PROVIDER_TIMEOUT', deadline: 'idle' });
+    expect((stalled as Error).message).toMatch(/stopped sending for 0\.2 s/);
+    expect(deltas.join('')).toBe('half a');
+    await expect.poll(() => fake.completions[1]!.aborted, { timeout: 2000 }).toBe(true);
+
+    // a stream slower than the first-byte deadline in total but never idle that long is not cut
+    fake.enqueue(fakeReplies.slowStream('abcdefghij', 60, 10));
+    expect((await collectStream(streamChat(endpoint, request, deadlines))).content).toBe('abcdefghij');
+    // and the non-streamed call has the same first-byte deadline
+    fake.enqueue({ kind: 'hang' });
+    expect(await completeChat(endpoint, request, deadlines).catch((e: unknown) => e)).toMatchObject({ deadline: 'first-byte' });
+  });
+
   it('closes the request when the consumer stops reading early', async () => {
     fake.enqueue(fakeReplies.slowStream('abcdefghijklmnopqrstuvwxyz', 30));
     for await (const event of streamChat(endpoint, request)) {

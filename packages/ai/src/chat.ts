@@ -1,5 +1,6 @@
 import {
   AiAbortedError,
+  type AiDeadline,
   AiInvalidResponseError,
   AiNetworkError,
   AiProviderError,
@@ -55,6 +56,13 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Deadline for the whole call including the streamed body. */
   timeoutMs?: number;
+  /**
+   * Deadline for the answer's first byte of body, from the request's start (AI_FIRST_BYTE_TIMEOUT_MS):
+   * a provider that never answers (no status line, or a status line and nothing after it).
+   */
+  firstByteTimeoutMs?: number;
+  /** Deadline between two network reads of the body after the first (AI_IDLE_TIMEOUT_MS): a provider that stops sending part-way. */
+  idleTimeoutMs?: number;
   /** Cap of the reply's text in UTF-8 bytes (AI_REPLY_MAX_BYTES): a stream is cut there and marked truncated. */
   maxReplyBytes?: number;
 }
@@ -140,30 +148,71 @@ function parseUsage(raw: unknown): Usage | null {
   return { tokensIn: u.prompt_tokens, tokensOut: u.completion_tokens };
 }
 
-/** An abort controller joining the caller's signal and the deadline, reporting which one fired. */
+/**
+ * An abort controller joining the caller's signal and the call's deadlines, reporting which one
+ * fired: the whole call (`timeoutMs`), the wait for the answer's first byte of body
+ * (`firstByteMs`, from the request's start) and the wait between two network reads of the body
+ * after it (`idleMs`). The reader calls `progress()` on each read and `arrived()` once the answer is
+ * complete (no more waiting: only the total deadline and the caller's signal stay).
+ */
 class Deadline {
   readonly controller = new AbortController();
-  timedOut = false;
+  timedOut: AiDeadline | null = null;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** The first-byte timer until the first read, then the idle timer (re-armed on every read). */
+  private wait: ReturnType<typeof setTimeout> | undefined;
+  private waiting: 'first-byte' | 'idle' | null = null;
   private readonly onAbort = () => this.controller.abort(this.callerSignal?.reason);
 
   constructor(
     private readonly callerSignal: AbortSignal | undefined,
     readonly timeoutMs: number | undefined,
+    private readonly firstByteMs?: number,
+    private readonly idleMs?: number,
   ) {
     if (callerSignal?.aborted) this.controller.abort(callerSignal.reason);
     else callerSignal?.addEventListener('abort', this.onAbort, { once: true });
-    if (timeoutMs !== undefined) {
-      this.timer = setTimeout(() => {
-        this.timedOut = true;
-        this.controller.abort(new DOMException('deadline', 'TimeoutError'));
-      }, timeoutMs);
+    if (timeoutMs !== undefined) this.timer = setTimeout(() => this.expire('total'), timeoutMs);
+    if (firstByteMs !== undefined) {
+      this.waiting = 'first-byte';
+      this.wait = setTimeout(() => this.expire('first-byte'), firstByteMs);
     }
+  }
+
+  private expire(deadline: AiDeadline): void {
+    if (this.timedOut || this.controller.signal.aborted) return;
+    this.timedOut = deadline;
+    this.controller.abort(new DOMException('deadline', 'TimeoutError'));
+  }
+
+  /** A network read of the body arrived: the idle deadline starts (again). */
+  progress(): void {
+    if (this.waiting === 'idle') {
+      this.wait!.refresh();
+      return;
+    }
+    clearTimeout(this.wait);
+    this.wait = undefined;
+    this.waiting = null;
+    if (this.idleMs !== undefined) {
+      this.waiting = 'idle';
+      this.wait = setTimeout(() => this.expire('idle'), this.idleMs);
+    }
+  }
+
+  /** The answer is complete: nothing is waited for any more. */
+  arrived(): void {
+    clearTimeout(this.wait);
+    this.wait = undefined;
+    this.waiting = null;
   }
 
   /** Maps an exception thrown while the call was in flight to the right typed error. */
   translate(err: unknown): unknown {
-    if (this.timedOut) return new AiTimeoutError(this.timeoutMs ?? 0, { cause: err });
+    if (this.timedOut) {
+      const ms = this.timedOut === 'first-byte' ? this.firstByteMs : this.timedOut === 'idle' ? this.idleMs : this.timeoutMs;
+      return new AiTimeoutError(ms ?? 0, { cause: err, deadline: this.timedOut });
+    }
     if (this.controller.signal.aborted) return new AiAbortedError({ cause: err });
     if (err instanceof AiUrlRefusedError || err instanceof AiProviderError || err instanceof AiInvalidResponseError) return err;
     // connection failures (refused, reset, DNS): the details (addresses) go to the log, not the user
@@ -175,6 +224,7 @@ class Deadline {
 
   dispose(): void {
     clearTimeout(this.timer);
+    this.arrived();
     this.callerSignal?.removeEventListener('abort', this.onAbort);
   }
 }
@@ -183,7 +233,7 @@ class Deadline {
 async function send(endpoint: ProviderEndpoint, path: string, method: 'GET' | 'POST', body: Record<string, unknown> | undefined, deadline: Deadline): Promise<Response> {
   const res = await guardedFetch(urlOf(endpoint, path), requestInit(endpoint, method, body, deadline));
   if (res.status < 200 || res.status > 299) {
-    const { text } = await readBounded(res, ERROR_BODY_MAX_BYTES);
+    const { text } = await readBounded(res, ERROR_BODY_MAX_BYTES, () => deadline.progress());
     throw providerError(res.status, text, body?.model as string | undefined);
   }
   return res;
@@ -194,7 +244,7 @@ async function sendStream(endpoint: ProviderEndpoint, path: string, body: Record
   const res = await guardedRequest(urlOf(endpoint, path), requestInit(endpoint, 'POST', body, deadline));
   const status = res.statusCode ?? 502;
   if (status < 200 || status > 299) {
-    const { text } = await readBounded(responseOf(res), ERROR_BODY_MAX_BYTES);
+    const { text } = await readBounded(responseOf(res), ERROR_BODY_MAX_BYTES, () => deadline.progress());
     throw providerError(status < 200 || status > 599 ? 502 : status, text, body.model as string | undefined);
   }
   return res;
@@ -241,11 +291,12 @@ export function clipUtf8(text: string, maxBytes: number): string {
 
 /** One non-streaming chat completion. */
 export async function completeChat(endpoint: ProviderEndpoint, request: ChatRequest, options: CallOptions = {}): Promise<ChatResult> {
-  const deadline = new Deadline(options.signal, options.timeoutMs);
+  const deadline = new Deadline(options.signal, options.timeoutMs, options.firstByteTimeoutMs, options.idleTimeoutMs);
   try {
     const res = await send(endpoint, '/chat/completions', 'POST', requestBody(request, false), deadline);
     const cap = options.maxReplyBytes ?? DEFAULT_REPLY_MAX_BYTES;
-    const { text, truncated: tooLarge } = await readBounded(res, completionBodyBound(cap));
+    const { text, truncated: tooLarge } = await readBounded(res, completionBodyBound(cap), () => deadline.progress());
+    deadline.arrived();
     if (tooLarge) throw new AiInvalidResponseError('The AI provider sent an answer larger than the reply limit.');
     let json: {
       id?: string;
@@ -296,7 +347,7 @@ interface StreamChunk {
  * read to its end leaves its connection to the keep-alive pool, any other is destroyed.
  */
 export async function* streamChat(endpoint: ProviderEndpoint, request: ChatRequest, options: CallOptions = {}): AsyncGenerator<ChatStreamEvent, void, void> {
-  const deadline = new Deadline(options.signal, options.timeoutMs);
+  const deadline = new Deadline(options.signal, options.timeoutMs, options.firstByteTimeoutMs, options.idleTimeoutMs);
   let finished = false;
   /** `[DONE]` arrived: the provider ended the stream on purpose. */
   let ended = false;
@@ -332,6 +383,7 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
       try {
         const next = await reads.next();
         bodyEnded = next.done === true;
+        deadline.progress();
         events = next.done ? parser.end() : parser.push(next.value);
       } catch (err) {
         throw deadline.translate(err);
@@ -409,6 +461,8 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
         }
       }
     }
+    // the answer is in (or cut at the cap): what follows is the consumer's time, not the provider's
+    deadline.arrived();
     if (pendingKind) yield { type: pendingKind, text: pending };
     // A body that closes with neither a finish reason nor [DONE] was cut off (a proxy timing out,
     // a connection closed between chunks): the text so far is partial, never a finished reply.
@@ -450,10 +504,11 @@ export async function listModels(
   endpoint: ProviderEndpoint,
   options: CallOptions = {},
 ): Promise<Array<{ id: string; name: string; contextLength: number | null; ownedBy: string | null }>> {
-  const deadline = new Deadline(options.signal, options.timeoutMs);
+  const deadline = new Deadline(options.signal, options.timeoutMs, options.firstByteTimeoutMs, options.idleTimeoutMs);
   try {
     const res = await send(endpoint, '/models', 'GET', undefined, deadline);
-    const { text, truncated } = await readBounded(res, MODEL_LIST_MAX_BYTES);
+    const { text, truncated } = await readBounded(res, MODEL_LIST_MAX_BYTES, () => deadline.progress());
+    deadline.arrived();
     if (truncated) throw new AiInvalidResponseError('The AI provider sent a model list larger than the limit.');
     let parsed: unknown;
     try {

@@ -66,15 +66,34 @@ export class AiUpstreamError extends AiProviderError {
   override readonly code = 'AI_PROVIDER_UPSTREAM';
 }
 
-/** The request's deadline passed before the provider finished. */
+/**
+ * Which deadline of a call passed: `total` (the whole call, CallOptions.timeoutMs), `first-byte`
+ * (nothing of the answer arrived, CallOptions.firstByteTimeoutMs) or `idle` (the answer stopped
+ * arriving part-way, CallOptions.idleTimeoutMs).
+ */
+export type AiDeadline = 'total' | 'first-byte' | 'idle';
+
+const seconds = (ms: number) => `${Number((ms / 1000).toFixed(1))} s`;
+
+/** The request's deadline passed before the provider finished. Its message is shown to the player as it is. */
 export class AiTimeoutError extends Error {
   readonly code = 'AI_PROVIDER_TIMEOUT';
+  readonly deadline: AiDeadline;
   constructor(
     readonly timeoutMs: number,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; deadline?: AiDeadline },
   ) {
-    super(`AI provider did not finish within ${timeoutMs} ms`, options);
+    const deadline = options?.deadline ?? 'total';
+    super(
+      deadline === 'first-byte'
+        ? `The AI provider did not start answering within ${seconds(timeoutMs)}, so the reply was stopped. Try again, or choose another model.`
+        : deadline === 'idle'
+          ? `The AI provider stopped sending for ${seconds(timeoutMs)} in the middle of the reply, so it was stopped there. Try again.`
+          : `The AI provider did not finish within ${seconds(timeoutMs)}.`,
+      options?.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.name = 'AiTimeoutError';
+    this.deadline = deadline;
   }
 }
 

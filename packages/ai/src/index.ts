@@ -17,6 +17,7 @@ export {
 } from './chat.ts';
 export {
   AiAbortedError,
+  type AiDeadline,
   AiAuthError,
   AiBadRequestError,
   AiContentRefusalError,

@@ -128,6 +128,21 @@ describe('metered calls', () => {
     expect(credits.reservations.size).toBe(0);
   });
 
+  it("the context's first-byte and idle deadlines reach every call: a hang is released, a stall charged for what arrived (issue 28)", async () => {
+    const credits = new MemoryCredits(10_000);
+    const { ctx, records } = context(official, credits);
+    ctx.deadlines = { firstByteTimeoutMs: 150, idleTimeoutMs: 150 };
+    fake.enqueue({ kind: 'hang' });
+    expect(await meteredComplete(ctx, request, { purpose: 'summary' }).catch((e: unknown) => e)).toMatchObject({ code: 'AI_PROVIDER_TIMEOUT', deadline: 'first-byte' });
+    expect(records).toHaveLength(0); // nothing arrived: released, not charged
+    fake.enqueue({ kind: 'stall', content: 'abc', chunks: 1 });
+    const err = await collectStream(meteredStream(ctx, request, { purpose: 'chat' })).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'AI_PROVIDER_TIMEOUT', deadline: 'idle' });
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ partial: true, tokensOut: counter.countText('abc') });
+    expect(credits.reservations.size).toBe(0);
+  });
+
   it('a stream the consumer leaves early is still settled exactly once', async () => {
     const credits = new MemoryCredits(10_000);
     const { ctx, records } = context(official, credits);

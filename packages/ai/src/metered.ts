@@ -79,6 +79,8 @@ export interface MeteringContext {
   credits?: CreditGate;
   /** For estimates when the provider reports no usage (defaults to the shared counter). */
   counter?: TokenCounter;
+  /** The first-byte and idle deadlines of every call in this context (a call's own options win). */
+  deadlines?: Pick<CallOptions, 'firstByteTimeoutMs' | 'idleTimeoutMs'>;
 }
 
 export interface MeteredCallOptions extends CallOptions {
@@ -169,7 +171,14 @@ class Meter {
   }
 
   callOptions(): CallOptions {
-    return { signal: this.options.signal, timeoutMs: this.options.timeoutMs, maxReplyBytes: this.options.maxReplyBytes };
+    const { signal, timeoutMs, maxReplyBytes, firstByteTimeoutMs, idleTimeoutMs } = this.options;
+    return {
+      signal,
+      timeoutMs,
+      maxReplyBytes,
+      firstByteTimeoutMs: firstByteTimeoutMs ?? this.ctx.deadlines?.firstByteTimeoutMs,
+      idleTimeoutMs: idleTimeoutMs ?? this.ctx.deadlines?.idleTimeoutMs,
+    };
   }
 }
 

@@ -308,8 +308,8 @@ function toResponse(res: IncomingMessage): Response {
   });
 }
 
-/** Reads at most `maxBytes` of a body as text; the rest is not read (the stream is cancelled). */
-export async function readBounded(res: Response, maxBytes: number): Promise<{ text: string; truncated: boolean }> {
+/** Reads at most `maxBytes` of a body as text; the rest is not read (the stream is cancelled). `onRead` hears each network read. */
+export async function readBounded(res: Response, maxBytes: number, onRead?: () => void): Promise<{ text: string; truncated: boolean }> {
   if (!res.body) return { text: '', truncated: false };
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -319,6 +319,7 @@ export async function readBounded(res: Response, maxBytes: number): Promise<{ te
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;
+      onRead?.();
       if (size + value.byteLength > maxBytes) {
         chunks.push(value.subarray(0, maxBytes - size));
         size = maxBytes;

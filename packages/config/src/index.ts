@@ -159,6 +159,8 @@ export const envSchema = z.object({
   LOGIN_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 10),
   AI_PRIVATE_NETWORK_ACCESS: z.enum(['allow', 'deny']).optional(),
   AI_REPLY_MAX_BYTES: int(1024, 64 * 1024 * 1024, 256 * 1024),
+  AI_FIRST_BYTE_TIMEOUT_MS: int(100, 3_600_000, 60_000),
+  AI_IDLE_TIMEOUT_MS: int(100, 3_600_000, 60_000),
   TRUST_PROXY: z
     .string()
     .trim()
@@ -225,6 +227,12 @@ export interface Config {
     privateNetworkAccess: 'allow' | 'deny';
     /** AI_REPLY_MAX_BYTES: one reply's text is cut at this many UTF-8 bytes (stored as truncated). */
     replyMaxBytes: number;
+    /**
+     * The deadlines of every provider call (turns, regenerate and continue, summaries, ai.complete,
+     * the companion, the guest preview), as the AI client's call options: AI_FIRST_BYTE_TIMEOUT_MS
+     * for the answer's first byte, AI_IDLE_TIMEOUT_MS between two reads of it after that.
+     */
+    deadlines: { firstByteTimeoutMs: number; idleTimeoutMs: number };
   };
   companion: {
     /** GAME_COMPANION_DISABLED: generation refused (403 COMPANION_DISABLED); saves keep working. */
@@ -399,6 +407,7 @@ export function loadConfig(
       summaryFallbackModel: e.SUMMARY_FALLBACK_MODEL,
       privateNetworkAccess: e.AI_PRIVATE_NETWORK_ACCESS ?? (e.APP_MODE === 'container' ? 'deny' : 'allow'),
       replyMaxBytes: e.AI_REPLY_MAX_BYTES,
+      deadlines: { firstByteTimeoutMs: e.AI_FIRST_BYTE_TIMEOUT_MS, idleTimeoutMs: e.AI_IDLE_TIMEOUT_MS },
     },
     partners: {
       json: e.PARTNERS,

@@ -1,3 +1,4 @@
+import type { Queryable } from '@yumina/db';
 import { HttpError } from '@yumina/http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
@@ -22,12 +23,15 @@ export function sendRenewedCookie(ctx: AppContext, reply: FastifyReply, token: s
 /** The answer to a request that needs a login and has none (or one that ended or expired). */
 export const notSignedIn = () => new HttpError(401, 'UNAUTHENTICATED', 'Sign in to continue.');
 
-/** The current login (account + session) of a request, or null; resolved once per request. */
-export function authenticate(ctx: AppContext, request: FastifyRequest, reply?: FastifyReply): Promise<Authenticated | null> {
+/**
+ * The current login (account + session) of a request, or null; resolved once per request, through
+ * `db` when given (a live update stream reads through the stream connections), else the primary pool.
+ */
+export function authenticate(ctx: AppContext, request: FastifyRequest, reply?: FastifyReply, db: Queryable = ctx.db.primary): Promise<Authenticated | null> {
   let pending = resolved.get(request);
   if (!pending) {
     const token = request.cookies[SESSION_COOKIE];
-    pending = token ? resolveSession(ctx.db.primary, token, ctx.config.auth.sessionTtlDays) : Promise.resolve(null);
+    pending = token ? resolveSession(db, token, ctx.config.auth.sessionTtlDays) : Promise.resolve(null);
     resolved.set(request, pending);
     if (token && reply) {
       pending.then((auth) => {

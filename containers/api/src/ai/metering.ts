@@ -47,5 +47,5 @@ export function meteringOf(ctx: AppContext, accountId: string, preference: strin
     modelSource,
     privateNetwork: ctx.config.ai.privateNetworkAccess,
   });
-  return { accountId, selection, recordUsage: usageRecorder(ctx), credits: creditGate(ctx) };
+  return { accountId, selection, recordUsage: usageRecorder(ctx), credits: creditGate(ctx), deadlines: ctx.config.ai.deadlines };
 }

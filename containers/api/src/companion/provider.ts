@@ -1,25 +1,26 @@
-import { type ChatMessage, completeChat, type PrivateConnectionSettings, type PrivateNetworkAccess } from '@yumina/ai';
+import { type CallOptions, type ChatMessage, completeChat, type PrivateConnectionSettings, type PrivateNetworkAccess } from '@yumina/ai';
 import { COMPANION_LIMITS } from '@yumina/companion';
 import { HttpError } from '@yumina/http';
 
 /**
  * One companion completion on the account's private connection (seed 001 §4 behaviour 1): 20 s
  * deadline, 500 output tokens, no automatic retry. The caller's signal (client went away, level
- * changed) aborts the provider call. Provider failures become answers with the shared error shape;
- * the provider's own message is not echoed, since it may quote request details.
+ * changed) aborts the provider call; the platform's first-byte and idle deadlines (`options`) apply
+ * as to every call. Provider failures become answers with the shared error shape; the provider's
+ * own message is not echoed, since it may quote request details.
  */
 export async function companionCompletion(
   connection: PrivateConnectionSettings,
   model: string,
   messages: ChatMessage[],
-  signal: AbortSignal,
+  options: Pick<CallOptions, 'signal' | 'firstByteTimeoutMs' | 'idleTimeoutMs'>,
   privateNetwork: PrivateNetworkAccess,
 ): Promise<string> {
   try {
     const result = await completeChat(
       { baseUrl: connection.baseUrl, apiKey: connection.apiKey, privateNetwork },
       { model, messages, maxTokens: COMPANION_LIMITS.outputTokens, temperature: 0.8 },
-      { signal, timeoutMs: COMPANION_LIMITS.generationDeadlineMs },
+      { ...options, timeoutMs: COMPANION_LIMITS.generationDeadlineMs },
     );
     if (!result.content.trim()) {
       if (result.refusal) throw new HttpError(502, 'AI_CONTENT_REFUSAL', 'The model declined to answer that.');

@@ -18,6 +18,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authenticate } from '../accounts/auth.ts';
 import { type PrivateConnection, privateConnection } from '../accounts/ai-connection.ts';
 import type { AppContext } from '../context.ts';
+import { whenClientGone } from '../event-stream.ts';
 import { mutateNotebook, readNotebook } from './notebook-store.ts';
 import { readPreferences, writePreferences } from './preferences.ts';
 import { companionCompletion } from './provider.ts';
@@ -143,15 +144,12 @@ export async function companionRoutes(app: FastifyInstance, ctx: AppContext, opt
       const model = body.model ?? connection.defaultModel;
 
       const abort = new AbortController();
-      const onClose = () => {
-        if (!reply.raw.writableFinished) abort.abort(new Error('client went away'));
-      };
-      reply.raw.once('close', onClose);
+      const stopListening = whenClientGone(reply, () => abort.abort(new Error('client went away')));
       let raw: string;
       try {
-        raw = await companionCompletion(connection, model, messages, abort.signal, ctx.config.ai.privateNetworkAccess);
+        raw = await companionCompletion(connection, model, messages, { signal: abort.signal, ...ctx.config.ai.deadlines }, ctx.config.ai.privateNetworkAccess);
       } finally {
-        reply.raw.off('close', onClose);
+        stopListening();
       }
       const parsed = parseCompanionReply(raw);
       if (!parsed.reply) throw new HttpError(502, 'AI_EMPTY_REPLY', 'The model sent an empty reply.');

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { requireAuth } from '../accounts/auth.ts';
 import { meteringFor } from '../ai/metering.ts';
 import type { AppContext } from '../context.ts';
-import { openEventStream } from '../event-stream.ts';
+import { openEventStream, whenClientGone } from '../event-stream.ts';
 import { historyOf, ownedSession, playableWorld, sessionMessages } from './model.ts';
 
 /** Calls per minute per account from world code (the sandbox's ai.complete). */
@@ -60,17 +60,19 @@ export async function aiCompleteRoutes(app: FastifyInstance, ctx: AppContext): P
     }
     const request_ = { model, messages: [...context, ...input.messages], maxTokens: input.maxTokens ?? 1024, temperature: input.temperature };
 
+    // A caller who leaves stops the provider call at once (what arrived is billed, as for a stop).
+    const controller = new AbortController();
+    whenClientGone(reply, () => controller.abort(new Error('The client went away')));
+    const options = { purpose: 'world-ui', signal: controller.signal, maxReplyBytes: ctx.config.ai.replyMaxBytes };
     if (!input.stream) {
       let text = '';
-      for await (const event of meteredStream(metering, request_, { purpose: 'world-ui', maxReplyBytes: ctx.config.ai.replyMaxBytes })) if (event.type === 'delta') text += event.text;
+      for await (const event of meteredStream(metering, request_, options)) if (event.type === 'delta') text += event.text;
       return { content: text };
     }
     const stream = openEventStream(reply);
-    const controller = new AbortController();
-    request.raw.on('close', () => controller.abort());
     let text = '';
     try {
-      for await (const event of meteredStream(metering, request_, { purpose: 'world-ui', signal: controller.signal, maxReplyBytes: ctx.config.ai.replyMaxBytes })) {
+      for await (const event of meteredStream(metering, request_, options)) {
         if (event.type === 'delta') {
           text += event.text;
           stream.write('delta', { text: event.text });

@@ -5,6 +5,7 @@ import { assemblePrompt, runTurn, startSession, toProviderMessages, type WorldDe
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
+import { whenClientGone } from '../event-stream.ts';
 import { worldForViewer } from '../worlds/version.ts';
 
 const turnBody = z.strictObject({
@@ -39,7 +40,7 @@ export async function previewRoutes(app: FastifyInstance, ctx: AppContext): Prom
     };
   });
 
-  app.post<{ Params: { worldId: string } }>('/api/worlds/:worldId/preview/turn', async (request) => {
+  app.post<{ Params: { worldId: string } }>('/api/worlds/:worldId/preview/turn', async (request, reply) => {
     const body = parseWith(turnBody, request.body);
     const world = await publishedWorld(ctx, request.params.worldId);
     if (!canSend()) throw new HttpError(403, 'SIGN_IN_TO_PLAY', 'Sign in to talk with this world.');
@@ -57,11 +58,14 @@ export async function previewRoutes(app: FastifyInstance, ctx: AppContext): Prom
       countTokens: (t) => counter.countText(t),
       budgetTokens: Math.min(world.settings.maxContext - world.settings.maxTokens, 16_000),
     });
+    // a guest who leaves stops the call; the platform's first-byte and idle deadlines apply as to every call
+    const abort = new AbortController();
+    const stopListening = whenClientGone(reply, () => abort.abort(new Error('The client went away')));
     const result = await completeChat(
       { baseUrl: official.baseUrl, apiKey: official.apiKey, privateNetwork: ctx.config.ai.privateNetworkAccess },
       { model: official.defaultModel, messages: toProviderMessages(prompt.messages) as never, maxTokens: Math.min(world.settings.maxTokens, 1000), temperature: world.settings.temperature },
-      { timeoutMs: 60_000, maxReplyBytes: ctx.config.ai.replyMaxBytes },
-    );
+      { timeoutMs: 60_000, maxReplyBytes: ctx.config.ai.replyMaxBytes, signal: abort.signal, ...ctx.config.ai.deadlines },
+    ).finally(stopListening);
     const turn = runTurn(world, state, { ...options, userMessage: body.message, aiReply: result.content, skippedEntries: prompt.skippedEntries });
     return { displayText: turn.displayText, state: turn.state, stateChanges: turn.stateChanges, notifications: turn.notifications, audioCommands: turn.audioCommands };
   });

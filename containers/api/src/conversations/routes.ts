@@ -12,7 +12,7 @@ import { hashToken, renewIfDue, SESSION_COOKIE } from '../accounts/sessions.ts';
 import { newId } from '../accounts/ids.ts';
 import type { AppContext } from '../context.ts';
 import { generateTurn, type TurnOutput } from './generate.ts';
-import { openEventStream } from '../event-stream.ts';
+import { openEventStream, whenClientGone } from '../event-stream.ts';
 import { acquireTurnLock, breakTurnLock, markReplyFailed, releaseTurnLock, SESSION_BUSY_MESSAGE, settleStreamingReplies } from './turn-lock.ts';
 import { meteringOf } from '../ai/metering.ts';
 import { openConnection } from '../accounts/ai-connection.ts';
@@ -124,9 +124,8 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   ) {
     const controller = new AbortController();
     running.set(session.id, controller);
-    request.raw.on('close', () => {
-      if (!reply.raw.writableEnded) controller.abort(new Error('The client went away'));
-    });
+    // A player who leaves stops the provider call at once: settled and billed as a stop.
+    whenClientGone(reply, () => controller.abort(new Error('The client went away')));
     const stream = openEventStream(reply);
     stream.write('start', { messageId: target.id });
     let partial = prepare.prefix ?? '';

@@ -1,7 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { HttpError } from '@yumina/http';
-import { canView, historyPermissions, loadWork, type UpdateRecord, type Viewer } from '@yumina/updates';
+import { canView, historyPermissions, type UpdateRecord, type Viewer } from '@yumina/updates';
 import type { FastifyInstance } from 'fastify';
+import { Admission } from '../admission.ts';
 import type { AppContext } from '../context.ts';
 import { viewerOf } from './viewer.ts';
 import { createStreamGate, type EventStream, openEventStream } from '../event-stream.ts';
@@ -10,6 +11,30 @@ import { OverviewHub, type Work } from './overview-hub.ts';
 /** How often an open overview re-reads the work's status, for changes nobody announced. */
 const STATUS_POLL_MS = 5_000;
 const HEARTBEAT_MS = 15_000;
+/** Reads of stream opens that may wait for one of the stream connections, per connection. */
+const STREAM_READS_QUEUED_PER_CONNECTION = 32;
+const STREAMS_BUSY_RETRY_AFTER_S = 5;
+
+/**
+ * The database connections that serve live update streams in one process (docs/OPERATIONS.md): a
+ * tenth of the primary pool, at least one. However many streams arrive, their reads (the login of
+ * the cookie, the work) take at most this many connections at once.
+ */
+export const streamConnections = (poolMax: number): number => Math.max(1, Math.floor(poolMax / 10));
+
+/**
+ * The bounded path of a stream's reads (issue 28): `streamConnections` queries at once, 32 per
+ * connection waiting, and a stream being opened beyond that is refused at once (503 STREAMS_BUSY
+ * with Retry-After) instead of taking more of the pool or waiting for an error of the database.
+ */
+export function streamReadAdmission(poolMax: number): Admission {
+  const slots = streamConnections(poolMax);
+  return new Admission(slots, slots * STREAM_READS_QUEUED_PER_CONNECTION, () =>
+    new HttpError(503, 'STREAMS_BUSY', 'Too many live update streams are opening on this server right now. Try again in a few seconds.', {
+      'retry-after': String(STREAMS_BUSY_RETRY_AFTER_S),
+    }),
+  );
+}
 
 /**
  * GET /api/worlds/:id/updates/events: the live overview (server-sent events fed by the store's
@@ -20,23 +45,28 @@ const HEARTBEAT_MS = 15_000;
  * visible, after which the stream ends.
  */
 export async function updateEventRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  const db = ctx.db.primary;
   const open = new Set<() => void>();
   const gate = createStreamGate({ perAddress: ctx.config.limits.eventStreamsPerAddress, perProcess: ctx.config.limits.eventStreamsPerProcess });
-  const hub = new OverviewHub(db, ctx.store, app.log, STATUS_POLL_MS);
+  // Every read that serves streams goes through one admission: a stream being opened is refused
+  // when the queue is full; the hub's polls and record reads (one at a time per watched world) wait.
+  const reads = streamReadAdmission(ctx.db.primary.max);
+  const opening = reads.queryable(ctx.db.primary);
+  const hub = new OverviewHub(reads.queryable(ctx.db.primary, { always: true }), ctx.store, app.log, STATUS_POLL_MS);
   app.addHook('preClose', async () => {
     for (const end of [...open]) end();
   });
 
   app.get<{ Params: { id: string } }>('/api/worlds/:id/updates/events', async (request, reply) => {
     const worldId = request.params.id;
-    // Admitted before any query: a flood of streams is refused without touching the database.
+    // Admitted before any query: a flood of streams is refused without touching the database. Its
+    // reads then take the bounded path: the login through the stream connections, the work as
+    // the hub reads it for every stream of the world.
     const release = gate.admit(request.ip);
     let viewer: Viewer | null;
-    let work: Awaited<ReturnType<typeof loadWork>>;
+    let work: Work | null;
     try {
-      viewer = await viewerOf(ctx, request);
-      work = await loadWork(db, worldId);
+      viewer = await viewerOf(ctx, request, undefined, opening);
+      work = await hub.work(worldId, opening);
     } catch (err) {
       release();
       throw err;
@@ -53,7 +83,7 @@ export async function updateEventRoutes(app: FastifyInstance, ctx: AppContext): 
     const send = (event: string, data: unknown) => {
       if (!ended) stream?.write(event, data);
     };
-    const view = (w: NonNullable<typeof work>) => ({ status: w.status, ...historyPermissions(w, viewer) });
+    const view = (w: Work) => ({ status: w.status, ...historyPermissions(w, viewer) });
     let lastView = JSON.stringify(view(work));
 
     // The work and records arrive through the process's hub (./overview-hub.ts): one

@@ -74,4 +74,30 @@ describe.runIf(hasPostgres)('live update overviews fan out per world (issue 24)'
     await settle(350);
     expect(reads.length).toBe(after);
   });
+
+  it('streams being opened share one read of their world while it runs and for freshMs after (issue 28)', async () => {
+    const reads: string[] = [];
+    const db: Queryable = {
+      query: ((text: string, values?: unknown[]) => {
+        reads.push(text);
+        return server.ctx.db.primary.query(text, values);
+      }) as Queryable['query'],
+    };
+    const hub = new OverviewHub(db, server.ctx.store, server.app.log, 60_000, 200);
+    const works = await Promise.all(Array.from({ length: 500 }, () => hub.work(worldId)));
+    expect(reads).toHaveLength(1);
+    expect(new Set(works).size).toBe(1);
+    expect(works[0]).toMatchObject({ id: worldId, status: 'published' });
+    await hub.work(worldId);
+    expect(reads).toHaveLength(1); // still fresh
+    await settle(250);
+    await hub.work(worldId);
+    expect(reads).toHaveLength(2); // read again once older than freshMs
+    // a failed read is not kept: the next caller reads again
+    const failing: Queryable = { query: (() => Promise.reject(new Error('down'))) as Queryable['query'] };
+    await settle(250);
+    await expect(hub.work(worldId, failing)).rejects.toThrow('down');
+    await hub.work(worldId);
+    expect(reads).toHaveLength(3);
+  });
 });

@@ -19,22 +19,58 @@ interface WorldWatch {
   again: boolean;
 }
 
+/** A read of a work: in flight (`at` 0), or settled at `at` and shared until it is `freshMs` old. */
+interface WorkRead {
+  work: Promise<Work | null>;
+  at: number;
+}
+
 /**
  * The live update overviews of one process, fanned out per world (issue 24): however many streams
  * are open on a world, the process holds one store subscription to its channel and one status poll,
  * reads the work once per poll or status message and each published record once, and hands the
  * result to every open stream, which applies its own viewer's permissions. An idle stream holds no
- * database connection and causes no query of its own.
+ * database connection and causes no query of its own. A stream being opened reads its work through
+ * `work()` (issue 28): one read per world shared by every stream opened while it runs and for
+ * `freshMs` after.
  */
 export class OverviewHub {
   #worlds = new Map<string, WorldWatch>();
+  #reads = new Map<string, WorkRead>();
 
   constructor(
     private readonly db: Queryable,
     private readonly store: Store,
     private readonly log: FastifyBaseLogger,
     private readonly pollMs: number,
+    private readonly freshMs = 1_000,
   ) {}
+
+  /**
+   * The work as read at most `freshMs` ago, or the read in flight, or a new read through `db`
+   * (single flight per world). A status message or a poll replaces it with a fresh read.
+   */
+  work(worldId: string, db: Queryable = this.db): Promise<Work | null> {
+    const known = this.#reads.get(worldId);
+    if (known && (known.at === 0 || Date.now() - known.at < this.freshMs)) return known.work;
+    return this.#read(worldId, db);
+  }
+
+  #read(worldId: string, db: Queryable): Promise<Work | null> {
+    const read: WorkRead = { work: loadWork(db, worldId), at: 0 };
+    this.#reads.set(worldId, read);
+    const forget = () => {
+      if (this.#reads.get(worldId) === read) this.#reads.delete(worldId);
+    };
+    read.work.then(
+      () => {
+        read.at = Date.now();
+        setTimeout(forget, this.freshMs).unref();
+      },
+      forget, // a failed read is not shared after it failed
+    );
+    return read.work;
+  }
 
   /** Open streams across worlds (for tests and telemetry). */
   get size(): number {
@@ -93,7 +129,7 @@ export class OverviewHub {
     }
     world.checking = true;
     try {
-      const work = await loadWork(this.db, worldId);
+      const work = await this.#read(worldId, this.db);
       for (const watcher of [...world.watchers]) watcher.onWork(work);
     } catch (err) {
       this.log.warn({ err, type: 'updates-events', worldId }, 'status check failed');
@@ -110,7 +146,7 @@ export class OverviewHub {
     try {
       const record = await readRecord(this.db, updateId);
       if (!record) return;
-      const source = record.worldId === worldId ? null : await loadWork(this.db, record.worldId);
+      const source = record.worldId === worldId ? null : await this.work(record.worldId);
       for (const watcher of [...world.watchers]) watcher.onRecord(record, source);
     } catch (err) {
       this.log.warn({ err, type: 'updates-events', worldId }, 'could not forward an update record');
