@@ -13,6 +13,7 @@ import {
 import type { AppContext } from '../context.ts';
 import { meteringFor } from '../ai/metering.ts';
 import { enginePersona } from './persona.ts';
+import { samplingRequest } from './sampling.ts';
 
 export interface TurnInput {
   accountId: string;
@@ -111,15 +112,7 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
       model,
       messages,
       maxTokens: settings.maxTokens,
-      temperature: settings.temperature,
-      extraBody: {
-        top_p: settings.topP,
-        frequency_penalty: settings.frequencyPenalty,
-        presence_penalty: settings.presencePenalty,
-        ...(settings.topK !== undefined ? { top_k: settings.topK } : {}),
-        ...(settings.minP !== undefined ? { min_p: settings.minP } : {}),
-        ...(settings.structuredOutput ? { response_format: { type: 'json_object' } } : {}),
-      },
+      ...samplingRequest(settings),
     },
     { purpose: 'chat', signal: input.signal, maxReplyBytes: ctx.config.ai.replyMaxBytes },
   )) {

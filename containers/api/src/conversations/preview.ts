@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { worldForViewer } from '../worlds/version.ts';
+import { samplingRequest } from './sampling.ts';
 
 const turnBody = z.strictObject({
   message: z.string().trim().min(1).max(4000),
@@ -59,7 +60,7 @@ export async function previewRoutes(app: FastifyInstance, ctx: AppContext): Prom
     });
     const result = await completeChat(
       { baseUrl: official.baseUrl, apiKey: official.apiKey, privateNetwork: ctx.config.ai.privateNetworkAccess },
-      { model: official.defaultModel, messages: toProviderMessages(prompt.messages) as never, maxTokens: Math.min(world.settings.maxTokens, 1000), temperature: world.settings.temperature },
+      { model: official.defaultModel, messages: toProviderMessages(prompt.messages) as never, maxTokens: Math.min(world.settings.maxTokens, 1000), ...samplingRequest(world.settings) },
       { timeoutMs: 60_000, maxReplyBytes: ctx.config.ai.replyMaxBytes },
     );
     const turn = runTurn(world, state, { ...options, userMessage: body.message, aiReply: result.content, skippedEntries: prompt.skippedEntries });
