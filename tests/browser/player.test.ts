@@ -22,6 +22,10 @@ function testWorld() {
   const [seen, setSeen] = React.useState({ change: '', event: '' });
   const [answer, setAnswer] = React.useState('');
   const [deltas, setDeltas] = React.useState(0);
+  const renderBubble = (b) => {
+    if (b.role === 'assistant') (window.bubbles = window.bubbles || []).push({ content: b.content, html: b.contentHtml, raw: b.rawContent, streaming: b.isStreaming });
+    return <div className="bubble" data-role={b.role} data-streaming={String(b.isStreaming)} dangerouslySetInnerHTML={{ __html: b.contentHtml }} />;
+  };
   React.useEffect(() => {
     const off = yumina.onChange((state) => setSeen((s) => ({ ...s, change: String(state.variables.hp) })));
     const onEvent = (e) => setSeen((s) => ({ ...s, event: String(e.detail.variables.hp) }));
@@ -37,6 +41,7 @@ function testWorld() {
       <button id="ask" type="button" onClick={() => yumina.ai.complete({ messages: [{ role: 'user', content: 'A riddle?' }], includeLorebook: 'matched', onDelta: () => setDeltas((n) => n + 1) }).then(setAnswer)}>Ask</button>
       <span id="answer">{answer}</span>
       <span id="deltas">{deltas}</span>
+      <Chat renderBubble={renderBubble}><MessageList /></Chat>
     </div>
   );
 }`,
@@ -76,7 +81,7 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('the world player in a re
     expect(await page.locator('[data-variable="hp"] dd').textContent()).toBe('100');
 
     // World code calls sendMessage; the reply streams in chunks; its directive changes hp.
-    provider.enqueue({ kind: 'completion', content: 'You swing; the ghoul rakes you. [hp: -15] It howls.', chunks: 5, chunkDelayMs: 400 });
+    provider.enqueue({ kind: 'completion', content: 'You swing; the ghoul rakes you. [hp: -15] [Note: the air smells of ash] It howls.', chunks: 12, chunkDelayMs: 200 });
     await frame.locator('#attack').click();
     // While it streams, the page shows the reply growing: some of it, not yet the end.
     const live = page.locator('[data-testid="messages"] li[data-status="streaming"], [data-testid="streaming"]').first();
@@ -94,6 +99,23 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('the world player in a re
     expect(await assistant.textContent()).toContain('It howls.');
     expect(await assistant.textContent()).not.toContain('[hp:');
     expect(provider.completions.at(-1)!.body!.stream).toBe(true);
+
+    // The custom interface's bubbles: story text in brackets reaches content and contentHtml; the
+    // world's directive never does, not even while it streams in piece by piece (hidden in the frame).
+    const worldFrame = page.frames().find((f) => f.url() === 'about:srcdoc')!;
+    const bubbles = (await worldFrame.evaluate(() => (window as unknown as { bubbles: unknown[] }).bubbles)) as { content: string; html: string; raw: string; streaming: boolean }[];
+    const reply = bubbles.filter((b) => !b.streaming && b.raw.includes('It howls.')).at(-1)!;
+    expect(reply.content).toBe('You swing; the ghoul rakes you. [Note: the air smells of ash] It howls.');
+    expect(reply.html).toContain('[Note: the air smells of ash]');
+    expect(reply.raw).toContain('[hp: -15]');
+    const streamed = bubbles.filter((b) => b.streaming && b.raw.includes('You swing'));
+    expect(streamed.length).toBeGreaterThanOrEqual(3);
+    expect(streamed.some((b) => b.raw.includes('[hp: -15]') && b.content.includes('[Note: the air'))).toBe(true);
+    expect(streamed.some((b) => /\[h(p(:[^\]]*)?)?$/.test(b.raw))).toBe(true); // a piece ended inside the directive
+    for (const b of bubbles) {
+      expect(b.content).not.toMatch(/\[hp|\[h$|\[$/);
+      expect(b.html).not.toContain('[hp');
+    }
 
     // Regenerate: a second swipe with its own state; swiping back restores the first.
     provider.enqueue({ kind: 'completion', content: 'A crushing blow. [hp: -40]' });

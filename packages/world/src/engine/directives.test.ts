@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { displayedText } from './directives.ts';
 import { runTurn } from './turn.ts';
 import type { EngineWorld } from './world-types.ts';
 
@@ -178,5 +179,44 @@ describe('audio directives (table)', () => {
     const result = turn(reply);
     expect(result.audioCommands).toEqual([]);
     expect(result.malformedDirectives[0]?.reason).toContain(reason);
+  });
+});
+
+describe('displayedText: the display text from the variable ids alone (custom interfaces, streaming)', () => {
+  const ids = world.variables.map((v) => v.id);
+  it.each([
+    ['a variable directive goes, a note stays', 'The ghoul claws you. [hp: -15] [Note: the air smells of ash]', 'The ghoul claws you. [Note: the air smells of ash]'],
+    ['audio and JSON-path directives go', '[audio: theme play] Quiet. [bag.stats.str: +1]', 'Quiet.'],
+    ['a malformed directive of a known id goes', 'You rest. [lit: maybe]', 'You rest.'],
+    ['an unknown id, wrong case, footnote and link stay', 'Ink [Hp: 5] [mana: +3] [1] [a](b) [Lore: old]', 'Ink [Hp: 5] [mana: +3] [1] [a](b) [Lore: old]'],
+    ['a directive alone on its line takes the line', 'One.\n[gold: +5]\nTwo.', 'One.\nTwo.'],
+  ])('%s', (_name, reply, expected) => {
+    expect(displayedText(reply, ids)).toBe(expected);
+  });
+
+  it.each([
+    ['an unclosed directive', 'You swing. [hp: -1', 'You swing.'],
+    ['an unclosed JSON directive', 'Loot! [bag: merge {"items": ["ro', 'Loot!'],
+    ['the start of one', 'You swing. [h', 'You swing.'],
+    ['a bare bracket', 'You swing. [', 'You swing.'],
+    ['a dotted head', 'You swing. [bag.sta', 'You swing.'],
+    ['an audio directive', 'Music: [audio: the', 'Music:'],
+  ])('while streaming, hides %s at the end', (_name, reply, expected) => {
+    expect(displayedText(reply, ids, { partial: true })).toBe(expected);
+    expect(displayedText(reply, ids)).toBe(reply); // a finished reply keeps an unclosed bracket as text, as runTurn does
+  });
+
+  it.each([
+    ['an unknown head', 'A [Note: the air', 'A [Note: the air'],
+    ['a head no id starts with', 'A [x', 'A [x'],
+    ['an unclosed one on an earlier line', 'A [hp: 5\nB.', 'A [hp: 5\nB.'],
+    ['a closed directive before the end', 'A [hp: 5] B [No', 'A B [No'],
+  ])('while streaming, keeps %s', (_name, reply, expected) => {
+    expect(displayedText(reply, ids, { partial: true })).toBe(expected);
+  });
+
+  it('is what runTurn shows for the same reply', () => {
+    const reply = 'Lights! [lit: toggle] [Note: a draft] Then [gold: *2] coins, [bag: merge {"x": [1]}] done. [audio: theme play]';
+    expect(displayedText(reply, ids)).toBe(runTurn(world, null, { userMessage: 'go', aiReply: reply, now: 0, seed: 1, sessionId: 's' }).displayText);
   });
 });

@@ -1,7 +1,7 @@
 import type { AudioCommand } from './audio-command.ts';
 import { hasPrototypeSegment } from './json-path.ts';
 import { isOperation, type Operation } from './operations.ts';
-import type { EngineAudioTrack, EngineVariable } from './world-types.ts';
+import type { EngineAudioTrack } from './world-types.ts';
 
 /** A well-formed `[id: operation value]` naming a known variable. */
 export interface ParsedDirective {
@@ -133,7 +133,8 @@ function tidyRemovals(text: string): string {
  */
 export function parseDirectives(
   reply: string,
-  variables: ReadonlyMap<string, EngineVariable>,
+  /** The world's variables (only `has` is asked: which ids are directives). */
+  variables: { has(id: string): boolean },
   tracks: ReadonlyMap<string, EngineAudioTrack>,
 ): DirectiveScan {
   const directives: ParsedDirective[] = [];
@@ -177,4 +178,40 @@ export function parseDirectives(
   }
   output += reply.slice(copiedUpTo);
   return { directives, audio, malformed, displayText: tidyRemovals(output) };
+}
+
+/**
+ * What a player reads of a reply: `displayText` of runTurn, for a host that knows only the
+ * world's variable ids (a custom interface's message bubble, a reply still streaming). Every
+ * directive naming one of `variableIds`, or `audio`, is removed (a malformed one too); any other
+ * bracketed text (`[Note: …]`, `[1]`, an id in the wrong case) stays. With `partial` (a reply still
+ * arriving) a directive not closed yet on the last line is hidden too, as is its beginning (`[h`
+ * when a variable id starts with `h`), so a streamed `[hp: -1` never flashes up. Browser-safe; also
+ * exported alone as `@yumina/world/directives`, so a bundle needs nothing else of the engine.
+ */
+export function displayedText(reply: string, variableIds: Iterable<string>, options: { partial?: boolean } = {}): string {
+  const ids = new Set(variableIds);
+  return parseDirectives(options.partial ? withoutPendingDirective(reply, ids) : reply, ids, new Map()).displayText;
+}
+
+const PENDING_HEAD = /\[\s*([A-Za-z0-9][A-Za-z0-9_-]*)?(?:\.[^\s:[\]]*)*\s*$/;
+
+/** The reply up to a directive of a known id that is still being written at its end. */
+function withoutPendingDirective(reply: string, ids: ReadonlySet<string>): string {
+  const known = (id: string) => id === 'audio' || ids.has(id);
+  const lineStart = reply.lastIndexOf('\n') + 1;
+  for (let index = reply.indexOf('[', lineStart); index >= 0; index = reply.indexOf('[', index + 1)) {
+    HEAD.lastIndex = index;
+    const head = HEAD.exec(reply);
+    if (head?.[1] !== undefined && known(head[1]) && findClose(reply, index + head[0].length) < 0) return reply.slice(0, index).replace(/[ \t]+$/, '');
+  }
+  // The very start of one: `[`, `[h`, `[hp`, `[bag.sta` at the end, naming (the start of) a known id.
+  const start = PENDING_HEAD.exec(reply.slice(lineStart));
+  if (start) {
+    const partial = start[1] ?? '';
+    const dotted = start[0].includes('.');
+    const matches = dotted ? known(partial) : partial === '' || [...ids, 'audio'].some((id) => id.startsWith(partial));
+    if (matches) return reply.slice(0, lineStart + start.index).replace(/[ \t]+$/, '');
+  }
+  return reply;
 }
