@@ -18,8 +18,10 @@ export interface PlayerMessage {
   model: string | null;
   tokenCount: number | null;
   generationTimeMs: number | null;
+  /** Folded into the session's story summary. */
   compacted: boolean;
-  attachments: { type: string; mimeType: string; name: string; url: string }[];
+  /** Always empty: the platform has no message attachments (docs/CONVERSATIONS.md). */
+  attachments: [];
   createdAt: string;
 }
 

@@ -44,6 +44,8 @@ export interface TurnInput {
 export interface TurnOutput {
   /** A new story summary made for this turn (to store on the session). */
   summary: string | null;
+  /** How many of the oldest history messages that summary folded in (0 without a new summary). */
+  compactedCount: number;
   rawReply: string;
   result: TurnResult;
   model: string;
@@ -128,5 +130,5 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
   }
   reply = cleanProviderText(reply);
   const result = runTurn(world, input.state, { ...common, userMessage: input.userMessage, aiReply: reply, skippedEntries: prompt.skippedEntries });
-  return { summary: condensed.summary?.summary ?? null, rawReply: reply, result, model, tokenCount: tokensOut || counter.countText(reply, model), generationTimeMs: Date.now() - started, truncated };
+  return { summary: condensed.summary?.summary ?? null, compactedCount: condensed.summary ? condensed.dropped.length : 0, rawReply: reply, result, model, tokenCount: tokensOut || counter.countText(reply, model), generationTimeMs: Date.now() - started, truncated };
 }

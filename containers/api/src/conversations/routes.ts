@@ -171,6 +171,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         generationTimeMs: out.generationTimeMs,
         truncated: out.truncated,
         summary: out.summary,
+        compactedCount: out.compactedCount,
         usage: known?.usage,
         lockToken,
       });
