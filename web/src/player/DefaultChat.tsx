@@ -1,7 +1,8 @@
 /**
  * The default chat, for worlds without an interface (and beside one): bubbles with avatars,
  * sanitized Markdown, the player's message at once and a typing indicator until the first token,
- * edit, delete, branch, continue, regenerate, swipes with a counter, failed replies with a retry.
+ * edit, delete, branch, continue, regenerate, swipes with a counter, failed replies with a retry,
+ * and the newest reply's choices as buttons (choosing one sends it as the player's message).
  */
 import { type AssetScope, assetIdOf, resolveAssetUrl } from '@yumina/sandbox';
 import { useState } from 'react';
@@ -191,6 +192,21 @@ export function DefaultChat({ p, confirm }: { p: Player; confirm: Confirm }) {
         <p role="alert" className="chat-error">
           {p.error}
         </p>
+      )}
+      {p.pendingChoices.length > 0 && (
+        <div role="group" aria-label="Choices" className="chat-choices" data-testid="choices">
+          {p.pendingChoices.map((choice) => (
+            <button
+              key={choice}
+              type="button"
+              className="secondary"
+              disabled={p.busy || (p.guest !== null && !p.guest.canSendMessage)}
+              onClick={() => void p.choose(choice)}
+            >
+              {choice}
+            </button>
+          ))}
+        </div>
       )}
       <form
         aria-label="Send a message"

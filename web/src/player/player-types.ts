@@ -30,6 +30,8 @@ export interface PlayerWorldState {
   turnCount?: number;
   audio?: { currentBgm: string | null; playlistPlaying: boolean };
   pendingContext?: { role: string; content: string }[];
+  /** The choices the latest reply offered (`[choices: A | B]`), not answered yet. */
+  pendingChoices?: string[];
 }
 
 export interface PlayerSession {

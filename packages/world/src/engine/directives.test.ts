@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { displayedText } from './directives.ts';
-import { runTurn } from './turn.ts';
+import { dispatchEvents, runTurn } from './turn.ts';
 import type { EngineWorld } from './world-types.ts';
 
 const world: EngineWorld = {
@@ -218,5 +218,49 @@ describe('displayedText: the display text from the variable ids alone (custom in
   it('is what runTurn shows for the same reply', () => {
     const reply = 'Lights! [lit: toggle] [Note: a draft] Then [gold: *2] coins, [bag: merge {"x": [1]}] done. [audio: theme play]';
     expect(displayedText(reply, ids)).toBe(runTurn(world, null, { userMessage: 'go', aiReply: reply, now: 0, seed: 1, sessionId: 's' }).displayText);
+  });
+});
+
+describe('choices: a reply offers the player options ([choices: A | B])', () => {
+  const turn = (aiReply: string, state: Parameters<typeof runTurn>[1] = null, on: EngineWorld = world) => runTurn(on, state, { userMessage: 'go', aiReply, now: 0, seed: 1, sessionId: 's' });
+
+  it('are parsed in order, trimmed, without repeats; hidden from the text; kept as the pending choices', () => {
+    const result = turn('The door creaks. [gold: +1]\n[choices: Open the door |  Run away | | Open the door]\n[choices: Call out]');
+    expect(result.choices).toEqual(['Open the door', 'Run away', 'Call out']);
+    expect(result.state.pendingChoices).toEqual(['Open the door', 'Run away', 'Call out']);
+    expect(result.displayText).toBe('The door creaks.');
+    expect(result.state.variables.gold).toBe(11);
+    expect(displayedText('Pick: [choices: A | B] now', ['gold'])).toBe('Pick: now');
+  });
+
+  it('the next reply replaces them; one without choices leaves none pending; an interface action keeps them', () => {
+    const first = turn('Left or right? [choices: Left | Right]');
+    const kept = dispatchEvents(world, first.state, [{ type: 'action', actionId: 'nothing' }], { now: 0, seed: 1, sessionId: 's' });
+    expect(kept.state.pendingChoices).toEqual(['Left', 'Right']);
+    expect(turn('Up then. [choices: Climb]', first.state).state.pendingChoices).toEqual(['Climb']);
+    expect(turn('You walk on.', first.state).state.pendingChoices).toEqual([]);
+  });
+
+  it('an empty one is malformed and removed; more than 8 keep the first 8; a long option is cut at 200 characters', () => {
+    const empty = turn('Hm. [choices:  | ]');
+    expect(empty.choices).toEqual([]);
+    expect(empty.displayText).toBe('Hm.');
+    expect(empty.malformedDirectives.map((m) => m.variableId)).toEqual(['choices']);
+    const many = turn(`[choices: ${Array.from({ length: 10 }, (_, i) => `Option ${i + 1}`).join(' | ')}]`);
+    expect(many.choices).toHaveLength(8);
+    expect(many.choices.at(-1)).toBe('Option 8');
+    expect(many.malformedDirectives[0]!.reason).toContain('at most 8');
+    expect(turn(`[choices: ${'x'.repeat(300)}]`).choices[0]).toHaveLength(200);
+  });
+
+  it('a world with its own variable "choices" keeps the directive for that variable', () => {
+    const own: EngineWorld = { ...world, variables: [...world.variables, { id: 'choices', type: 'string', defaultValue: '' }] };
+    const result = turn('[choices: A | B]', null, own);
+    expect(result.choices).toEqual([]);
+    expect(result.state.variables.choices).toBe('A | B');
+  });
+
+  it('a state stored before choices existed reads as none pending', () => {
+    expect(turn('Hello.', { variables: { gold: 3 } }).state.pendingChoices).toEqual([]);
   });
 });

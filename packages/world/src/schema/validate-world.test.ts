@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { EngineWorld } from '../engine/index.ts';
 import {
   checkWorldVersion,
+  lintWorld,
   parseWorld,
   RULE_ACTION_TYPES,
   RULE_TRIGGER_TYPES,
@@ -355,5 +356,14 @@ describe('parseWorld', () => {
       expect((error as WorldValidationError).code).toBe('WORLD_INVALID');
       expect((error as WorldValidationError).issues.map((issue) => issue.path)).toEqual(['name', 'settings.temperature']);
     }
+  });
+});
+
+describe('author hints', () => {
+  it('a variable named "choices" is reported: it takes over the [choices: …] directive', () => {
+    const variable = { id: 'choices', name: 'Choices', type: 'string', defaultValue: '', description: '', behaviorRules: '' };
+    const hints = lintWorld(parseWorld({ ...minimalWorld(), variables: [variable] }));
+    expect(hints).toContainEqual({ path: 'variables[0].id', message: expect.stringContaining('cannot offer the player choices') });
+    expect(lintWorld(parseWorld(minimalWorld())).some((h) => h.message.includes('choices'))).toBe(false);
   });
 });
