@@ -117,12 +117,16 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('the world player in a re
     await frame.locator('#attack').click();
     // While it streams, the page shows the reply growing: some of it, not yet the end.
     const live = page.locator('[data-testid="messages"] li[data-status="streaming"], [data-testid="streaming"]').first();
+    const seenLive: string[] = [];
     await expect
       .poll(async () => {
         const text = (await live.textContent({ timeout: 200 }).catch(() => '')) ?? '';
-        return text.includes('You swing') && !text.includes('It howls.');
+        seenLive.push(text);
+        return text.includes('[Note: the air') && !text.includes('It howls.');
       }, { timeout: 10_000, interval: 50 })
       .toBe(true);
+    // The default chat never shows the directive either, not even a piece of it while it streams.
+    expect(seenLive.filter((t) => /\[h(p|$)/.test(t))).toEqual([]);
     await expect.poll(() => page.locator('[data-variable="hp"] dd').textContent(), { timeout: 15_000 }).toBe('85');
     await expect.poll(() => frame.locator('#hp').textContent(), { timeout: 10_000 }).toBe('HP 85');
     expect(await frame.locator('#seen-change').textContent()).toBe('85');

@@ -56,6 +56,8 @@ export function usePlayer(worldId: string) {
   /** Every notification of this visit, newest first, for the player who missed a toast. */
   const [notificationLog, setNotificationLog] = useState<Toast[]>([]);
   const [draft, setDraft] = useState('');
+  /** The newest message when the last send, regenerate or continue began: its choices were answered (until the session is read again). */
+  const [answered, setAnswered] = useState<unknown>(null);
   const [canvasMode, setCanvasMode] = useState<'chat' | 'custom' | 'fullscreen'>('chat');
   const [volumes, setVolumes] = useState(storedVolumes);
   const [nowPlaying, setNowPlaying] = useState<{ trackId: string; kind: string }[]>([]);
@@ -241,6 +243,7 @@ export function usePlayer(worldId: string) {
       if (guestRef.current) {
         if (path !== 'messages' || !body) throw new SignInRequired('This');
         if (!guestRef.current.canSendMessage) throw new SignInRequired('Talking with this world');
+        setAnswered(dataRef.current?.messages.at(-1) ?? null);
         setBusy(true);
         setError(null);
         setPendingUser(body.content);
@@ -256,6 +259,7 @@ export function usePlayer(worldId: string) {
         }
         return;
       }
+      setAnswered(dataRef.current?.messages.at(-1) ?? null);
       setBusy(true);
       setError(null);
       setStreaming('');
@@ -344,14 +348,16 @@ export function usePlayer(worldId: string) {
 
   /**
    * The choices the newest reply offered (stored with the session's state): pending while that
-   * reply is the newest message, complete, and nothing is being written. A regenerated, swiped,
-   * deleted or reverted reply brings its own state, so its choices go (or come back) with it.
+   * reply is the newest message, complete, and nothing is being written (nor was since the
+   * session was last read: a reply that just ended leaves them hidden until the reread shows its
+   * own). A regenerated, swiped, deleted or reverted reply brings its own state, so its choices go
+   * (or come back) with it.
    */
   const offered = data?.session.state.pendingChoices;
   const newest = data?.messages.at(-1);
   const pendingChoices = useMemo(
-    () => (!busy && newest?.role === 'assistant' && newest.status === 'complete' && offered?.length ? offered : NO_CHOICES),
-    [busy, newest, offered],
+    () => (!busy && newest !== answered && newest?.role === 'assistant' && newest.status === 'complete' && offered?.length ? offered : NO_CHOICES),
+    [busy, newest, answered, offered],
   );
 
   /** clearPendingChoices(): no choice pending any more, kept with the session's state (a guest's only on the page). */
