@@ -61,7 +61,7 @@ describe.runIf(hasPostgres && hasRedis)('function world-updates', () => {
     const app = await functionApp(plugin, options, { logger: false });
     const handler = createHandler(() => options);
     const me = { 'x-test-account': ownerId };
-    const created = await app.inject({ method: 'POST', url: `/api/worlds/${worldId}/updates`, payload: { title: 'From inject', notifyPlayers: false }, headers: me });
+    const created = await app.inject({ method: 'POST', url: `/api/worlds/${worldId}/updates`, payload: { title: 'From inject', isMajor: false, notifyPlayers: false }, headers: me });
     expect(created.statusCode).toBe(201);
     const viaLambda = (await handler(lambdaEvent('POST', `/api/worlds/${worldId}/updates`, { title: 'From Lambda', isMajor: true, notifyPlayers: false }, me), {})) as {
       statusCode: number;
@@ -73,7 +73,7 @@ describe.runIf(hasPostgres && hasRedis)('function world-updates', () => {
     for (const [method, path, body, headers] of [
       ['GET', `/api/worlds/${worldId}/updates`, undefined, {}],
       ['GET', `/api/worlds/${worldId}/updates`, undefined, me],
-      ['POST', `/api/worlds/${worldId}/updates`, { title: 'x' }, {}],
+      ['POST', `/api/worlds/${worldId}/updates`, { title: 'x', isMajor: false }, {}],
       ['PATCH', `/api/worlds/${worldId}/updates/upd_none`, { title: 'x', isMajor: true }, me],
     ] as const) {
       const injected = await app.inject({ method, url: path, payload: body, headers });

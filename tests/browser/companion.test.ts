@@ -171,6 +171,46 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('companion on the demo ad
     await expect.poll(() => otherTab.getByRole('dialog', { name: 'Companion' }).getByTestId('companion-model').textContent()).toBe('garden-model');
     await context.close();
   }, 120_000);
+  it('Stop cancels a reply in flight, the provider call included, and says the provider may still bill work it started', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(30_000);
+    await signUp(page, server, 'stopper');
+    expect(await inPage(page, '/api/settings/ai', 'PUT', { baseUrl: fake.url, defaultModel: 'garden-model', apiKey: 'sk-local-test-1234567890' })).toBe(200);
+    await page.goto(`${server.url}/adventure/demo?level=6`);
+    await page.getByRole('button', { name: 'Talk to the companion' }).click();
+    const panel = page.getByRole('dialog', { name: 'Companion' });
+    // No Stop (and no notice) while nothing is being written.
+    expect(await panel.getByRole('button', { name: 'Stop' }).count()).toBe(0);
+    const before = fake.completions.length;
+    fake.enqueue({ kind: 'hang' });
+    await panel.getByLabel('Message').fill('Tell me a very long story');
+    await panel.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => fake.completions.length).toBe(before + 1);
+    const stop = panel.getByRole('button', { name: 'Stop' });
+    await stop.waitFor();
+    const disclosure = await panel.getByTestId('stop-disclosure').textContent();
+    expect(disclosure).toContain('may still bill for work it started before the cancellation');
+    expect(await stop.getAttribute('aria-describedby')).toBe('companion-stop-disclosure');
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      await panel.screenshot({ path: `/tmp/companion-stop-${width}.png` });
+    }
+    await stop.click();
+    // The provider's request is cut (the server aborted its call), the panel is ready again and the conversation says what happened.
+    await expect.poll(() => fake.completions[before]!.aborted, { timeout: 10_000 }).toBe(true);
+    await expect.poll(() => panel.getByRole('button', { name: 'Send' }).count()).toBe(1);
+    expect(await panel.getByRole('button', { name: 'Stop' }).count()).toBe(0);
+    const conversation = panel.getByTestId('conversation');
+    expect(await conversation.locator('[data-who="narration"]').last().textContent()).toContain('may still bill for work it started before the cancellation');
+    expect(await conversation.locator('[data-who="companion"]').allTextContents()).not.toContainEqual(expect.stringContaining('Tell me a very long story'));
+    // The next message goes through as usual: the stopped one held no lock.
+    await panel.getByLabel('Message').fill('Hello again');
+    await panel.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => conversation.textContent()).toContain('You said: Hello again');
+    await context.close();
+  }, 90_000);
+
   it('a sealed tin is gone when its attempt is lost: Try again and a reload never bring it back; a reload mid-level resumes lawn time and tin together', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();

@@ -164,6 +164,47 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('partner identity handoff
     await context.close();
   }, 90_000);
 
+  it('every invalid landing path of §2.6 (NUL included) falls back to the partner’s `/`; a valid one is kept', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(20_000);
+    const framed = async (raw: string | null) => {
+      const query = raw === null ? '' : `?path=${encodeURIComponent(raw)}`;
+      const res = await page.goto(`${platform}/demo${query}`);
+      expect(res?.status(), JSON.stringify(raw)).toBe(200);
+      await expect.poll(() => page.frames().some((f) => f.url().includes('host=platform')), { timeout: 15_000 }).toBe(true);
+      const url = new URL(partnerFrame(page).url());
+      return `${url.pathname}${url.search}`;
+    };
+    const invalid: Array<[string, string]> = [
+      ['U+0000', '/play\u0000?level=3'],
+      ['U+0000 alone', '\u0000'],
+      ['a tab', '/play\t?level=3'],
+      ['a line feed', '/play\n?level=3'],
+      ['DEL', '/play\u007f?level=3'],
+      ['a C1 control', '/play\u0085?level=3'],
+      ['an encoded control', '/play%00?level=3'],
+      ['a backslash', '/play\\x?level=3'],
+      ['a leading backslash', '/\\evil.example/play'],
+      ['an encoded backslash', '/%5cevil.example/play'],
+      ['no leading slash', 'play?level=3'],
+      ['an absolute URL', 'https://evil.example/play?level=3'],
+      ['a leading //', '//evil.example/play?level=3'],
+      ['an encoded //', '/%2f%2fevil.example/play'],
+      ['513 characters', `/play?level=3&pad=${'a'.repeat(513 - '/play?level=3&pad='.length)}`],
+      ['empty', ''],
+    ];
+    for (const [name, raw] of invalid) {
+      expect(await framed(raw), name).toBe('/?host=platform');
+    }
+    // The rule is not “always /”: 512 characters and an ordinary path are kept, and no path is /.
+    const longest = `/play?level=3&pad=${'a'.repeat(512 - '/play?level=3&pad='.length)}`;
+    expect(await framed(longest)).toBe(`${longest}&host=platform`);
+    expect(await framed('/play?level=3')).toBe('/play?level=3&host=platform');
+    expect(await framed(null)).toBe('/?host=platform');
+    await context.close();
+  }, 120_000);
+
   it('a disabled or unknown partner shows “not available”; the token endpoint refuses without a session', async () => {
     const res = await fetch(`${server.url}/api/partners/demo/token`, { method: 'POST' });
     expect(res.status).toBe(401);

@@ -22,6 +22,10 @@ function testWorld() {
   const [seen, setSeen] = React.useState({ change: '', event: '' });
   const [answer, setAnswer] = React.useState('');
   const [deltas, setDeltas] = React.useState(0);
+  const renderBubble = (b) => {
+    if (b.role === 'assistant') (window.bubbles = window.bubbles || []).push({ content: b.content, html: b.contentHtml, raw: b.rawContent, streaming: b.isStreaming });
+    return <div className="bubble" data-role={b.role} data-streaming={String(b.isStreaming)} dangerouslySetInnerHTML={{ __html: b.contentHtml }} />;
+  };
   React.useEffect(() => {
     const off = yumina.onChange((state) => setSeen((s) => ({ ...s, change: String(state.variables.hp) })));
     const onEvent = (e) => setSeen((s) => ({ ...s, event: String(e.detail.variables.hp) }));
@@ -37,11 +41,44 @@ function testWorld() {
       <button id="ask" type="button" onClick={() => yumina.ai.complete({ messages: [{ role: 'user', content: 'A riddle?' }], includeLorebook: 'matched', onDelta: () => setDeltas((n) => n + 1) }).then(setAnswer)}>Ask</button>
       <span id="answer">{answer}</span>
       <span id="deltas">{deltas}</span>
+      <Chat renderBubble={renderBubble}><MessageList /></Chat>
     </div>
   );
 }`,
     },
     updatedAt: '2026-11-23T00:00:00.000Z',
+  };
+  return world;
+}
+
+/** A world whose interface shows pendingChoices as buttons and records every yumina:statechange it saw. */
+function choicesWorld() {
+  const world = JSON.parse(readFileSync(new URL('../../packages/world/samples/ashen-depths.json', import.meta.url), 'utf8'));
+  world.name = 'Crossroads';
+  world.rootComponent = {
+    id: '9b1f3c5d-2e4a-4b6c-8d0e-1f2a3b4c5d6e',
+    name: 'Choices UI',
+    entryFile: 'index.tsx',
+    files: {
+      'index.tsx': `export default function Screen() {
+  const yumina = useYumina();
+  const [seen, setSeen] = React.useState([]);
+  React.useEffect(() => {
+    const on = (e) => { if (e.detail.changed.includes('pendingChoices')) setSeen((list) => [...list, e.detail.state.pendingChoices.join(' / ')]); };
+    window.addEventListener('yumina:statechange', on);
+    return () => window.removeEventListener('yumina:statechange', on);
+  }, []);
+  return (
+    <div className="p-2">
+      <div id="choices">{yumina.pendingChoices.map((c) => <button key={c} type="button" className="choice" onClick={() => yumina.sendMessage(c)}>{c}</button>)}</div>
+      <button id="clear" type="button" onClick={() => yumina.clearPendingChoices()}>Not now</button>
+      <pre id="seen">{seen.join('\\n')}</pre>
+      <Chat renderBubble={(b) => <p className="bubble" data-role={b.role}>{b.content}</p>}><MessageList /></Chat>
+    </div>
+  );
+}`,
+    },
+    updatedAt: '2026-11-27T00:00:00.000Z',
   };
   return world;
 }
@@ -76,16 +113,20 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('the world player in a re
     expect(await page.locator('[data-variable="hp"] dd').textContent()).toBe('100');
 
     // World code calls sendMessage; the reply streams in chunks; its directive changes hp.
-    provider.enqueue({ kind: 'completion', content: 'You swing; the ghoul rakes you. [hp: -15] It howls.', chunks: 5, chunkDelayMs: 400 });
+    provider.enqueue({ kind: 'completion', content: 'You swing; the ghoul rakes you. [hp: -15] [Note: the air smells of ash] It howls.', chunks: 12, chunkDelayMs: 200 });
     await frame.locator('#attack').click();
     // While it streams, the page shows the reply growing: some of it, not yet the end.
     const live = page.locator('[data-testid="messages"] li[data-status="streaming"], [data-testid="streaming"]').first();
+    const seenLive: string[] = [];
     await expect
       .poll(async () => {
         const text = (await live.textContent({ timeout: 200 }).catch(() => '')) ?? '';
-        return text.includes('You swing') && !text.includes('It howls.');
+        seenLive.push(text);
+        return text.includes('[Note: the air') && !text.includes('It howls.');
       }, { timeout: 10_000, interval: 50 })
       .toBe(true);
+    // The default chat never shows the directive either, not even a piece of it while it streams.
+    expect(seenLive.filter((t) => /\[h(p|$)/.test(t))).toEqual([]);
     await expect.poll(() => page.locator('[data-variable="hp"] dd').textContent(), { timeout: 15_000 }).toBe('85');
     await expect.poll(() => frame.locator('#hp').textContent(), { timeout: 10_000 }).toBe('HP 85');
     expect(await frame.locator('#seen-change').textContent()).toBe('85');
@@ -94,6 +135,23 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('the world player in a re
     expect(await assistant.textContent()).toContain('It howls.');
     expect(await assistant.textContent()).not.toContain('[hp:');
     expect(provider.completions.at(-1)!.body!.stream).toBe(true);
+
+    // The custom interface's bubbles: story text in brackets reaches content and contentHtml; the
+    // world's directive never does, not even while it streams in piece by piece (hidden in the frame).
+    const worldFrame = page.frames().find((f) => f.url() === 'about:srcdoc')!;
+    const bubbles = (await worldFrame.evaluate(() => (window as unknown as { bubbles: unknown[] }).bubbles)) as { content: string; html: string; raw: string; streaming: boolean }[];
+    const reply = bubbles.filter((b) => !b.streaming && b.raw.includes('It howls.')).at(-1)!;
+    expect(reply.content).toBe('You swing; the ghoul rakes you. [Note: the air smells of ash] It howls.');
+    expect(reply.html).toContain('[Note: the air smells of ash]');
+    expect(reply.raw).toContain('[hp: -15]');
+    const streamed = bubbles.filter((b) => b.streaming && b.raw.includes('You swing'));
+    expect(streamed.length).toBeGreaterThanOrEqual(3);
+    expect(streamed.some((b) => b.raw.includes('[hp: -15]') && b.content.includes('[Note: the air'))).toBe(true);
+    expect(streamed.some((b) => /\[h(p(:[^\]]*)?)?$/.test(b.raw))).toBe(true); // a piece ended inside the directive
+    for (const b of bubbles) {
+      expect(b.content).not.toMatch(/\[hp|\[h$|\[$/);
+      expect(b.html).not.toContain('[hp');
+    }
 
     // Regenerate: a second swipe with its own state; swiping back restores the first.
     provider.enqueue({ kind: 'completion', content: 'A crushing blow. [hp: -40]' });
@@ -127,4 +185,111 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('the world player in a re
     expect(await page.locator('[data-testid="messages"] li').count()).toBe(2);
     await page.close();
   }, 120_000);
+
+  it('choices: a reply offers them to the interface and the default chat; choosing sends one; regenerate, swipe, delete and clear take them away', async () => {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(30_000);
+    await page.goto(`${server.url}/`);
+    const worldId = await page.evaluate(
+      async ({ world, providerUrl }) => {
+        const post = (url: string, method: string, body: unknown) =>
+          fetch(url, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json());
+        await post('/api/auth/signup', 'POST', { email: `choices-${Date.now()}@example.com`, password: 'long enough pw' });
+        await post('/api/settings/ai', 'PUT', { baseUrl: providerUrl, defaultModel: 'story-model', apiKey: 'player-key' });
+        return ((await post('/api/worlds', 'POST', { world })) as { id: string }).id;
+      },
+      { world: choicesWorld(), providerUrl: provider.url },
+    );
+    await page.goto(`${server.url}/play/${worldId}`);
+    const frame = page.frameLocator('iframe[title="World interface"]');
+    await expect.poll(() => frame.locator('#clear').count(), { timeout: 20_000 }).toBe(1);
+    const onPage = () => page.getByRole('group', { name: 'Choices' }).getByRole('button').allTextContents();
+    const inFrame = () => frame.locator('#choices button').allTextContents();
+    const both = async () => ({ page: await onPage(), frame: await inFrame() });
+    // What the server answers for the session (its only one).
+    const sessionState = () =>
+      page.evaluate(async (world) => {
+        const list = (await (await fetch(`/api/worlds/${world}/sessions`)).json()) as { sessions: { id: string }[] };
+        const res = await fetch(`/api/sessions/${list.sessions[0]!.id}`);
+        return ((await res.json()) as { session: { state: { pendingChoices?: string[] } } }).session.state.pendingChoices;
+      }, worldId);
+    // The player's messages in the newest prompt (its post-history preset is a user message too).
+    const userSent = () => (provider.completions.at(-1)!.body!.messages as { role: string; content: string }[]).filter((m) => m.role === 'user').map((m) => m.content);
+
+    // A reply offers choices: the interface gets them (pendingChoices and the state-change event), the default chat shows buttons.
+    provider.enqueue({ kind: 'completion', content: 'The hallway splits. [hp: -5]\n[choices: Go left | Go right]' });
+    await page.getByLabel('Message', { exact: true }).fill('I look around');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(both, { timeout: 15_000 }).toEqual({ page: ['Go left', 'Go right'], frame: ['Go left', 'Go right'] });
+    expect(await frame.locator('#seen').textContent()).toContain('Go left / Go right');
+    const reply = page.locator('[data-testid="messages"] li[data-role="assistant"]').last();
+    expect(await reply.textContent()).toContain('The hallway splits.');
+    expect(await reply.textContent()).not.toContain('[choices');
+    expect(await frame.locator('.bubble[data-role="assistant"]').last().textContent()).toBe('The hallway splits.');
+    expect(await sessionState()).toEqual(['Go left', 'Go right']);
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.screenshot({ path: `/tmp/player-choices-${width}.png`, fullPage: true });
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+
+    // A regenerated reply brings its own choices; swiping back brings the first reply's back; they survive a reload.
+    provider.enqueue({ kind: 'completion', content: 'A single door. [choices: Open it]' });
+    await page.getByRole('button', { name: 'Regenerate' }).click();
+    await expect.poll(both, { timeout: 15_000 }).toEqual({ page: ['Open it'], frame: ['Open it'] });
+    await page.getByRole('button', { name: 'Previous reply' }).click();
+    await expect.poll(both, { timeout: 15_000 }).toEqual({ page: ['Go left', 'Go right'], frame: ['Go left', 'Go right'] });
+    await page.getByRole('button', { name: 'Next reply' }).click();
+    await expect.poll(both, { timeout: 15_000 }).toEqual({ page: ['Open it'], frame: ['Open it'] });
+    await page.reload();
+    await expect.poll(both, { timeout: 20_000 }).toEqual({ page: ['Open it'], frame: ['Open it'] });
+
+    // Choosing in the default chat sends the choice as the player's message; the choices go at once.
+    provider.enqueue({ kind: 'completion', content: 'It opens onto a stair. [choices: Climb | Descend]', chunks: 4, chunkDelayMs: 300 });
+    await page.getByRole('group', { name: 'Choices' }).getByRole('button', { name: 'Open it' }).click();
+    await expect.poll(both, { timeout: 5_000 }).toEqual({ page: [], frame: [] });
+    await expect.poll(both, { timeout: 15_000 }).toEqual({ page: ['Climb', 'Descend'], frame: ['Climb', 'Descend'] });
+    expect(userSent()).toContain('Open it');
+    expect(await page.locator('[data-testid="messages"] li[data-role="user"]').last().textContent()).toContain('Open it');
+
+    // Choosing in the interface does the same; a reply without choices leaves none.
+    provider.enqueue({ kind: 'completion', content: 'You climb into the cold.' });
+    await frame.locator('#choices button', { hasText: 'Climb' }).click();
+    await expect.poll(() => page.locator('[data-testid="messages"] li[data-role="assistant"]').last().textContent(), { timeout: 15_000 }).toContain('You climb into the cold.');
+    expect(userSent()).toContain('Climb');
+    expect(await both()).toEqual({ page: [], frame: [] });
+    expect(await sessionState()).toEqual([]);
+
+    // clearPendingChoices: gone here and in the stored state, so a reload does not bring them back.
+    provider.enqueue({ kind: 'completion', content: 'A voice calls. [choices: Answer | Hide]' });
+    await page.getByLabel('Message', { exact: true }).fill('I wait');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(both, { timeout: 15_000 }).toEqual({ page: ['Answer', 'Hide'], frame: ['Answer', 'Hide'] });
+    await frame.locator('#clear').click();
+    await expect.poll(both, { timeout: 15_000 }).toEqual({ page: [], frame: [] });
+    await expect.poll(sessionState, { timeout: 15_000 }).toEqual([]);
+    await page.reload();
+    await expect.poll(() => frame.locator('#clear').count(), { timeout: 20_000 }).toBe(1);
+    await page.locator('[data-testid="messages"] li[data-role="assistant"]').last().waitFor();
+    expect(await both()).toEqual({ page: [], frame: [] });
+
+    // A deleted reply takes its choices with it; deleting the player's answer brings back the choices it answered.
+    provider.enqueue({ kind: 'completion', content: 'Footsteps. [choices: Run | Fight]' });
+    await page.getByLabel('Message', { exact: true }).fill('I listen');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(both, { timeout: 15_000 }).toEqual({ page: ['Run', 'Fight'], frame: ['Run', 'Fight'] });
+    provider.enqueue({ kind: 'completion', content: 'You run.' });
+    await page.getByRole('group', { name: 'Choices' }).getByRole('button', { name: 'Run' }).click();
+    await expect.poll(() => page.locator('[data-testid="messages"] li[data-role="assistant"]').last().textContent(), { timeout: 15_000 }).toContain('You run.');
+    await page.locator('[data-testid="messages"] li[data-role="user"]').last().getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Confirm' }).click();
+    await expect.poll(both, { timeout: 15_000 }).toEqual({ page: ['Run', 'Fight'], frame: ['Run', 'Fight'] });
+    expect(await sessionState()).toEqual(['Run', 'Fight']);
+    await page.locator('[data-testid="messages"] li[data-role="assistant"]').last().getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Confirm' }).click();
+    await expect.poll(() => page.locator('[data-testid="messages"] li[data-role="assistant"]').last().textContent(), { timeout: 15_000 }).not.toContain('Footsteps');
+    expect(await both()).toEqual({ page: [], frame: [] });
+    expect(await sessionState()).toEqual([]);
+    await page.close();
+  }, 150_000);
 });

@@ -160,4 +160,79 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('update records in a real
     expect(writes).toEqual([`POST /api/worlds/${worldId}/updates`]);
     await page.close();
   }, 60_000);
+
+  it('the notify dialog: a work published while its page showed it could not notify asks the author, on the details page and in the studio overview', async () => {
+    // A work a reader has favorited, then unpublished: its pages say notifications are not available yet.
+    const created = await authorCtx.request.post(`${server.url}/api/worlds`, { data: { world: sample } });
+    const id = ((await created.json()) as { id: string }).id;
+    expect((await authorCtx.request.post(`${server.url}/api/worlds/${id}/publish`)).status()).toBe(200);
+    expect((await readerCtx.request.put(`${server.url}/api/worlds/${id}/favorite`)).status()).toBe(200);
+    expect((await authorCtx.request.post(`${server.url}/api/worlds/${id}/unpublish`)).status()).toBe(200);
+    const notifications = async (title: string) =>
+      (
+        await server.ctx.db.primary.query<{ n: number }>(
+          'select count(*)::int as n from update_notifications n join world_updates u on u.id = n.update_id where u.world_id = $1 and u.title = $2',
+          [id, title],
+        )
+      ).rows[0]!.n;
+    const records = async (title: string) =>
+      (await server.ctx.db.primary.query('select 1 from world_updates where world_id = $1 and title = $2', [id, title])).rowCount;
+
+    for (const [surface, path, answer] of [
+      ['details', `/worlds/${id}`, 'Add and notify'],
+      ['studio', `/studio/${id}`, 'Add without notifying'],
+    ] as const) {
+      const page = await authorCtx.newPage();
+      page.setDefaultTimeout(30_000);
+      // No live stream on this page (a proxy that cuts it), so the publication below goes unseen.
+      await page.route('**/updates/events', (route) => route.abort());
+      await page.goto(`${server.url}${path}`);
+      const form = page.getByRole('form', { name: 'Add an update record' });
+      await form.getByText('Notifications become available once the world is published.').waitFor();
+      expect(await form.getByLabel('Notify players who favorited this world').count()).toBe(0);
+      expect((await authorCtx.request.post(`${server.url}/api/worlds/${id}/publish`)).status()).toBe(200);
+
+      const title = `Note from the ${surface} page`;
+      await form.getByLabel('Title').fill(title);
+      await form.getByLabel('Major update').check();
+      // The author was never asked, so no choice is sent; the server asks for one and writes nothing.
+      const [first] = await Promise.all([
+        page.waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith(`/api/worlds/${id}/updates`)),
+        form.getByRole('button', { name: 'Add record' }).click(),
+      ]);
+      expect(first.request().postDataJSON()).toEqual({ title, content: '', isMajor: true });
+      expect(first.status()).toBe(409);
+      const dialog = page.getByRole('dialog', { name: 'Notify players?' });
+      await dialog.waitFor();
+      expect(await dialog.textContent()).toContain('players who favorited it can be notified');
+      expect(await records(title)).toBe(0);
+      for (const width of [1280, 390]) {
+        await page.setViewportSize({ width, height: 900 });
+        await page.screenshot({ path: `/tmp/updates-notify-dialog-${surface}-${width}.png`, fullPage: true });
+      }
+      // Cancel keeps the draft and writes nothing; adding again asks again.
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      expect(await form.getByLabel('Title').inputValue()).toBe(title);
+      expect(await records(title)).toBe(0);
+      await form.getByRole('button', { name: 'Add record' }).click();
+      await dialog.waitFor();
+      // The answer is sent with the record: notified or not, as the author chose.
+      const [resent] = await Promise.all([
+        page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith(`/api/worlds/${id}/updates`)),
+        dialog.getByRole('button', { name: answer }).click(),
+      ]);
+      const notify = answer === 'Add and notify';
+      expect(resent.postDataJSON()).toEqual({ title, content: '', isMajor: true, notifyPlayers: notify });
+      await expect.poll(() => form.getByRole('status').textContent()).toBe(notify ? 'Record added; 1 player(s) notified.' : 'Record added.');
+      await dialog.waitFor({ state: 'detached' });
+      expect(await records(title)).toBe(1);
+      expect(await notifications(title)).toBe(notify ? 1 : 0);
+      await expect.poll(() => page.getByTestId('update-record').first().textContent()).toContain(title);
+      // The permissions were reloaded: from now on the form offers the checkbox (an explicit choice).
+      await form.getByLabel('Notify players who favorited this world').waitFor();
+      expect((await authorCtx.request.post(`${server.url}/api/worlds/${id}/unpublish`)).status()).toBe(200);
+      await page.close();
+    }
+  }, 120_000);
 });

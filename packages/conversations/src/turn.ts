@@ -295,7 +295,13 @@ const COMPLETE_SQL = {
                              turn_token = case when turn_token = $15 then null else turn_token end,
                              turn_until = case when turn_token = $15 then null else turn_until end
                      where id = $12 and exists (select 1 from m)),
-              usage as (${usageLedgerInsertFromJson('$14', 'exists (select 1 from m)')})
+              usage as (${usageLedgerInsertFromJson('$14', 'exists (select 1 from m)')}),
+              -- the oldest complete messages the turn's new story summary folded in (the history it condensed, in order)
+              folded as (update chat_messages set compacted = true
+                          where id in (select id from chat_messages
+                                        where session_id = $12 and status = 'complete' and role in ('user', 'assistant')
+                                          and position < (select position from m)
+                                        order by position limit $16))
          select position, role, compacted, attachments, created_at from m`,
 };
 
@@ -317,6 +323,11 @@ export interface CompleteTurnInput {
   truncated: boolean;
   /** A new story summary for the session, or null to keep its summary. */
   summary: string | null;
+  /**
+   * How many of the oldest history messages (complete user and assistant messages, by position)
+   * the new summary folded in: they are marked `compacted`. 0 (the default) marks none.
+   */
+  compactedCount?: number;
   /** Usage rows of the turn's AI calls not written yet (private connections): written with the reply, or not at all when it is gone. */
   usage?: readonly UsageLedgerRow[];
   /** The turn lock's token: the lock is given back in the same statement (if this token still holds it). */
@@ -349,6 +360,7 @@ export async function completeTurn(db: Queryable, input: CompleteTurnInput): Pro
     input.summary,
     usageLedgerJson(input.usage ?? []),
     input.lockToken ?? null,
+    input.summary === null ? 0 : Math.max(0, Math.floor(input.compactedCount ?? 0)),
   ]);
   if (!rows[0]) throw new Error('The reply was removed while it was being written.');
   return rows[0];

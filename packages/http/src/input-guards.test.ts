@@ -1,5 +1,7 @@
+import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { findUnsafeText, isUnsafeText, jsonDepthExceeds } from './input-guards.ts';
+import { installErrorHandling } from './app.ts';
+import { findUnsafeText, installInputGuards, isUnsafeText, jsonDepthExceeds } from './input-guards.ts';
 
 describe('input guards', () => {
   it('counts nesting by structure only: brackets inside strings (and escaped quotes) do not count', () => {
@@ -20,5 +22,20 @@ describe('input guards', () => {
     expect(findUnsafeText({ world: { entries: [{ content: 'ok' }, { content: 'bad\u0000' }] } })).toEqual(['world', 'entries', 1, 'content']);
     expect(findUnsafeText({ ['key\u0000']: 1 })).toEqual(['key\u0000']);
     expect(findUnsafeText({ a: [1, true, null, 'fine'] })).toBeNull();
+  });
+
+  it('refuses U+0000 in a query with 400, except on a route that applies its own query rules', async () => {
+    const app = Fastify();
+    installErrorHandling(app);
+    installInputGuards(app);
+    app.get('/plain', async (request) => request.query);
+    app.get('/own', { config: { ownQueryRules: true } }, async (request) => request.query);
+    const plain = await app.inject({ method: 'GET', url: '/plain?path=%2Fplay%00' });
+    expect(plain.statusCode).toBe(400);
+    expect(plain.json().error.code).toBe('INVALID_TEXT');
+    const own = await app.inject({ method: 'GET', url: '/own?path=%2Fplay%00' });
+    expect(own.statusCode).toBe(200);
+    expect(own.json()).toEqual({ path: '/play\u0000' });
+    await app.close();
   });
 });

@@ -51,19 +51,32 @@ export function findUnsafeText(value: unknown, path: (string | number)[] = []): 
   return null;
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * `true` on a route that applies its own rule to every query value, so the request-wide check
+     * (U+0000, lone surrogates: 400) must not pre-empt it. The partner landing page is one: an
+     * invalid `path` falls back to `/` there (seed 000 §2.6), it is not an error.
+     */
+    ownQueryRules?: boolean;
+  }
+}
+
 const describe = (path: (string | number)[]) => (path.length ? path.join('.') : '(body)');
 
 /**
  * The input guards of every app. JSON bodies: the nesting depth (64) is checked before parsing,
  * and any text field holding U+0000 or a lone surrogate is refused with its path — a 400, never a
- * 500 from the database. Query strings and path parameters get the same text check. Body size
- * stays bounded per route by Fastify's `bodyLimit`.
+ * 500 from the database. Query strings and path parameters get the same text check (except the
+ * query of a route whose config sets `ownQueryRules`). Body size stays bounded per route by
+ * Fastify's `bodyLimit`.
  */
 export function installInputGuards(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
     // a wildcard (`*`) is a file path its route resolves and refuses itself (404 for anything odd)
     const { '*': _wildcard, ...params } = (request.params ?? {}) as Record<string, unknown>;
-    for (const [part, value] of [['query', request.query], ['path', params]] as const) {
+    const query = request.routeOptions.config.ownQueryRules === true ? undefined : request.query;
+    for (const [part, value] of [['query', query], ['path', params]] as const) {
       const bad = findUnsafeText(value);
       if (bad) throw new HttpError(400, 'INVALID_TEXT', `Invalid ${part}: ${describe(bad)}: must not contain U+0000 or unpaired surrogate characters`);
     }

@@ -49,7 +49,10 @@ describe('partner configuration', () => {
     ['the string null', { ...base, clientOrigin: 'null' }, /clientOrigin/],
     ['bad slug', { ...base, slug: 'Demo Game' }, /slug/],
     ['client origin equal to the platform', { ...base, clientOrigin: 'https://yumina.example' }, /differ/],
-    ['ttl out of range', { ...base, tokenTtlSeconds: 3600 }, /tokenTtlSeconds/],
+    ['a token lifetime other than 90 s', { ...base, tokenTtlSeconds: 3600 }, /tokenTtlSeconds: is not configurable/],
+    ['a token lifetime inside the old 10–300 range', { ...base, tokenTtlSeconds: 300 }, /tokenTtlSeconds: is not configurable/],
+    ['a token lifetime of 10 s', { ...base, tokenTtlSeconds: 10 }, /tokenTtlSeconds/],
+    ['a token lifetime written as text', { ...base, tokenTtlSeconds: '90' }, /tokenTtlSeconds/],
   ];
   for (const [name, input, message] of bad) {
     it(`refuses ${name} with PartnerConfigError`, () => {
@@ -58,6 +61,11 @@ describe('partner configuration', () => {
       expect(attempt).toThrow(message);
     });
   }
+
+  it('identity tokens live 90 s for every partner: an older configuration naming 90 still parses', () => {
+    expect(parsePartner({ ...base, tokenTtlSeconds: 90 }).tokenTtlSeconds).toBe(90);
+    expect(publicPartnerConfig(parsePartner(base)).tokenTtlSeconds).toBe(90);
+  });
 
   it('allows plain http on loopback (the embedded demo)', () => {
     const demo = demoPartner('http://localhost:3000', 'http://127.0.0.1:3001');

@@ -6,9 +6,11 @@ import { PartnerConfigError } from './errors.ts';
  * Origins must be bare origins (scheme, host, port; no path); https is required except on loopback hosts.
  */
 
-export const DEFAULT_TOKEN_TTL_SECONDS = 90;
-/** Upper bound for tokenTtlSeconds; the key-rotation waiting time in docs/PARTNERS.md assumes it. */
-export const MAX_TOKEN_TTL_SECONDS = 300;
+/**
+ * Lifetime of every identity token (seed 000 §2.5, §8): fixed, not a per-partner setting. The
+ * key-rotation waiting time in docs/PARTNERS.md assumes it.
+ */
+export const IDENTITY_TOKEN_TTL_SECONDS = 90;
 /** Endpoint path of the key set below the issuer. */
 export const JWKS_PATH = '/api/auth/jwks';
 
@@ -66,7 +68,16 @@ export const partnerInputSchema = z.object({
   issuer: originSchema,
   /** Defaults to `{issuer}/api/auth/jwks`. */
   jwksUrl: httpsUrlSchema.optional(),
-  tokenTtlSeconds: z.number().int().min(10).max(MAX_TOKEN_TTL_SECONDS).default(DEFAULT_TOKEN_TTL_SECONDS),
+  /**
+   * Not a setting: tokens live 90 s for every partner. An older configuration that still names it
+   * is accepted only with that value, so a different lifetime is never silently ignored.
+   */
+  tokenTtlSeconds: z
+    .unknown()
+    .refine((value) => value === undefined || value === IDENTITY_TOKEN_TTL_SECONDS, {
+      message: `is not configurable: identity tokens live ${IDENTITY_TOKEN_TTL_SECONDS} s (remove the setting)`,
+    })
+    .optional(),
   /** Optional extra client origin used while developing (not part of the public view). */
   devOrigin: originSchema.optional(),
 });
@@ -81,7 +92,7 @@ export interface PartnerConfig {
   audience: string;
   issuer: string;
   jwksUrl: string;
-  tokenTtlSeconds: number;
+  tokenTtlSeconds: typeof IDENTITY_TOKEN_TTL_SECONDS;
   devOrigin: string | undefined;
 }
 
@@ -93,7 +104,8 @@ export interface PartnerPublicConfig {
   audience: string;
   issuer: string;
   jwksUrl: string;
-  tokenTtlSeconds: number;
+  /** Always 90 (seed 000 §2.5). */
+  tokenTtlSeconds: typeof IDENTITY_TOKEN_TTL_SECONDS;
 }
 
 export type PartnerRegistry = ReadonlyMap<string, PartnerConfig>;
@@ -122,7 +134,7 @@ export function parsePartner(input: unknown): PartnerConfig {
     audience: p.audience ?? p.slug,
     issuer: p.issuer,
     jwksUrl: p.jwksUrl ?? `${p.issuer}${JWKS_PATH}`,
-    tokenTtlSeconds: p.tokenTtlSeconds,
+    tokenTtlSeconds: IDENTITY_TOKEN_TTL_SECONDS,
     devOrigin: p.devOrigin,
   };
 }

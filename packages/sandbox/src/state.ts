@@ -5,13 +5,6 @@
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
-export interface SandboxAttachment {
-  type: string;
-  mimeType: string;
-  name: string;
-  url: string;
-}
-
 export interface SandboxSwipe {
   content: string;
   stateSnapshot?: Record<string, unknown> | null;
@@ -35,8 +28,13 @@ export interface SandboxMessage {
   model?: string | null;
   tokenCount?: number | null;
   generationTimeMs?: number | null;
+  /** True when the message was folded into the session's story summary. */
   compacted?: boolean;
-  attachments?: SandboxAttachment[];
+  /**
+   * Always empty: players send text only and the platform has no message attachments. Kept for
+   * the shape of seed 002 §2.9 (whose attachments would be {type, mimeType, name, url}).
+   */
+  attachments?: [];
   createdAt: string;
 }
 

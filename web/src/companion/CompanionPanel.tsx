@@ -52,6 +52,8 @@ export interface CompanionPanelProps {
   offers: Offer[];
   actionsDisabled: string | null;
   onSend(message: string): void;
+  /** Cancels the reply being written (the browser request and, through it, the provider call). */
+  onStop(): void;
   onClose(): void;
   onPickModel(): void;
   onAcceptOffer(offer: Offer): void;
@@ -128,6 +130,11 @@ export function CompanionPanel(props: CompanionPanelProps) {
               <button type="submit" disabled={!canTalk || props.sending || !draft.trim()}>
                 {props.sending ? 'Waiting…' : 'Send'}
               </button>
+              {props.sending && (
+                <button type="button" className="secondary" onClick={props.onStop} aria-describedby="companion-stop-disclosure">
+                  Stop
+                </button>
+              )}
               <button type="button" className="secondary" onClick={() => setDraft(suggestedMessage('complaint', props.locale))}>
                 Suggest a complaint
               </button>
@@ -135,6 +142,11 @@ export function CompanionPanel(props: CompanionPanelProps) {
                 Suggest thanks
               </button>
             </div>
+            {props.sending && (
+              <p className="hint" id="companion-stop-disclosure" data-testid="stop-disclosure">
+                Stop cancels the request, but your AI provider may still bill for work it started before the cancellation.
+              </p>
+            )}
           </form>
           <p className="hint">
             Model: <span data-testid="companion-model">{props.model ?? config?.model ?? 'none'}</span>{' '}

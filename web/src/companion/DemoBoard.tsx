@@ -335,6 +335,16 @@ function DemoBoard({ accountId }: { accountId: string }) {
     [config, locale, model, runId, say, setNb],
   );
 
+  /** The panel's Stop: cancels the player's reply in flight (the server then aborts the provider call). */
+  const stopGeneration = useCallback(() => {
+    const running = generation.current;
+    if (!running) return;
+    running.abort();
+    generation.current = null;
+    setSending(false);
+    say('narration', 'Stopped. Your AI provider may still bill for work it started before the cancellation.');
+  }, [say]);
+
   // The game loop: advances only while no pause is held; feeds moments into the companion rules.
   useEffect(() => {
     const timer = setInterval(() => {
@@ -602,6 +612,7 @@ function DemoBoard({ accountId }: { accountId: string }) {
             offers={offers}
             actionsDisabled={blockedActions ? (blockedActions === 'native-loss' ? 'Companion actions are off after a lost attempt.' : 'Companion actions are unavailable right now.') : null}
             onSend={(m) => void sendGeneration(m, false)}
+            onStop={stopGeneration}
             onClose={closePanel}
             onPickModel={() => {
               if (!config) return;

@@ -1,9 +1,11 @@
 /**
  * The default chat, for worlds without an interface (and beside one): bubbles with avatars,
  * sanitized Markdown, the player's message at once and a typing indicator until the first token,
- * edit, delete, branch, continue, regenerate, swipes with a counter, failed replies with a retry.
+ * edit, delete, branch, continue, regenerate, swipes with a counter, failed replies with a retry,
+ * and the newest reply's choices as buttons (choosing one sends it as the player's message).
  */
 import { type AssetScope, assetIdOf, resolveAssetUrl } from '@yumina/sandbox';
+import { displayedText } from '@yumina/world/directives';
 import { useState } from 'react';
 import { renderMarkdown } from '../sandbox/frame/markdown.ts';
 import { useHistoryPages } from './history-pages.ts';
@@ -14,6 +16,11 @@ import type { Confirm } from './ConfirmDialog.tsx';
 /** Chat Markdown with images only from this world's assets. */
 export function chatHtml(text: string, scope: AssetScope | null): string {
   return renderMarkdown(text, { image: (ref) => (scope && assetIdOf(ref) ? resolveAssetUrl(ref, scope) : null) });
+}
+
+/** The reply being written as the player reads it: the world's directives hidden, also one still arriving at its end. */
+function streamedText(p: Player): string {
+  return displayedText(p.streaming, (p.world?.world.variables ?? []).map((v) => v.id), { partial: true });
 }
 
 function Avatar({ name, src }: { name: string; src: string | null }) {
@@ -35,7 +42,7 @@ function Bubble(props: {
   const { p, message: m, last, confirm, names } = props;
   const [editing, setEditing] = useState<string | null>(null);
   const streamingHere = m.status === 'streaming';
-  const text = streamingHere ? p.streaming : m.content;
+  const text = streamingHere ? streamedText(p) : m.content;
   const mine = m.role === 'user';
   return (
     <li className={`chat-row ${mine ? 'chat-row-user' : ''}`} data-role={m.role} data-status={m.status} data-message-id={m.id}>
@@ -178,7 +185,7 @@ export function DefaultChat({ p, confirm }: { p: Player; confirm: Confirm }) {
         {p.busy && !streamingRow && (
           <li className="chat-row" data-testid="streaming" data-role="assistant">
             <Avatar name={names.world} src={null} />
-            <div className="chat-bubble">{p.streaming ? <div className="chat-text" dangerouslySetInnerHTML={{ __html: chatHtml(p.streaming, p.assetScope) }} /> : <TypingIndicator />}</div>
+            <div className="chat-bubble">{p.streaming ? <div className="chat-text" dangerouslySetInnerHTML={{ __html: chatHtml(streamedText(p), p.assetScope) }} /> : <TypingIndicator />}</div>
           </li>
         )}
         {p.busy && p.reasoning && (
@@ -191,6 +198,21 @@ export function DefaultChat({ p, confirm }: { p: Player; confirm: Confirm }) {
         <p role="alert" className="chat-error">
           {p.error}
         </p>
+      )}
+      {p.pendingChoices.length > 0 && (
+        <div role="group" aria-label="Choices" className="chat-choices" data-testid="choices">
+          {p.pendingChoices.map((choice) => (
+            <button
+              key={choice}
+              type="button"
+              className="secondary"
+              disabled={p.busy || (p.guest !== null && !p.guest.canSendMessage)}
+              onClick={() => void p.choose(choice)}
+            >
+              {choice}
+            </button>
+          ))}
+        </div>
       )}
       <form
         aria-label="Send a message"

@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { dispatchEvents, parseWorld, runTurn, startSession } from '@yumina/world';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AudioDirector, type AudioEnvironment, type AudioTrackDef, type MediaLike } from './audio.ts';
 
 class FakeMedia implements MediaLike {
@@ -125,5 +126,132 @@ describe('AudioDirector', () => {
     advance(5000);
     expect(d.state).toEqual([]);
     expect(media.every((m) => !m.playing)).toBe(true);
+  });
+});
+
+/**
+ * A track's own maxDuration (seed 002 §2.10) with the real engine's commands and vitest's fake
+ * timers driving the director's timeouts and fades (the environment is the browser's, minus Audio).
+ */
+describe('a track’s own maxDuration stops it however it was started', () => {
+  const world = parseWorld({
+    version: '20.0.0',
+    name: 'Limits',
+    audioTracks: [
+      { id: 'intro', name: 'Intro', type: 'bgm', url: 'intro.ogg', maxDuration: 4 },
+      { id: 'theme', name: 'Theme', type: 'bgm', url: 'theme.ogg', loop: true },
+      { id: 'sting', name: 'Sting', type: 'sfx', url: 'sting.ogg', maxDuration: 3 },
+      { id: 'rain', name: 'Rain', type: 'ambient', url: 'rain.ogg', loop: true, maxDuration: 5, fadeOut: 1 },
+      { id: 'door', name: 'Door', type: 'sfx', url: 'door.ogg', maxDuration: 2 },
+      { id: 'bell', name: 'Bell', type: 'sfx', url: 'bell.ogg', maxDuration: 2 },
+    ],
+    bgmPlaylist: { tracks: ['intro', 'theme'], playMode: 'sequential', gapSeconds: 1 },
+    rules: [{ id: 'rain-starts', name: 'Rain starts', trigger: { type: 'keyword', keywords: ['rain'] }, actions: [{ type: 'play-audio', trackId: 'rain', action: 'play' }] }],
+    reactions: [{ id: 'door-opens', name: 'Door opens', when: { eventType: 'spatial:zone-enter', zone: 'hall' }, then: [{ type: 'set', path: '@audio.sfx', value: 'door' }] }],
+  });
+  const options = { now: new Date('2026-01-01T00:00:00Z'), seed: 1, sessionId: 'limits' };
+
+  function director() {
+    const media: (FakeMedia & { track: string })[] = [];
+    const env: AudioEnvironment = {
+      createMedia: () => {
+        const m = Object.assign(new FakeMedia(), { track: '' });
+        media.push(m);
+        return m;
+      },
+      setTimeout: (fn, ms) => setTimeout(fn, ms),
+      clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+    };
+    const d = new AudioDirector(world.audioTracks, (u) => u, env);
+    const playing = () => d.state.map((p) => p.trackId).sort();
+    const sounding = (src: string) => media.filter((m) => m.src === src && m.playing).length;
+    return { d, media, playing, sounding };
+  }
+
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('a playlist track stops at its limit and the playlist moves on after its gap', () => {
+    const { d, playing, sounding } = director();
+    const start = startSession(world, options);
+    d.apply(start.audioCommands);
+    expect(playing()).toEqual(['intro']);
+    vi.advanceTimersByTime(3_999);
+    expect(sounding('intro.ogg')).toBe(1);
+    vi.advanceTimersByTime(1);
+    expect(sounding('intro.ogg')).toBe(0);
+    expect(playing()).toEqual([]);
+    vi.advanceTimersByTime(1_000); // the playlist's gap
+    expect(playing()).toEqual(['theme']);
+    vi.advanceTimersByTime(60_000); // no limit of its own: it keeps playing
+    expect(playing()).toEqual(['theme']);
+  });
+
+  it('a directive, a rule and a reaction each start a track that stops by itself; a fadeOut ends at the limit', () => {
+    const { d, media, playing, sounding } = director();
+    const start = startSession(world, { ...options, sessionId: 'directives' });
+    const turn = runTurn(world, start.state, { ...options, userMessage: 'Is that rain?', aiReply: 'A chord rings out. [audio: sting play]' });
+    expect(turn.audioCommands.map((c) => [c.action, 'trackId' in c ? c.trackId : '', c.source])).toEqual(
+      expect.arrayContaining([
+        ['play', 'sting', 'directive'],
+        ['play', 'rain', 'rule:rain-starts'],
+      ]),
+    );
+    d.apply(turn.audioCommands.filter((c) => c.action === 'play'));
+    expect(playing()).toEqual(['rain', 'sting']);
+    const rain = media.find((m) => m.src === 'rain.ogg')!;
+    expect(rain.loop).toBe(true);
+    vi.advanceTimersByTime(3_000);
+    expect(playing()).toEqual(['rain']); // the directive's sting: 3 s
+    expect(sounding('sting.ogg')).toBe(0);
+    vi.advanceTimersByTime(1_000); // 4 s: the rain's 1 s fade-out starts now …
+    expect(sounding('rain.ogg')).toBe(1);
+    vi.advanceTimersByTime(500);
+    expect(rain.volume).toBeGreaterThan(0);
+    expect(rain.volume).toBeLessThan(1);
+    vi.advanceTimersByTime(500); // … and ends at its 5 s limit, though it loops
+    expect(sounding('rain.ogg')).toBe(0);
+    expect(rain.volume).toBe(0);
+
+    const event = dispatchEvents(world, turn.state, [{ type: 'spatial:zone-enter', zone: 'hall' }], options);
+    expect(event.audioCommands.map((c) => [c.action, 'trackId' in c ? c.trackId : '', c.source])).toEqual([['play', 'door', 'reaction:door-opens']]);
+    d.apply(event.audioCommands);
+    vi.advanceTimersByTime(1_999);
+    expect(sounding('door.ogg')).toBe(1);
+    vi.advanceTimersByTime(1);
+    expect(sounding('door.ogg')).toBe(0);
+    expect(playing()).toEqual([]);
+  });
+
+  it('a chained track follows at the limit; an explicit stop cancels the limit and the chain; the interface option overrides the limit', () => {
+    const { d, playing, sounding } = director();
+    d.apply([{ action: 'play', trackId: 'intro', trackType: 'bgm', chainTo: 'theme' }]);
+    vi.advanceTimersByTime(4_000);
+    expect(playing()).toEqual(['theme']);
+    d.apply([{ action: 'stop', trackId: 'theme' }]);
+
+    d.apply([{ action: 'play', trackId: 'intro', trackType: 'bgm', chainTo: 'theme' }]);
+    vi.advanceTimersByTime(1_000);
+    d.apply([{ action: 'stop', trackId: 'intro' }]);
+    vi.advanceTimersByTime(10_000);
+    expect(playing()).toEqual([]);
+
+    d.apply([{ action: 'play', trackId: 'bell', trackType: 'sfx', maxDurationSeconds: 0.5 }]);
+    vi.advanceTimersByTime(500);
+    expect(sounding('bell.ogg')).toBe(0);
+    // A sound played again while it still sounds: each copy stops at its own limit.
+    d.apply([{ action: 'play', trackId: 'bell', trackType: 'sfx' }]);
+    vi.advanceTimersByTime(1_000);
+    d.apply([{ action: 'play', trackId: 'bell', trackType: 'sfx' }]);
+    expect(sounding('bell.ogg')).toBe(2);
+    vi.advanceTimersByTime(1_000);
+    expect(sounding('bell.ogg')).toBe(1);
+    vi.advanceTimersByTime(1_000);
+    expect(sounding('bell.ogg')).toBe(0);
+    expect(playing()).toEqual([]);
   });
 });

@@ -11,12 +11,23 @@ export interface AudioTrackDef {
   url: string;
   loop?: boolean;
   volume?: number;
-  fadeIn?: number;
-  fadeOut?: number;
+  fadeIn?: number | null;
+  fadeOut?: number | null;
+  /** Seconds after which the track stops by itself, however it was started (seed 002 §2.10); null: no limit. */
+  maxDuration?: number | null;
 }
 
 export type AudioCommand =
-  | { action: 'play'; trackId: string; trackType: 'bgm' | 'sfx' | 'ambient'; volume?: number; fadeInSeconds?: number; chainTo?: string }
+  | {
+      action: 'play';
+      trackId: string;
+      trackType: 'bgm' | 'sfx' | 'ambient';
+      volume?: number;
+      fadeInSeconds?: number;
+      chainTo?: string;
+      /** Overrides the track's own maxDuration for this play (the interface's playAudio option). */
+      maxDurationSeconds?: number;
+    }
   | { action: 'stop'; trackId: string; fadeOutSeconds?: number }
   | { action: 'crossfade'; trackId: string; trackType: 'bgm' | 'sfx' | 'ambient'; seconds: number }
   | { action: 'volume'; trackId: string; volume: number }
@@ -46,6 +57,19 @@ interface Playing {
   /** The track's own level before the channel volume. */
   level: number;
   fade: unknown;
+  /** The maxDuration timer. */
+  limit: unknown;
+  /** What follows the track's end (a chained track, the playlist's next): run once, on a natural end or at maxDuration. */
+  after: () => void;
+  finished: boolean;
+}
+
+interface PlayOptions {
+  volume?: number;
+  fadeIn?: number;
+  chainTo?: string;
+  onEnded?: () => void;
+  maxDuration?: number;
 }
 
 const FADE_STEP_MS = 50;
@@ -76,7 +100,7 @@ export class AudioDirector {
     for (const c of commands) {
       switch (c.action) {
         case 'play':
-          this.#play(c.trackId, c.volume, c.fadeInSeconds, c.chainTo);
+          this.#play(c.trackId, { volume: c.volume, fadeIn: c.fadeInSeconds, chainTo: c.chainTo, maxDuration: c.maxDurationSeconds });
           break;
         case 'stop':
           this.#stop(c.trackId, c.fadeOutSeconds);
@@ -84,7 +108,7 @@ export class AudioDirector {
         case 'crossfade': {
           const kind = this.#track(c.trackId)?.type ?? c.trackType;
           for (const p of [...this.#playing.values()]) if (p.kind === kind && p.trackId !== c.trackId) this.#stop(p.trackId, c.seconds);
-          this.#play(c.trackId, undefined, c.seconds);
+          this.#play(c.trackId, { fadeIn: c.seconds });
           break;
         }
         case 'volume': {
@@ -121,33 +145,77 @@ export class AudioDirector {
     return clamp(level * (kind === 'sfx' ? this.#channels.sfx : this.#channels.bgm));
   }
 
-  #play(trackId: string, volume?: number, fadeIn?: number, chainTo?: string, onEnded?: () => void): void {
+  #play(trackId: string, options: PlayOptions = {}): void {
+    const { volume, fadeIn, chainTo, onEnded } = options;
     const track = this.#track(trackId);
     if (!track) return;
     const existing = this.#playing.get(trackId);
-    if (existing && track.type !== 'sfx') return; // already playing: keep it going
+    if (existing && track.type !== 'sfx') {
+      // Already playing: keep it going; a limit given with this play applies from now.
+      if (options.maxDuration !== undefined) this.#limit(existing, options.maxDuration);
+      return;
+    }
     const media = this.env.createMedia();
     media.src = this.resolveUrl(track.url);
     media.loop = track.type !== 'sfx' && !chainTo && !onEnded && (track.loop ?? track.type === 'bgm');
-    const playing: Playing = { trackId, kind: track.type, media, level: clamp(volume ?? track.volume ?? 1), fade: null };
+    const after = () => {
+      if (chainTo) this.#play(chainTo);
+      onEnded?.();
+    };
+    const playing: Playing = { trackId, kind: track.type, media, level: clamp(volume ?? track.volume ?? 1), fade: null, limit: null, after, finished: false };
     const fadeSeconds = fadeIn ?? track.fadeIn ?? 0;
     media.volume = fadeSeconds > 0 ? 0 : this.#effective(playing.kind, playing.level);
     media.addEventListener('ended', () => {
       if (this.#playing.get(trackId) === playing) this.#playing.delete(trackId);
-      if (chainTo) this.#play(chainTo);
-      onEnded?.();
+      this.#finish(playing);
     });
     this.#playing.set(trackId, playing);
     void Promise.resolve(media.play()).catch(() => {
       // Autoplay refused until the player interacts with the page; the next command retries.
     });
     if (fadeSeconds > 0) this.#fade(playing, this.#effective(playing.kind, playing.level), fadeSeconds);
+    this.#limit(playing, options.maxDuration ?? track.maxDuration ?? undefined);
+  }
+
+  /**
+   * maxDuration: the track is heard for at most `seconds`. With a fadeOut the fade starts early
+   * enough to end at the limit. Then it counts as ended: a chained track or the playlist's next
+   * one follows, as after a natural end.
+   */
+  #limit(playing: Playing, seconds: number | undefined): void {
+    if (seconds === undefined || !(seconds > 0)) return;
+    this.env.clearTimeout(playing.limit);
+    const fadeOut = Math.min(this.#track(playing.trackId)?.fadeOut ?? 0, seconds);
+    playing.limit = this.env.setTimeout(() => {
+      playing.limit = null;
+      if (this.#playing.get(playing.trackId) === playing) this.#playing.delete(playing.trackId);
+      const end = () => {
+        playing.media.pause();
+        this.#finish(playing);
+      };
+      if (fadeOut > 0) this.#fade(playing, 0, fadeOut, end);
+      else {
+        this.env.clearTimeout(playing.fade);
+        end();
+      }
+    }, (seconds - fadeOut) * 1000);
+  }
+
+  /** The track ended (naturally or at its limit): what follows it runs once. */
+  #finish(playing: Playing): void {
+    this.env.clearTimeout(playing.limit);
+    if (playing.finished) return;
+    playing.finished = true;
+    playing.after();
   }
 
   #stop(trackId: string, fadeOut?: number): void {
     const playing = this.#playing.get(trackId);
     if (!playing) return;
     this.#playing.delete(trackId);
+    // Stopped on purpose: nothing follows it.
+    playing.finished = true;
+    this.env.clearTimeout(playing.limit);
     const seconds = fadeOut ?? this.#track(trackId)?.fadeOut ?? 0;
     if (seconds <= 0) {
       this.env.clearTimeout(playing.fade);
@@ -182,9 +250,11 @@ export class AudioDirector {
       list.index = 0;
     }
     const id = list.ids[list.index++]!;
-    this.#play(id, undefined, undefined, undefined, () => {
-      if (this.#playlist !== list) return;
-      list.timer = this.env.setTimeout(() => this.#nextInPlaylist(), list.gap * 1000);
+    this.#play(id, {
+      onEnded: () => {
+        if (this.#playlist !== list) return;
+        list.timer = this.env.setTimeout(() => this.#nextInPlaylist(), list.gap * 1000);
+      },
     });
   }
 

@@ -1,6 +1,6 @@
 /**
  * The sandbox's audio members on top of the player's AudioDirector: playAudio with `maxDuration`
- * (auto-stop) and `duckBgm` (music lowered while the sound plays), stopAudio of one track or all.
+ * (auto-stop, overriding the track's own for this play) and `duckBgm` (music lowered while the sound plays), stopAudio of one track or all.
  */
 import type { AudioDirector } from './audio.ts';
 
@@ -22,12 +22,11 @@ export function playInterfaceAudio(
   options: PlayOptions,
   /** The player's music level, restored when the ducking sound ends (at the latest after 30 s). */
   bgmLevel: number,
-  timers: { setTimeout(fn: () => void, ms: number): unknown; setInterval(fn: () => void, ms: number): unknown; clearInterval(h: unknown): void } = window,
+  timers: { setInterval(fn: () => void, ms: number): unknown; clearInterval(h: unknown): void } = window,
 ): void {
-  director.apply([{ action: 'play', trackId, trackType, volume: options.volume, fadeInSeconds: options.fadeDuration, chainTo: options.chainTo }]);
-  if (options.maxDuration && options.maxDuration > 0) {
-    timers.setTimeout(() => director.apply([{ action: 'stop', trackId, fadeOutSeconds: 0 }]), options.maxDuration * 1000);
-  }
+  // maxDuration is the director's, like a track's own: it stops the sound and lets a chain follow.
+  const maxDurationSeconds = options.maxDuration && options.maxDuration > 0 ? options.maxDuration : undefined;
+  director.apply([{ action: 'play', trackId, trackType, volume: options.volume, fadeInSeconds: options.fadeDuration, chainTo: options.chainTo, maxDurationSeconds }]);
   if (options.duckBgm && trackType !== 'bgm') {
     director.setChannelVolume('bgm', bgmLevel * DUCK_LEVEL);
     let waited = 0;

@@ -18,8 +18,10 @@ export interface PlayerMessage {
   model: string | null;
   tokenCount: number | null;
   generationTimeMs: number | null;
+  /** Folded into the session's story summary. */
   compacted: boolean;
-  attachments: { type: string; mimeType: string; name: string; url: string }[];
+  /** Always empty: the platform has no message attachments (docs/CONVERSATIONS.md). */
+  attachments: [];
   createdAt: string;
 }
 
@@ -28,6 +30,8 @@ export interface PlayerWorldState {
   turnCount?: number;
   audio?: { currentBgm: string | null; playlistPlaying: boolean };
   pendingContext?: { role: string; content: string }[];
+  /** The choices the latest reply offered (`[choices: A | B]`), not answered yet. */
+  pendingChoices?: string[];
 }
 
 export interface PlayerSession {

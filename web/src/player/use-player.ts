@@ -6,7 +6,7 @@
  */
 import { type AssetScope, resolveAssetUrl } from '@yumina/sandbox';
 import { playlistStart } from '@yumina/world';
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { api } from '../lib/api.ts';
 import { navigate } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
@@ -26,6 +26,8 @@ export interface Persona {
 }
 
 const VOLUME_KEY = 'yumina:player-volume';
+/** No choices pending (one array, so the interface's state does not change when nothing did). */
+const NO_CHOICES: string[] = [];
 
 function storedVolumes(): { bgm: number; sfx: number } {
   try {
@@ -54,7 +56,8 @@ export function usePlayer(worldId: string) {
   /** Every notification of this visit, newest first, for the player who missed a toast. */
   const [notificationLog, setNotificationLog] = useState<Toast[]>([]);
   const [draft, setDraft] = useState('');
-  const [pendingChoices, setPendingChoices] = useState<string[]>([]);
+  /** The newest message when the last send, regenerate or continue began: its choices were answered (until the session is read again). */
+  const [answered, setAnswered] = useState<unknown>(null);
   const [canvasMode, setCanvasMode] = useState<'chat' | 'custom' | 'fullscreen'>('chat');
   const [volumes, setVolumes] = useState(storedVolumes);
   const [nowPlaying, setNowPlaying] = useState<{ trackId: string; kind: string }[]>([]);
@@ -240,6 +243,7 @@ export function usePlayer(worldId: string) {
       if (guestRef.current) {
         if (path !== 'messages' || !body) throw new SignInRequired('This');
         if (!guestRef.current.canSendMessage) throw new SignInRequired('Talking with this world');
+        setAnswered(dataRef.current?.messages.at(-1) ?? null);
         setBusy(true);
         setError(null);
         setPendingUser(body.content);
@@ -255,6 +259,7 @@ export function usePlayer(worldId: string) {
         }
         return;
       }
+      setAnswered(dataRef.current?.messages.at(-1) ?? null);
       setBusy(true);
       setError(null);
       setStreaming('');
@@ -341,6 +346,32 @@ export function usePlayer(worldId: string) {
     [applyEffects],
   );
 
+  /**
+   * The choices the newest reply offered (stored with the session's state): pending while that
+   * reply is the newest message, complete, and nothing is being written (nor was since the
+   * session was last read: a reply that just ended leaves them hidden until the reread shows its
+   * own). A regenerated, swiped, deleted or reverted reply brings its own state, so its choices go
+   * (or come back) with it.
+   */
+  const offered = data?.session.state.pendingChoices;
+  const newest = data?.messages.at(-1);
+  const pendingChoices = useMemo(
+    () => (!busy && newest !== answered && newest?.role === 'assistant' && newest.status === 'complete' && offered?.length ? offered : NO_CHOICES),
+    [busy, newest, answered, offered],
+  );
+
+  /** clearPendingChoices(): no choice pending any more, kept with the session's state (a guest's only on the page). */
+  const clearPendingChoices = useCallback(async () => {
+    const id = sessionRef.current;
+    if (!id) return;
+    setData((d) => (d && d.session.id === id ? { ...d, session: { ...d.session, state: { ...d.session.state, pendingChoices: [] } } } : d));
+    if (!guestRef.current) await dispatch('choices', 'DELETE', undefined);
+  }, [dispatch]);
+  /** What the interface's clearPendingChoices calls: choices come only from replies, so the one change is to none. */
+  const setPendingChoices = useCallback((_none: []) => clearPendingChoices(), [clearPendingChoices]);
+  /** Choosing one sends it as the player's message; the reply to it replaces the choices. */
+  const choose = useCallback((choice: string) => stream('messages', { content: choice }), [stream]);
+
   const switchSession = useCallback(
     async (id: string) => {
       audioRef.current?.dispose();
@@ -374,6 +405,8 @@ export function usePlayer(worldId: string) {
     setDraft,
     pendingChoices,
     setPendingChoices,
+    clearPendingChoices,
+    choose,
     canvasMode,
     setCanvasMode,
     volumes,

@@ -1,6 +1,6 @@
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
 import type { History, UpdateRecord } from '@yumina/updates';
-import { api } from '../lib/api.ts';
+import { api, ApiError } from '../lib/api.ts';
 import { labelsFor, type UpdatesLabels, type UpdatesLanguage } from './labels.ts';
 
 /** One record and the history as GET /api/worlds/:id/updates returns them (the server's own types). */
@@ -141,6 +141,7 @@ export function UpdateHistory({ worldId, surfaceCanEdit, canEdit, unsavedDraft =
           canNotify={view.canNotify}
           t={t}
           onCreated={(update) => setView((v) => (v ? { ...v, updates: [update, ...v.updates.filter((x) => x.id !== update.id)].sort(byNewest) } : v))}
+          onStale={() => void load()}
         />
       )}
     </section>
@@ -209,8 +210,13 @@ function EditDialog({
 }
 
 /**
- * A standalone record. Always sends an explicit notifyPlayers choice; notification is offered
- * only when the server says canNotify (a published work), and the form is closed during a review.
+ * A standalone record. Where the server said canNotify (a published work), the author sees the
+ * notify checkbox and the form sends that explicit choice (default off). Where it said the work
+ * cannot notify, the author made no choice, so notifyPlayers is omitted: the server adds the record
+ * without notification, or, when the work has become able to notify meanwhile (published in another
+ * tab, a missed live update), answers NOTIFY_CHOICE_REQUIRED; then the notify dialog asks the
+ * author and sends the record again with the answer (seed 001 §4, the older notify dialog). The
+ * form is closed during a review.
  */
 function CreateForm({
   worldId,
@@ -218,73 +224,109 @@ function CreateForm({
   canNotify,
   t,
   onCreated,
+  onStale,
 }: {
   worldId: string;
   canCreate: boolean;
   canNotify: boolean;
   t: UpdatesLabels;
   onCreated(record: UpdateRecordView): void;
+  /** The server's permissions differ from the ones shown: reload them. */
+  onStale(): void;
 }) {
   const [title, setTitle] = useState('');
   const [content, setContent] = useState('');
   const [isMajor, setIsMajor] = useState(false);
   const [notify, setNotify] = useState(false);
   const [busy, setBusy] = useState(false);
+  const [asking, setAsking] = useState(false);
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
 
   if (!canCreate) return <p className="hint">{t.reviewPending}</p>;
 
-  async function submit(e: FormEvent) {
-    e.preventDefault();
+  async function send(notifyPlayers: boolean | undefined) {
     setBusy(true);
     setMessage(null);
     try {
       const created = await api<{ update: UpdateRecordView; notified: number }>(`/api/worlds/${encodeURIComponent(worldId)}/updates`, {
         method: 'POST',
-        json: { title, content, isMajor, notifyPlayers: canNotify && notify },
+        json: { title, content, isMajor, ...(notifyPlayers === undefined ? {} : { notifyPlayers }) },
       });
       onCreated(created.update);
       setTitle('');
       setContent('');
       setIsMajor(false);
       setNotify(false);
+      setAsking(false);
       setMessage({ ok: true, text: t.added(created.notified) });
+      // Answered in the dialog: the work can notify now, so the form offers the checkbox from here on.
+      if (notifyPlayers !== undefined && !canNotify) onStale();
     } catch (err) {
+      if (err instanceof ApiError && err.code === 'NOTIFY_CHOICE_REQUIRED') {
+        // Nothing was written; the draft stays and the author answers the dialog (Cancel asks again next time).
+        setAsking(true);
+        return;
+      }
+      setAsking(false);
       setMessage({ ok: false, text: (err as Error).message });
     } finally {
       setBusy(false);
     }
   }
 
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    void send(canNotify ? notify : undefined);
+  }
+
   return (
-    <form onSubmit={submit} aria-label={t.createHeading}>
-      <h4>{t.createHeading}</h4>
-      <label>
-        {t.title}
-        <input value={title} onChange={(e) => setTitle(e.target.value)} required maxLength={200} />
-      </label>
-      <label>
-        {t.details}
-        <textarea value={content} onChange={(e) => setContent(e.target.value)} maxLength={10000} rows={3} />
-      </label>
-      <label className="inline">
-        <input type="checkbox" checked={isMajor} onChange={(e) => setIsMajor(e.target.checked)} />
-        {t.isMajor}
-      </label>
-      {canNotify ? (
-        <label className="inline">
-          <input type="checkbox" checked={notify} onChange={(e) => setNotify(e.target.checked)} />
-          {t.notifyPlayers}
+    <>
+      <form onSubmit={submit} aria-label={t.createHeading}>
+        <h4>{t.createHeading}</h4>
+        <label>
+          {t.title}
+          <input value={title} onChange={(e) => setTitle(e.target.value)} required maxLength={200} />
         </label>
-      ) : (
-        <p className="hint">{t.notifyUnavailable}</p>
+        <label>
+          {t.details}
+          <textarea value={content} onChange={(e) => setContent(e.target.value)} maxLength={10000} rows={3} />
+        </label>
+        <label className="inline">
+          <input type="checkbox" checked={isMajor} onChange={(e) => setIsMajor(e.target.checked)} />
+          {t.isMajor}
+        </label>
+        {canNotify ? (
+          <label className="inline">
+            <input type="checkbox" checked={notify} onChange={(e) => setNotify(e.target.checked)} />
+            {t.notifyPlayers}
+          </label>
+        ) : (
+          <p className="hint">{t.notifyUnavailable}</p>
+        )}
+        <div className="row">
+          <button type="submit" disabled={busy || asking}>
+            {t.add}
+          </button>
+        </div>
+        {message && (message.ok ? <p role="status">{message.text}</p> : <p role="alert">{message.text}</p>)}
+      </form>
+      {asking && (
+        <div role="dialog" aria-modal="true" aria-label={t.notifyAskTitle} aria-describedby="notify-ask-body" className="card dialog">
+          <h4>{t.notifyAskTitle}</h4>
+          <p id="notify-ask-body">{t.notifyAskBody}</p>
+          <div className="row">
+            <button type="button" disabled={busy} onClick={() => void send(true)}>
+              {t.notifyAskYes}
+            </button>
+            <button type="button" className="secondary" disabled={busy} onClick={() => void send(false)}>
+              {t.notifyAskNo}
+            </button>
+            <button type="button" className="secondary" disabled={busy} onClick={() => setAsking(false)}>
+              {t.cancel}
+            </button>
+          </div>
+        </div>
       )}
-      <div className="row">
-        <button type="submit" disabled={busy}>
-          {t.add}
-        </button>
-      </div>
-      {message && (message.ok ? <p role="status">{message.text}</p> : <p role="alert">{message.text}</p>)}
-    </form>
+    </>
   );
 }

@@ -9,6 +9,7 @@ const sample = (name: string) => JSON.parse(readFileSync(new URL(`../../../../pa
 
 interface State {
   variables: Record<string, unknown>;
+  pendingChoices?: string[];
   pendingContext: { role: string; content: string; source: string }[];
   directives: { id: string }[];
 }
@@ -150,6 +151,38 @@ describe.runIf(hasPostgres && hasRedis)('player routes: interface actions, event
     const reread = (await (await player.fetch(`/api/sessions/${session.id}`)).json()) as { session: { memory: string; state: State } };
     expect(reread.session.memory).toBe('The ferryman is owed a coin.');
     expect(reread.session.state.pendingContext).toEqual([]);
+  });
+
+  it('choices: stored with the session state; pending only while their reply is the newest; clearPendingChoices keeps none', async () => {
+    const { session } = await create();
+    const read = async () => (await (await player.fetch(`/api/sessions/${session.id}`)).json()) as { session: { state: State }; messages: { content: string; stateSnapshot: State | null }[] };
+    const send = async (content: string) => (await player.fetch(`/api/sessions/${session.id}/messages`, { method: 'POST', json: { content } })).text();
+    provider.enqueue({ kind: 'completion', content: 'Two tunnels. [choices: North | South]' });
+    await send('I look');
+    let now = await read();
+    expect(now.session.state.pendingChoices).toEqual(['North', 'South']);
+    expect(now.messages.at(-1)!.content).toBe('Two tunnels.');
+    expect(now.messages.at(-1)!.stateSnapshot!.pendingChoices).toEqual(['North', 'South']);
+    // An interface action leaves them pending.
+    const acted = (await (await player.fetch(`/api/sessions/${session.id}/actions/drink-potion`, { method: 'POST' })).json()) as Dispatched;
+    expect(acted.state.pendingChoices).toEqual(['North', 'South']);
+    // A failed answer to them: they are no longer offered (the newest message is not their reply).
+    provider.enqueue({ kind: 'error', status: 502, body: { error: { message: 'Upstream down' } } });
+    await send('North');
+    now = await read();
+    expect(now.messages.at(-1)).toMatchObject({ content: '' });
+    expect(now.session.state.pendingChoices).toEqual([]);
+    // Retried: the new reply's choices replace them.
+    provider.enqueue({ kind: 'completion', content: 'A chasm. [choices: Jump | Go back]' });
+    await (await player.fetch(`/api/sessions/${session.id}/regenerate`, { method: 'POST' })).text();
+    expect((await read()).session.state.pendingChoices).toEqual(['Jump', 'Go back']);
+
+    // clearPendingChoices: stored, so the next read has none; another account cannot; a guest is told to sign in.
+    expect((await stranger.fetch(`/api/sessions/${session.id}/choices`, { method: 'DELETE' })).status).toBe(404);
+    expect((await new Browser(server.url).fetch(`/api/sessions/${session.id}/choices`, { method: 'DELETE' })).status).toBe(401);
+    const cleared = (await (await player.fetch(`/api/sessions/${session.id}/choices`, { method: 'DELETE' })).json()) as Dispatched;
+    expect(cleared.state.pendingChoices).toEqual([]);
+    expect((await read()).session.state.pendingChoices).toEqual([]);
   });
 
   it('setModel and setPreferredProvider change what the player writes with', async () => {

@@ -2,7 +2,7 @@
  * What a world's interface (and the default chat) does between turns, on the server: interface
  * actions (`executeAction`: the world's `action` rule triggers and reactions), custom reaction
  * events (`spatial:zone-enter` and the like), `setVariable` (session or player-global scope),
- * `injectContext` (one-shot context for the next prompt), session memory (prompt step 9), and the
+ * `injectContext` (one-shot context for the next prompt), `clearPendingChoices`, session memory (prompt step 9), and the
  * player's model and provider choice (`setModel`, `setPreferredProvider`). Each change to a
  * session's state runs under the session's lock, in one transaction, and answers the new state
  * with what the engine said should happen (notifications, audio commands, AI requests).
@@ -162,6 +162,23 @@ export async function playerRoutes(app: FastifyInstance, ctx: AppContext): Promi
       (state) => {
         if (state.pendingContext.length >= 20) throw new HttpError(409, 'TOO_MUCH_CONTEXT', 'At most 20 context messages can wait for the next reply.');
         state.pendingContext.push({ role: body.role, content: body.message, source: 'interface' });
+        return [];
+      },
+    );
+  });
+
+  /**
+   * clearPendingChoices(): the choices the latest reply offered are no longer pending (stored with
+   * the session's state, so a reload does not bring them back). Answers like an action.
+   */
+  app.delete<{ Params: { id: string } }>('/api/sessions/:id/choices', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    return dispatch(
+      auth,
+      request.params.id,
+      () => [],
+      (state) => {
+        state.pendingChoices = [];
         return [];
       },
     );

@@ -262,6 +262,37 @@ describe.runIf(hasPostgres && hasRedis)('conversations (real PostgreSQL and Redi
     });
   }
 
+  it('generation settings reach the provider as the world sets them (0 included), and unset ones are absent, not defaulted', async () => {
+    const SAMPLING_FIELDS = ['temperature', 'top_p', 'frequency_penalty', 'presence_penalty', 'top_k', 'min_p', 'response_format'];
+    const sampling = (body: Record<string, unknown>) => Object.fromEntries(SAMPLING_FIELDS.filter((k) => k in body).map((k) => [k, body[k]]));
+    const worldWith = async (name: string, settings: Record<string, unknown>) => {
+      const res = await player.fetch('/api/worlds', { method: 'POST', json: { world: { version: '20.0.0', name, settings } } });
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { id: string }).id;
+    };
+    const set = { temperature: 0.35, topP: 0.85, frequencyPenalty: 0.4, presencePenalty: -0.25, topK: 40, minP: 0.05, structuredOutput: true, maxTokens: 900 };
+    const zero = { temperature: 0, topP: 0, frequencyPenalty: 0, presencePenalty: 0, topK: 0, minP: 0, structuredOutput: false };
+    const cases: Array<[string, Record<string, unknown>, Record<string, unknown>]> = [
+      ['every setting set', set, { temperature: 0.35, top_p: 0.85, frequency_penalty: 0.4, presence_penalty: -0.25, top_k: 40, min_p: 0.05, response_format: { type: 'json_object' } }],
+      ['every setting 0 (or off)', zero, { temperature: 0, top_p: 0, frequency_penalty: 0, presence_penalty: 0, top_k: 0, min_p: 0 }],
+      ['none set', {}, {}],
+      ['only temperature and min_p', { temperature: 1.5, minP: 0.1 }, { temperature: 1.5, min_p: 0.1 }],
+    ];
+    for (const [name, settings, expected] of cases) {
+      const s = await create(await worldWith(`Settings: ${name}`, settings));
+      // A send, a regeneration and a continue each carry them.
+      provider.enqueue({ kind: 'completion', content: 'First.' }, { kind: 'completion', content: 'Again.' }, { kind: 'completion', content: ' More.' });
+      const before = provider.completions.length;
+      expect((await send(s.session.id, 'Hello')).some((e) => e.event === 'done'), name).toBe(true);
+      await sse(await player.fetch(`/api/sessions/${s.session.id}/regenerate`, { method: 'POST' }));
+      await sse(await player.fetch(`/api/sessions/${s.session.id}/continue`, { method: 'POST' }));
+      const sent = provider.completions.slice(before);
+      expect(sent, name).toHaveLength(3);
+      for (const request of sent) expect(sampling(request.body!), name).toEqual(expected);
+      expect(sent[0]!.body!.max_tokens, name).toBe(settings.maxTokens ?? 12000);
+    }
+  });
+
   it('two tabs sending at once: one streams, the other gets a clear 409, nothing is lost', async () => {
     const s = await create(dungeonId);
     provider.enqueue({ kind: 'completion', content: 'Slowly the torch gutters.', chunks: 5, chunkDelayMs: 120 });

@@ -13,6 +13,7 @@ import {
 import type { AppContext } from '../context.ts';
 import { meteringFor } from '../ai/metering.ts';
 import { enginePersona } from './persona.ts';
+import { samplingRequest } from './sampling.ts';
 
 export interface TurnInput {
   accountId: string;
@@ -43,6 +44,8 @@ export interface TurnInput {
 export interface TurnOutput {
   /** A new story summary made for this turn (to store on the session). */
   summary: string | null;
+  /** How many of the oldest history messages that summary folded in (0 without a new summary). */
+  compactedCount: number;
   rawReply: string;
   result: TurnResult;
   model: string;
@@ -111,15 +114,7 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
       model,
       messages,
       maxTokens: settings.maxTokens,
-      temperature: settings.temperature,
-      extraBody: {
-        top_p: settings.topP,
-        frequency_penalty: settings.frequencyPenalty,
-        presence_penalty: settings.presencePenalty,
-        ...(settings.topK !== undefined ? { top_k: settings.topK } : {}),
-        ...(settings.minP !== undefined ? { min_p: settings.minP } : {}),
-        ...(settings.structuredOutput ? { response_format: { type: 'json_object' } } : {}),
-      },
+      ...samplingRequest(settings),
     },
     { purpose: 'chat', signal: input.signal, maxReplyBytes: ctx.config.ai.replyMaxBytes },
   )) {
@@ -135,5 +130,5 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
   }
   reply = cleanProviderText(reply);
   const result = runTurn(world, input.state, { ...common, userMessage: input.userMessage, aiReply: reply, skippedEntries: prompt.skippedEntries });
-  return { summary: condensed.summary?.summary ?? null, rawReply: reply, result, model, tokenCount: tokensOut || counter.countText(reply, model), generationTimeMs: Date.now() - started, truncated };
+  return { summary: condensed.summary?.summary ?? null, compactedCount: condensed.summary ? condensed.dropped.length : 0, rawReply: reply, result, model, tokenCount: tokensOut || counter.countText(reply, model), generationTimeMs: Date.now() - started, truncated };
 }

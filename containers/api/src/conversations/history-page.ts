@@ -34,7 +34,7 @@ export function pageMessageView(m: MessageRow, newest: boolean) {
 export async function sessionPage(db: DbPool, sessionId: string, accountId: string, query: HistoryPageQuery = { limit: HISTORY_PAGE_SIZE }) {
   // One snapshot for both reads: read apart, a turn committing between them would pair the
   // session's state from before the turn with the reply from after it.
-  const { session, rows } = await db.transaction(
+  const { session, rows, newest } = await db.transaction(
     async (tx) => {
       const session: SessionRow = await ownedSession(tx, sessionId, accountId);
       const params: unknown[] = [sessionId, query.limit + 1];
@@ -44,15 +44,27 @@ export async function sessionPage(db: DbPool, sessionId: string, accountId: stri
           order by position desc limit $2`,
         params,
       );
-      return { session, rows };
+      // An earlier page does not hold the newest message, which decides whether choices are pending.
+      const newest =
+        query.before === undefined
+          ? rows[0]
+          : (await tx.query<Pick<MessageRow, 'role' | 'status'>>('select role, status from chat_messages where session_id = $1 order by position desc limit 1', [sessionId])).rows[0];
+      return { session, rows, newest };
     },
     { snapshot: true },
   );
   const more = rows.length > query.limit;
   const page = rows.slice(0, query.limit).reverse();
   const newestPosition = query.before === undefined ? page[page.length - 1]?.position : undefined;
+  const view = sessionView(session);
+  // Choices are pending only while the reply that offered them is the newest message, complete:
+  // once the player answered (a message after it, or a reply to it still being written or failed) they are not.
+  const state = view.state as { pendingChoices?: unknown } | null;
+  if (state && Array.isArray(state.pendingChoices) && state.pendingChoices.length > 0 && !(newest?.role === 'assistant' && newest.status === 'complete')) {
+    state.pendingChoices = [];
+  }
   return {
-    session: sessionView(session),
+    session: view,
     messages: page.map((m) => pageMessageView(m, m.position === newestPosition)),
     history: { earlierCursor: more && page[0] ? String(page[0].position) : null, limit: query.limit },
   };

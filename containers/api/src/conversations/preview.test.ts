@@ -45,6 +45,9 @@ describe.runIf(hasPostgres && hasRedis)('guest preview', () => {
     expect(body.displayText).toBe('Bats!');
     expect(body.state.variables.hp).toBe(97);
     expect(official.completions.at(-1)!.body!.model).toBe('platform/story');
+    // The world's generation settings reach the provider in the preview too.
+    expect(official.completions.at(-1)!.body).toMatchObject({ temperature: 0.9, top_p: 0.95, frequency_penalty: 0, presence_penalty: 0, top_k: 40, min_p: 0.05 });
+    expect(official.completions.at(-1)!.body!.response_format).toBeUndefined();
     expect(await counts()).toEqual(before);
     // The allowance is per address per hour.
     for (let i = 0; i < 2; i++) await guest.fetch(`/api/worlds/${worldId}/preview/turn`, { method: 'POST', json: { message: 'again', history: [], state: null } });

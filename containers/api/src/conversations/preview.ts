@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { whenClientGone } from '../event-stream.ts';
 import { worldForViewer } from '../worlds/version.ts';
+import { samplingRequest } from './sampling.ts';
 
 const turnBody = z.strictObject({
   message: z.string().trim().min(1).max(4000),
@@ -63,7 +64,7 @@ export async function previewRoutes(app: FastifyInstance, ctx: AppContext): Prom
     const stopListening = whenClientGone(reply, () => abort.abort(new Error('The client went away')));
     const result = await completeChat(
       { baseUrl: official.baseUrl, apiKey: official.apiKey, privateNetwork: ctx.config.ai.privateNetworkAccess },
-      { model: official.defaultModel, messages: toProviderMessages(prompt.messages) as never, maxTokens: Math.min(world.settings.maxTokens, 1000), temperature: world.settings.temperature },
+      { model: official.defaultModel, messages: toProviderMessages(prompt.messages) as never, maxTokens: Math.min(world.settings.maxTokens, 1000), ...samplingRequest(world.settings) },
       { timeoutMs: 60_000, maxReplyBytes: ctx.config.ai.replyMaxBytes, signal: abort.signal, ...ctx.config.ai.deadlines },
     ).finally(stopListening);
     const turn = runTurn(world, state, { ...options, userMessage: body.message, aiReply: result.content, skippedEntries: prompt.skippedEntries });

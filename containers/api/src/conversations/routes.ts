@@ -47,11 +47,17 @@ const storageKey = z.string().min(1).max(200).regex(/^[\w.:-]+$/, 'letters, digi
 /** Generations running in this process, by session: stopped locally or through the store's pub/sub. */
 const running = new Map<string, AbortController>();
 
-/** The world state after the first `before` messages: the newest complete snapshot, else the session's initial state. */
+/**
+ * The world state after the first `before` messages: the newest complete snapshot, else the
+ * session's initial state. Its choices stay pending only while the reply that offered them is the
+ * last of those messages (a player message after it answered them).
+ */
 function snapshotOf(world: WorldDefinition, messages: MessageRow[], before: number, session: SessionRow): WorldState {
   for (let i = before - 1; i >= 0; i--) {
     const m = messages[i]!;
-    if (m.state_snapshot && m.status === 'complete') return JSON.parse(m.state_snapshot) as WorldState;
+    if (!m.state_snapshot || m.status !== 'complete') continue;
+    const state = JSON.parse(m.state_snapshot) as WorldState;
+    return i === before - 1 ? state : { ...state, pendingChoices: [] };
   }
   return normalizeState(world as never, JSON.parse(session.initial_state) as WorldState);
 }
@@ -170,6 +176,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         generationTimeMs: out.generationTimeMs,
         truncated: out.truncated,
         summary: out.summary,
+        compactedCount: out.compactedCount,
         usage: known?.usage,
         lockToken,
       });

@@ -54,10 +54,13 @@ describe.runIf(hasPostgres && hasRedis)('story summaries with the one-step fallb
     const session = (await (await player.fetch(`/api/worlds/${worldId}/sessions`, { method: 'POST' })).json()) as { session: { id: string } };
     const send = async (content: string) => (await player.fetch(`/api/sessions/${session.session.id}/messages`, { method: 'POST', json: { content } })).text();
 
-    // The first turn fits the budget: no summary request.
+    type Read = { session: { state: { variables: { gold: number } } }; messages: { content: string; compacted: boolean; attachments: unknown[] }[] };
+    const read = async () => (await (await player.fetch(`/api/sessions/${session.session.id}`)).json()) as Read;
+    // The first turn fits the budget: no summary request, nothing compacted.
     await send('I walk on.');
     expect(provider.completions.map((c) => c.body!.model)).toEqual(['story-model']);
     expect((await ledger()).map((r) => r.purpose)).not.toContain('summary');
+    expect((await read()).messages.map((m) => m.compacted)).toEqual([false, false]);
 
     // The second turn's history overflows it: the summary model refuses, the fallback answers once.
     await send('I keep walking.');
@@ -73,7 +76,15 @@ describe.runIf(hasPostgres && hasRedis)('story summaries with the one-step fallb
     const summaries = (await ledger()).filter((r) => r.purpose === 'summary');
     expect(summaries).toEqual([{ model: 'backup-summary-model', requested_model: 'free-router-model', purpose: 'summary', billing_source: 'private' }]);
     // The reply itself is applied as usual.
-    const read = (await (await player.fetch(`/api/sessions/${session.session.id}`)).json()) as { session: { state: { variables: { gold: number } } } };
-    expect(read.session.state.variables.gold).toBe(12);
+    const after = await read();
+    expect(after.session.state.variables.gold).toBe(12);
+    // `compacted` is true exactly on the message folded into the summary; no message has attachments.
+    expect(after.messages.map((m) => [m.content.slice(0, 16), m.compacted])).toEqual([
+      ['I walk on.', true],
+      ['The corridor str', false],
+      ['I keep walking.', false],
+      ['The corridor str', false],
+    ]);
+    expect(after.messages.map((m) => m.attachments)).toEqual([[], [], [], []]);
   });
 });

@@ -26,7 +26,9 @@ export async function landingRoutes(app: FastifyInstance, partners: PartnerRegis
       "base-uri 'none'",
       "frame-ancestors 'none'",
     ].join('; ');
-    app.get(`/${partner.slug}`, async (_request, reply) => {
+    // The page applies §2.6 to `path` itself (an invalid one, U+0000 included, falls back to `/`),
+    // so the request-wide query check must not answer an error page first.
+    app.get(`/${partner.slug}`, { config: { ownQueryRules: true } }, async (_request, reply) => {
       // Read here rather than through @fastify/static, which only local mode registers.
       const page = await readFile(join(root, 'landing.html')).catch(() => undefined);
       if (!page) return reply.code(503).send({ error: { code: 'WEB_NOT_BUILT', message: 'The web app is not built.' } });

@@ -339,7 +339,9 @@ describe.runIf(hasPostgres && hasRedis)('update records of a work', () => {
       { title: 'x', content: '', isMajor: 'yes' },
       { title: 'x', content: '', isMajor: false, notifyPlayers: 'true' },
       { title: 'x', content: '', isMajor: false, timestamp: '2020-01-01T00:00:00Z' },
-      { title: 'x'.repeat(201) },
+      { title: 'x'.repeat(201), isMajor: false },
+      { title: 'isMajor omitted', content: '', notifyPlayers: false },
+      { title: 'isMajor null', content: '', isMajor: null, notifyPlayers: false },
       [],
       'title',
     ];
@@ -348,6 +350,9 @@ describe.runIf(hasPostgres && hasRedis)('update records of a work', () => {
       expect(res.status, JSON.stringify(json)).toBe(400);
       expect(((await res.json()) as { error: { code: string } }).error.code).toMatch(/INVALID_REQUEST|INVALID_JSON/);
     }
+    // isMajor is the author's decision (seed 001 §4), never defaulted: its absence is named.
+    const noMajor = await author.fetch(`/api/worlds/${world}/updates`, { method: 'POST', json: { title: 'x', content: '', notifyPlayers: false } });
+    expect(((await noMajor.json()) as { error: { message: string } }).error.message).toBe('Invalid request body: isMajor: isMajor is required (true or false)');
     const badPatches: unknown[] = [
       { content: 'no title' },
       { title: 5, content: '' },

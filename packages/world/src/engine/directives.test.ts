@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { runTurn } from './turn.ts';
+import { displayedText } from './directives.ts';
+import { dispatchEvents, runTurn } from './turn.ts';
 import type { EngineWorld } from './world-types.ts';
 
 const world: EngineWorld = {
@@ -178,5 +179,88 @@ describe('audio directives (table)', () => {
     const result = turn(reply);
     expect(result.audioCommands).toEqual([]);
     expect(result.malformedDirectives[0]?.reason).toContain(reason);
+  });
+});
+
+describe('displayedText: the display text from the variable ids alone (custom interfaces, streaming)', () => {
+  const ids = world.variables.map((v) => v.id);
+  it.each([
+    ['a variable directive goes, a note stays', 'The ghoul claws you. [hp: -15] [Note: the air smells of ash]', 'The ghoul claws you. [Note: the air smells of ash]'],
+    ['audio and JSON-path directives go', '[audio: theme play] Quiet. [bag.stats.str: +1]', 'Quiet.'],
+    ['a malformed directive of a known id goes', 'You rest. [lit: maybe]', 'You rest.'],
+    ['an unknown id, wrong case, footnote and link stay', 'Ink [Hp: 5] [mana: +3] [1] [a](b) [Lore: old]', 'Ink [Hp: 5] [mana: +3] [1] [a](b) [Lore: old]'],
+    ['a directive alone on its line takes the line', 'One.\n[gold: +5]\nTwo.', 'One.\nTwo.'],
+  ])('%s', (_name, reply, expected) => {
+    expect(displayedText(reply, ids)).toBe(expected);
+  });
+
+  it.each([
+    ['an unclosed directive', 'You swing. [hp: -1', 'You swing.'],
+    ['an unclosed JSON directive', 'Loot! [bag: merge {"items": ["ro', 'Loot!'],
+    ['the start of one', 'You swing. [h', 'You swing.'],
+    ['a bare bracket', 'You swing. [', 'You swing.'],
+    ['a dotted head', 'You swing. [bag.sta', 'You swing.'],
+    ['an audio directive', 'Music: [audio: the', 'Music:'],
+  ])('while streaming, hides %s at the end', (_name, reply, expected) => {
+    expect(displayedText(reply, ids, { partial: true })).toBe(expected);
+    expect(displayedText(reply, ids)).toBe(reply); // a finished reply keeps an unclosed bracket as text, as runTurn does
+  });
+
+  it.each([
+    ['an unknown head', 'A [Note: the air', 'A [Note: the air'],
+    ['a head no id starts with', 'A [x', 'A [x'],
+    ['an unclosed one on an earlier line', 'A [hp: 5\nB.', 'A [hp: 5\nB.'],
+    ['a closed directive before the end', 'A [hp: 5] B [No', 'A B [No'],
+  ])('while streaming, keeps %s', (_name, reply, expected) => {
+    expect(displayedText(reply, ids, { partial: true })).toBe(expected);
+  });
+
+  it('is what runTurn shows for the same reply', () => {
+    const reply = 'Lights! [lit: toggle] [Note: a draft] Then [gold: *2] coins, [bag: merge {"x": [1]}] done. [audio: theme play]';
+    expect(displayedText(reply, ids)).toBe(runTurn(world, null, { userMessage: 'go', aiReply: reply, now: 0, seed: 1, sessionId: 's' }).displayText);
+  });
+});
+
+describe('choices: a reply offers the player options ([choices: A | B])', () => {
+  const turn = (aiReply: string, state: Parameters<typeof runTurn>[1] = null, on: EngineWorld = world) => runTurn(on, state, { userMessage: 'go', aiReply, now: 0, seed: 1, sessionId: 's' });
+
+  it('are parsed in order, trimmed, without repeats; hidden from the text; kept as the pending choices', () => {
+    const result = turn('The door creaks. [gold: +1]\n[choices: Open the door |  Run away | | Open the door]\n[choices: Call out]');
+    expect(result.choices).toEqual(['Open the door', 'Run away', 'Call out']);
+    expect(result.state.pendingChoices).toEqual(['Open the door', 'Run away', 'Call out']);
+    expect(result.displayText).toBe('The door creaks.');
+    expect(result.state.variables.gold).toBe(11);
+    expect(displayedText('Pick: [choices: A | B] now', ['gold'])).toBe('Pick: now');
+  });
+
+  it('the next reply replaces them; one without choices leaves none pending; an interface action keeps them', () => {
+    const first = turn('Left or right? [choices: Left | Right]');
+    const kept = dispatchEvents(world, first.state, [{ type: 'action', actionId: 'nothing' }], { now: 0, seed: 1, sessionId: 's' });
+    expect(kept.state.pendingChoices).toEqual(['Left', 'Right']);
+    expect(turn('Up then. [choices: Climb]', first.state).state.pendingChoices).toEqual(['Climb']);
+    expect(turn('You walk on.', first.state).state.pendingChoices).toEqual([]);
+  });
+
+  it('an empty one is malformed and removed; more than 8 keep the first 8; a long option is cut at 200 characters', () => {
+    const empty = turn('Hm. [choices:  | ]');
+    expect(empty.choices).toEqual([]);
+    expect(empty.displayText).toBe('Hm.');
+    expect(empty.malformedDirectives.map((m) => m.variableId)).toEqual(['choices']);
+    const many = turn(`[choices: ${Array.from({ length: 10 }, (_, i) => `Option ${i + 1}`).join(' | ')}]`);
+    expect(many.choices).toHaveLength(8);
+    expect(many.choices.at(-1)).toBe('Option 8');
+    expect(many.malformedDirectives[0]!.reason).toContain('at most 8');
+    expect(turn(`[choices: ${'x'.repeat(300)}]`).choices[0]).toHaveLength(200);
+  });
+
+  it('a world with its own variable "choices" keeps the directive for that variable', () => {
+    const own: EngineWorld = { ...world, variables: [...world.variables, { id: 'choices', type: 'string', defaultValue: '' }] };
+    const result = turn('[choices: A | B]', null, own);
+    expect(result.choices).toEqual([]);
+    expect(result.state.variables.choices).toBe('A | B');
+  });
+
+  it('a state stored before choices existed reads as none pending', () => {
+    expect(turn('Hello.', { variables: { gold: 3 } }).state.pendingChoices).toEqual([]);
   });
 });

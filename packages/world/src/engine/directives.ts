@@ -1,7 +1,7 @@
 import type { AudioCommand } from './audio-command.ts';
 import { hasPrototypeSegment } from './json-path.ts';
 import { isOperation, type Operation } from './operations.ts';
-import type { EngineAudioTrack, EngineVariable } from './world-types.ts';
+import type { EngineAudioTrack } from './world-types.ts';
 
 /** A well-formed `[id: operation value]` naming a known variable. */
 export interface ParsedDirective {
@@ -21,9 +21,35 @@ export interface MalformedDirective {
 export interface DirectiveScan {
   directives: ParsedDirective[];
   audio: AudioCommand[];
+  /** The options the reply offers the player (`[choices: A | B]`), in order, without duplicates. */
+  choices: string[];
   malformed: MalformedDirective[];
-  /** The reply with every directive naming a known variable (or `audio`) removed. */
+  /** The reply with every directive naming a known variable (or `audio`, or `choices`) removed. */
   displayText: string;
+}
+
+/** The directive a reply offers choices with: `[choices: Open the door | Run | Call out]`. */
+export const CHOICES_DIRECTIVE = 'choices';
+/** At most this many choices are kept from one reply (the rest are reported as malformed). */
+export const MAX_CHOICES = 8;
+/** A choice longer than this many characters is cut there. */
+export const MAX_CHOICE_LENGTH = 200;
+
+/** The options of a `[choices: …]` body: split on `|`, trimmed, empty and repeated ones dropped. */
+function parseChoices(body: string, offered: string[]): { added: number } | { reason: string } {
+  const options = body
+    .split('|')
+    .map((option) => Array.from(option.trim()).slice(0, MAX_CHOICE_LENGTH).join('').trim())
+    .filter((option) => option !== '');
+  if (options.length === 0) return { reason: 'choices needs at least one option (separate them with |)' };
+  let added = 0;
+  for (const option of options) {
+    if (offered.includes(option)) continue;
+    if (offered.length >= MAX_CHOICES) return { reason: `a reply offers at most ${MAX_CHOICES} choices; the rest were dropped` };
+    offered.push(option);
+    added++;
+  }
+  return { added };
 }
 
 const HEAD = /\[\s*([A-Za-z0-9][A-Za-z0-9_-]*)((?:\.[^\s:[\]]+)*)\s*:/y;
@@ -129,15 +155,18 @@ function tidyRemovals(text: string): string {
 
 /**
  * Finds the directives in an AI reply. Only `[id: ...]` where `id` (before any `.path`) is a
- * known variable id, or `audio`, is a directive; any other bracketed text stays prose.
+ * known variable id, `audio` or `choices` (unless a variable is named so) is a directive; any
+ * other bracketed text stays prose.
  */
 export function parseDirectives(
   reply: string,
-  variables: ReadonlyMap<string, EngineVariable>,
+  /** The world's variables (only `has` is asked: which ids are directives). */
+  variables: { has(id: string): boolean },
   tracks: ReadonlyMap<string, EngineAudioTrack>,
 ): DirectiveScan {
   const directives: ParsedDirective[] = [];
   const audio: AudioCommand[] = [];
+  const choices: string[] = [];
   const malformed: MalformedDirective[] = [];
   let output = '';
   let copiedUpTo = 0;
@@ -148,7 +177,9 @@ export function parseDirectives(
     const id = head?.[1];
     // A path through a prototype key (`[inv.__proto__.x: set 1]`) is not a directive: it stays as text.
     const headPath = head?.[2] ? head[2].slice(1).split('.') : [];
-    if (!head || id === undefined || (id !== 'audio' && !variables.has(id)) || hasPrototypeSegment(headPath)) {
+    // A world's own variable of that name wins over `choices` (the directive then sets the variable).
+    const isChoices = id === CHOICES_DIRECTIVE && !variables.has(id);
+    if (!head || id === undefined || (id !== 'audio' && !isChoices && !variables.has(id)) || hasPrototypeSegment(headPath)) {
       index = reply.indexOf('[', index + 1);
       continue;
     }
@@ -166,6 +197,9 @@ export function parseDirectives(
       const command = pathText ? { reason: 'audio directives take no path' } : parseAudio(body, tracks);
       if ('reason' in command) malformed.push({ text, variableId: id, reason: command.reason });
       else audio.push(command);
+    } else if (isChoices) {
+      const offered = pathText ? { reason: 'choices take no path' } : parseChoices(body, choices);
+      if ('reason' in offered) malformed.push({ text, variableId: id, reason: offered.reason });
     } else {
       const parsed = parseBody(body);
       if ('reason' in parsed) malformed.push({ text, variableId: id, reason: parsed.reason });
@@ -176,5 +210,41 @@ export function parseDirectives(
     index = reply.indexOf('[', close + 1);
   }
   output += reply.slice(copiedUpTo);
-  return { directives, audio, malformed, displayText: tidyRemovals(output) };
+  return { directives, audio, choices, malformed, displayText: tidyRemovals(output) };
+}
+
+/**
+ * What a player reads of a reply: `displayText` of runTurn, for a host that knows only the
+ * world's variable ids (a custom interface's message bubble, a reply still streaming). Every
+ * directive naming one of `variableIds`, `audio` or `choices` is removed (a malformed one too); any other
+ * bracketed text (`[Note: …]`, `[1]`, an id in the wrong case) stays. With `partial` (a reply still
+ * arriving) a directive not closed yet on the last line is hidden too, as is its beginning (`[h`
+ * when a variable id starts with `h`), so a streamed `[hp: -1` never flashes up. Browser-safe; also
+ * exported alone as `@yumina/world/directives`, so a bundle needs nothing else of the engine.
+ */
+export function displayedText(reply: string, variableIds: Iterable<string>, options: { partial?: boolean } = {}): string {
+  const ids = new Set(variableIds);
+  return parseDirectives(options.partial ? withoutPendingDirective(reply, ids) : reply, ids, new Map()).displayText;
+}
+
+const PENDING_HEAD = /\[\s*([A-Za-z0-9][A-Za-z0-9_-]*)?(?:\.[^\s:[\]]*)*\s*$/;
+
+/** The reply up to a directive of a known id that is still being written at its end. */
+function withoutPendingDirective(reply: string, ids: ReadonlySet<string>): string {
+  const known = (id: string) => id === 'audio' || id === CHOICES_DIRECTIVE || ids.has(id);
+  const lineStart = reply.lastIndexOf('\n') + 1;
+  for (let index = reply.indexOf('[', lineStart); index >= 0; index = reply.indexOf('[', index + 1)) {
+    HEAD.lastIndex = index;
+    const head = HEAD.exec(reply);
+    if (head?.[1] !== undefined && known(head[1]) && findClose(reply, index + head[0].length) < 0) return reply.slice(0, index).replace(/[ \t]+$/, '');
+  }
+  // The very start of one: `[`, `[h`, `[hp`, `[bag.sta` at the end, naming (the start of) a known id.
+  const start = PENDING_HEAD.exec(reply.slice(lineStart));
+  if (start) {
+    const partial = start[1] ?? '';
+    const dotted = start[0].includes('.');
+    const matches = dotted ? known(partial) : partial === '' || [...ids, 'audio', CHOICES_DIRECTIVE].some((id) => id.startsWith(partial));
+    if (matches) return reply.slice(0, lineStart + start.index).replace(/[ \t]+$/, '');
+  }
+  return reply;
 }

@@ -1,6 +1,15 @@
 export type { AudioCommand } from './audio-command.ts';
 export { conditionHolds, conditionsHold, readVariable } from './conditions.ts';
-export { type DirectiveScan, type MalformedDirective, type ParsedDirective, parseDirectives } from './directives.ts';
+export {
+  CHOICES_DIRECTIVE,
+  type DirectiveScan,
+  displayedText,
+  MAX_CHOICE_LENGTH,
+  MAX_CHOICES,
+  type MalformedDirective,
+  type ParsedDirective,
+  parseDirectives,
+} from './directives.ts';
 export { type ActivatedEntry, type EntrySelection, type EntrySkipReason, isEntryEnabled, scanWindow, type SkippedEntry, selectEntries } from './entries.ts';
 export { type ExampleMessage, parseExampleChat } from './example-chat.ts';
 export { dynamicFormatBlock, staticFormatBlock } from './format-blocks.ts';

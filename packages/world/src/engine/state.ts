@@ -55,6 +55,11 @@ export interface WorldState {
   lastUserMessageAt: string | null;
   /** Whether startSession ran its session-start rules, reactions and music (else the first turn does). */
   sessionStarted: boolean;
+  /**
+   * The choices the latest reply offered (`[choices: A | B]`), which the player has not answered
+   * yet; each turn replaces them with its reply's own (none: empty). The sandbox's `pendingChoices`.
+   */
+  pendingChoices: string[];
 }
 
 export function defaultValueOf(variable: EngineVariable): unknown {
@@ -98,6 +103,7 @@ export function createInitialState(world: EngineWorld, given?: Record<string, un
     },
     lastUserMessageAt: null,
     sessionStarted: false,
+    pendingChoices: [],
   };
 }
 
@@ -119,5 +125,6 @@ export function normalizeState(world: EngineWorld, partial?: Partial<WorldState>
     audio: { ...base.audio, ...(partial.audio ?? {}) },
     lastUserMessageAt: partial.lastUserMessageAt ?? null,
     sessionStarted: partial.sessionStarted ?? false,
+    pendingChoices: Array.isArray(partial.pendingChoices) ? partial.pendingChoices.filter((choice) => typeof choice === 'string') : [],
   };
 }

@@ -40,8 +40,10 @@ export interface TurnOptions extends SessionOptions {
 export interface TurnResult {
   /** The next state: variables, rule bookkeeping, directives, pending context, audio. */
   state: WorldState;
-  /** The reply as the player sees it: directives naming known variables (and audio) removed. */
+  /** The reply as the player sees it: directives naming known variables (and audio, choices) removed. */
   displayText: string;
+  /** The choices the reply offers (`[choices: A | B]`); also the next state's `pendingChoices`. */
+  choices: string[];
   stateChanges: StateChange[];
   notifications: Notification[];
   audioCommands: AudioCommand[];
@@ -166,6 +168,8 @@ export function runTurn(world: EngineWorld, state: WorldState | Partial<WorldSta
     });
   }
   work.audioCommands.push(...scan.audio);
+  // The reply's own choices replace whatever the previous reply offered (answered by this turn).
+  next.pendingChoices = [...scan.choices];
 
   // session-start rules and reactions fire here only when startSession did not run them.
   const sessionStartPending = !next.sessionStarted;
@@ -196,6 +200,7 @@ export function runTurn(world: EngineWorld, state: WorldState | Partial<WorldSta
   return {
     state: next,
     displayText: scan.displayText,
+    choices: [...scan.choices],
     stateChanges: work.stateChanges,
     notifications: work.notifications,
     audioCommands: work.audioCommands,
@@ -210,7 +215,7 @@ export function runTurn(world: EngineWorld, state: WorldState | Partial<WorldSta
   };
 }
 
-export type DispatchResult = Omit<TurnResult, 'displayText' | 'skippedEntries' | 'malformedDirectives'>;
+export type DispatchResult = Omit<TurnResult, 'displayText' | 'choices' | 'skippedEntries' | 'malformedDirectives'>;
 
 /**
  * Events between turns: an interface button's action (`{type: 'action', actionId}`) or a custom

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { EngineWorld } from '../engine/index.ts';
 import {
   checkWorldVersion,
+  lintWorld,
   parseWorld,
   RULE_ACTION_TYPES,
   RULE_TRIGGER_TYPES,
@@ -135,15 +136,11 @@ describe('sample worlds', () => {
 });
 
 describe('defaults', () => {
-  it('fills the settings defaults of seed 002 §2.2 and §8', () => {
+  it('fills the settings defaults of seed 002 §2.2 and §8, except the sampling settings (unset: the provider’s default, issue 34)', () => {
     const { world } = valid(minimalWorld());
     expect(world.settings).toEqual({
       maxTokens: 12000,
       maxContext: 200000,
-      temperature: 1,
-      topP: 1,
-      frequencyPenalty: 0,
-      presencePenalty: 0,
       playerName: 'User',
       lorebookScanDepth: 2,
       lorebookRecursionDepth: 0,
@@ -166,8 +163,7 @@ describe('defaults', () => {
       customTagColors: {},
       editorMode: 'simple',
     });
-    expect('topK' in world.settings).toBe(false);
-    expect('minP' in world.settings).toBe(false);
+    for (const key of ['temperature', 'topP', 'frequencyPenalty', 'presencePenalty', 'topK', 'minP']) expect(key in world.settings, key).toBe(false);
   });
 
   it('keeps given settings and fills only the missing ones', () => {
@@ -360,5 +356,14 @@ describe('parseWorld', () => {
       expect((error as WorldValidationError).code).toBe('WORLD_INVALID');
       expect((error as WorldValidationError).issues.map((issue) => issue.path)).toEqual(['name', 'settings.temperature']);
     }
+  });
+});
+
+describe('author hints', () => {
+  it('a variable named "choices" is reported: it takes over the [choices: …] directive', () => {
+    const variable = { id: 'choices', name: 'Choices', type: 'string', defaultValue: '', description: '', behaviorRules: '' };
+    const hints = lintWorld(parseWorld({ ...minimalWorld(), variables: [variable] }));
+    expect(hints).toContainEqual({ path: 'variables[0].id', message: expect.stringContaining('cannot offer the player choices') });
+    expect(lintWorld(parseWorld(minimalWorld())).some((h) => h.message.includes('choices'))).toBe(false);
   });
 });

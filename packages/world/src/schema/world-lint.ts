@@ -4,8 +4,9 @@ import type { WorldDefinition } from './world-schema.ts';
 
 /**
  * Author hints for a valid world that validation does not report (the CLI's `validate` prints
- * them with the validation warnings): variables nothing reads, audio tracks nothing plays, and
- * directives that are removed but never injected (orphaned references).
+ * them with the validation warnings): variables nothing reads, audio tracks nothing plays,
+ * directives that are removed but never injected (orphaned references), and a variable named
+ * `choices` (it shadows the choices directive).
  */
 export function lintWorld(world: WorldDefinition): ValidationWarning[] {
   const warnings: ValidationWarning[] = [];
@@ -74,6 +75,13 @@ export function lintWorld(world: WorldDefinition): ValidationWarning[] {
     if (played.has(track.id) || corpus.includes(track.id)) return;
     warnings.push({ path: formatIssuePath(['audioTracks', index, 'id']), message: `track "${track.id}" is played by no playlist, rule, reaction, music or interface file; only the AI can play it` });
   });
+  const choicesIndex = world.variables.findIndex((variable) => variable.id === 'choices');
+  if (choicesIndex >= 0) {
+    warnings.push({
+      path: formatIssuePath(['variables', choicesIndex, 'id']),
+      message: 'variable "choices" takes over the [choices: …] directive: replies of this world cannot offer the player choices',
+    });
+  }
   for (const { id, path } of removed) {
     if (!injected.has(id)) warnings.push({ path: formatIssuePath(path), message: `directive "${id}" is removed here but no rule or reaction injects it` });
   }

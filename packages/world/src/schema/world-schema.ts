@@ -113,10 +113,14 @@ const conditionLogic = z.enum(CONDITION_LOGICS).default('all');
 export const settingsSchema = z.object({
   maxTokens: z.number().int().min(1).default(12000),
   maxContext: z.number().int().min(1).default(200000),
-  temperature: z.number().min(0).max(2).default(1),
-  topP: z.number().min(0).max(1).default(1),
-  frequencyPenalty: z.number().min(-2).max(2).default(0),
-  presencePenalty: z.number().min(-2).max(2).default(0),
+  // The sampling settings are sent to the provider only when the world sets them (issue 34): unset,
+  // the request leaves them out and the provider's own default applies, which on the
+  // OpenAI-compatible API is seed 002 §2.2's default (temperature 1, top_p 1, penalties 0). So they
+  // are not filled in here, unlike the platform's own settings below.
+  temperature: z.number().min(0).max(2).optional(),
+  topP: z.number().min(0).max(1).optional(),
+  frequencyPenalty: z.number().min(-2).max(2).optional(),
+  presencePenalty: z.number().min(-2).max(2).optional(),
   playerName: z.string().max(200).default('User'),
   lorebookScanDepth: count.default(2),
   lorebookRecursionDepth: count.default(0),

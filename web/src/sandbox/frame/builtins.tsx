@@ -6,6 +6,7 @@
 import type { ModelsResult, SandboxMessage } from '@yumina/sandbox';
 import { type ComponentType, createContext, createElement, type ReactNode, type SVGProps, useContext, useEffect, useState, useSyncExternalStore } from 'react';
 import type { Bridge } from './bridge.ts';
+import { displayedText } from '@yumina/world/directives';
 import { ICON_SET } from './icon-set.ts';
 import { renderMarkdown } from './markdown.ts';
 
@@ -46,9 +47,16 @@ export interface BubbleProps {
 
 const BubbleContext = createContext<((props: BubbleProps) => ReactNode) | null>(null);
 
-/** Strips directives ([id: op value]) from what the player reads; rawContent keeps them. */
-function visible(content: string): string {
-  return content.replace(/\[[a-z0-9][a-z0-9_-]*:\s*[^\]\n]*\]/gi, '').trim();
+/**
+ * What the player reads of a message: in a reply, the world's own directives (`[<variable id>: …]`,
+ * `[audio: …]`, the ids being the keys of `variables`) are removed exactly as the engine does for
+ * the stored text; any other bracketed
+ * text (`[Note: the air smells of ash]`) is story and stays. The player's own messages are shown
+ * as written. rawContent keeps everything.
+ */
+function visible(content: string, role: BubbleProps['role'], variableIds: readonly string[], streaming: boolean): string {
+  // While a reply streams, a directive still arriving at its end is hidden too.
+  return role === 'user' ? content : displayedText(content, variableIds, { partial: streaming }).trim();
 }
 
 function DefaultBubble(props: BubbleProps) {
@@ -78,14 +86,17 @@ export function Chat({ renderBubble, className, children }: { renderBubble?: (p:
 export function MessageList({ className }: { className?: string }) {
   const yumina = useYumina();
   const render = useContext(BubbleContext) ?? DefaultBubble;
+  // The reply being written shows the text streamed so far (its stored row is empty, or the reply it replaces, until it ends).
+  const streamed = (m: SandboxMessage) => (m.status === 'streaming' && yumina.isStreaming && yumina.streamingContent ? { ...m, content: yumina.streamingContent, rawContent: yumina.streamingContent } : m);
   const items: { key: string; message: Pick<SandboxMessage, 'role' | 'content' | 'rawContent' | 'stateSnapshot'>; streaming: boolean }[] =
-    yumina.messages.map((m) => ({ key: m.id, message: m, streaming: m.status === 'streaming' }));
+    yumina.messages.map((m) => ({ key: m.id, message: streamed(m), streaming: m.status === 'streaming' }));
   if (yumina.isStreaming && !yumina.messages.some((m) => m.status === 'streaming'))
     items.push({ key: 'streaming', message: { role: 'assistant', content: yumina.streamingContent, stateSnapshot: null }, streaming: true });
+  const variableIds = Object.keys(yumina.variables ?? {});
   return (
     <div className={`yumina-messages flex flex-col gap-2 overflow-y-auto ${className ?? ''}`} data-yumina="messages">
       {items.map(({ key, message, streaming }, index) => {
-        const content = visible(message.content);
+        const content = visible(message.content, message.role, variableIds, streaming);
         return (
           <div key={key} data-message-index={index}>
             {render({
