@@ -15,6 +15,7 @@ import { aiCompleteRoutes } from './conversations/ai-complete.ts';
 import { previewRoutes } from './conversations/preview.ts';
 import { conversationRoutes } from './conversations/routes.ts';
 import { modelRoutes } from './ai/models.ts';
+import { installIdParamCheck } from './id-params.ts';
 import { landingRoutes } from './partners/landing.ts';
 import { partnerTokenOptions } from './partners/token.ts';
 import { billingRoutes } from './billing/routes.ts';
@@ -89,6 +90,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     onServerError: (err, request) => ctx.telemetry.captureError(err, `${request.method} ${request.routeOptions.url ?? 'unmatched'}`),
   });
   installInputGuards(app);
+  installIdParamCheck(app);
   app.addHook('onResponse', ctx.telemetry.onResponse);
   // The health endpoints sit outside the cookie and cross-site machinery: they touch nothing.
   await healthRoutes(app, ctx);
