@@ -1,6 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
-import { Agent, createServer, type IncomingMessage, request as httpRequest, type Server, type ServerResponse } from 'node:http';
+import { Agent, createServer, type IncomingMessage, type OutgoingHttpHeaders, request as httpRequest, type Server, type ServerResponse } from 'node:http';
 import { extname, join, resolve, sep } from 'node:path';
+import { viewerResponse } from '../infra/frame-policy.ts';
 import { type FunctionName, matchRoute, type Route } from '../infra/routes.ts';
 import { functionUrlEvent, type LambdaHandler, writeFunctionUrlResult } from './function-url-event.ts';
 
@@ -14,6 +15,7 @@ import { functionUrlEvent, type LambdaHandler, writeFunctionUrlResult } from './
  *   request goes to the next one, as the load balancer does after a failed target.
  * - function: the function's real `handler` export, invoked with a Function URL event.
  * - static: the built web app; a path without a file is answered by index.html (the site's error page).
+ * - every answer passes the router's viewer-response function (infra/frame-policy.ts), as at the CDN.
  */
 export interface Replica {
   id: string;
@@ -52,6 +54,17 @@ const MIME: Record<string, string> = {
   '.txt': 'text/plain; charset=utf-8',
 };
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer']);
+
+/** The CDN's viewer-response function on every answer: the headers go out as it leaves them. */
+function edgeResponse(uri: string, response: ServerResponse): void {
+  const writeHead = response.writeHead;
+  response.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
+    const given = (typeof rest[0] === 'string' ? rest[1] : rest[0]) as OutgoingHttpHeaders | undefined;
+    const headers = viewerResponse(uri, status, { ...this.getHeaders(), ...(given ?? {}) });
+    for (const name of this.getHeaderNames()) this.removeHeader(name);
+    return writeHead.call(this, status, headers);
+  } as typeof response.writeHead;
+}
 
 export function createLocalRouter(options: LocalRouterOptions): LocalRouter {
   const agent = new Agent({ keepAlive: true });
@@ -159,6 +172,7 @@ export function createLocalRouter(options: LocalRouterOptions): LocalRouter {
 
   const server = createServer((request, response) => {
     const path = new URL(request.url ?? '/', 'http://router.invalid').pathname;
+    edgeResponse(path, response);
     const { target } = matchRoute(options.routes, path);
     const handled =
       target.kind === 'service' ? service(request, response) : target.kind === 'function' ? fn(target.function, request, response) : site(request, response);

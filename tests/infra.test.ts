@@ -3,6 +3,8 @@ import { resolve } from 'node:path';
 import { runInNewContext } from 'node:vm';
 import { CONTAINER_REQUIRED, loadConfig, PROXY_SECRET_HEADER, settingsFromLinks } from '@yumina/config';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { HOST_PAGE_HEADER_POLICY } from '@yumina/sandbox';
+import { FRAME_POLICY_INJECTION } from '../infra/frame-policy.ts';
 import { DEEP_LINKS, FUNCTION_ROUTES, matchRoute, partnerSlugs, routeTable } from '../infra/routes.ts';
 
 /**
@@ -235,6 +237,37 @@ describe('sst.config.ts and infra/ (recorded with stand-ins for SST)', () => {
 
   it('one Redis endpoint without cluster mode (packages/store speaks to one node)', () => {
     expect(one('Redis', 'Store').args.cluster).toBe(false);
+  });
+
+  it('the router tells browsers who may frame each HTML page: the static shell gets the host page policy with frame-ancestors', () => {
+    const edge = one('Router', 'Router').args.edge as { viewerResponse: { injection: string } };
+    expect(edge.viewerResponse.injection).toBe(FRAME_POLICY_INJECTION);
+    // The function's code run as CloudFront runs it: `event.response` after the injected code.
+    const run = (uri: string, headers: Record<string, { value: string }>) => {
+      const event = { request: { uri, method: 'GET', headers: {} }, response: { statusCode: 200, headers } };
+      new Function('event', `${edge.viewerResponse.injection}\nreturn event.response;`)(event);
+      return Object.fromEntries(Object.entries(event.response.headers).map(([k, v]) => [k, v.value]));
+    };
+    // The app shell from object storage (any deep link): no header of its own.
+    expect(run('/play/wld_x', { 'content-type': { value: 'text/html' } })).toEqual({
+      'content-type': 'text/html',
+      'content-security-policy': HOST_PAGE_HEADER_POLICY,
+      'x-frame-options': 'SAMEORIGIN',
+    });
+    expect(HOST_PAGE_HEADER_POLICY).toContain("frame-ancestors 'self'");
+    expect(HOST_PAGE_HEADER_POLICY).toContain("frame-src 'none'");
+    // The partner landing page (container): its own policy, frameable by nobody.
+    const landing = "default-src 'self'; frame-src https://play.starfall.example; frame-ancestors 'none'";
+    expect(run('/starfall', { 'content-type': { value: 'text/html; charset=utf-8' }, 'content-security-policy': { value: landing } })).toMatchObject({
+      'content-security-policy': landing,
+      'x-frame-options': 'DENY',
+    });
+    // An HTML answer with a policy that names no frame-ancestors gets them added; other answers are left alone.
+    expect(run('/games/demo/', { 'content-type': { value: 'text/html' }, 'content-security-policy': { value: "default-src 'self'" } })['content-security-policy']).toBe(
+      "default-src 'self'; frame-ancestors 'self'",
+    );
+    expect(run('/api/version', { 'content-type': { value: 'application/json' } })).toEqual({ 'content-type': 'application/json' });
+    expect(run('/assets/index.js', { 'content-type': { value: 'text/javascript' } })).toEqual({ 'content-type': 'text/javascript' });
   });
 });
 

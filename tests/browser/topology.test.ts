@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { HOST_PAGE_HEADER_POLICY } from '@yumina/sandbox';
 import pg from 'pg';
 import type { Browser as Chromium, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -110,6 +111,11 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('the production topology 
     const afterTurn = (await (await viaOne.fetch(`/api/sessions/${sessionId}`)).json()) as { messages: { role: string }[]; session: { state: { variables: { hp: number } } } };
     expect(afterTurn.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
     expect(afterTurn.session.state.variables.hp).toBe(90);
+
+    // The static site's shell gets its framing headers at the edge (infra/frame-policy.ts), as from CloudFront.
+    const shell = await fetch(`${ready.url}/play/${worldId}`);
+    expect(shell.headers.get('content-security-policy')).toBe(HOST_PAGE_HEADER_POLICY);
+    expect(shell.headers.get('x-frame-options')).toBe('SAMEORIGIN');
 
     // Chromium through the router only.
     const context = await chromium.newContext();

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { HOST_PAGE_HEADER_POLICY, HOST_PAGE_POLICY } from '@yumina/sandbox';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasChromium } from '../support/browser.ts';
@@ -10,8 +11,9 @@ import type { TestServer } from '../support/server.ts';
 
 /**
  * Item 10 of issue 18: a world's interface cannot carry data out by navigating its frame, nor by
- * WebRTC. The collector (HTTP and UDP on one loopback port) stands for the attacker's server: it
- * must count 0 HTTP requests and 0 datagrams, and the player shows the interface as stopped.
+ * WebRTC (the frame runtime removes its constructors: no CSP directive that browsers implement
+ * blocks it). The collector (HTTP and UDP on one loopback port) stands for the attacker's server:
+ * it must count 0 HTTP requests and 0 datagrams, and the player shows the interface as stopped.
  */
 function attackWorld(port: number) {
   const world = JSON.parse(readFileSync(new URL('../../packages/world/samples/willow-street.json', import.meta.url), 'utf8')) as Record<string, unknown>;
@@ -74,13 +76,16 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)("a world's frame cannot c
     await collector?.close();
   });
 
-  it('the player page sends the host policy: frame-src admits only the srcdoc frame, webrtc blocked', async () => {
+  it('the player page sends the host policy: frame-src admits only the srcdoc frame; only the platform may frame the page', async () => {
     const res = await fetch(`${server.url}/play/wld_x`, { headers: { accept: 'text/html' } });
     const policy = res.headers.get('content-security-policy') ?? '';
+    expect(policy).toBe(HOST_PAGE_HEADER_POLICY);
     expect(policy).toContain("frame-src 'none'");
-    expect(policy).toContain("webrtc 'block'");
-    // The built shell carries the same policy for static hosting.
-    expect(await res.text()).toContain(`content="${policy}"`);
+    expect(policy).toContain("frame-ancestors 'self'");
+    // The built shell carries the meta-safe part for static hosting (a meta element cannot carry frame-ancestors).
+    const html = await res.text();
+    expect(html).toContain(`content="${HOST_PAGE_POLICY}"`);
+    expect(HOST_PAGE_POLICY).not.toContain('frame-ancestors');
   });
 
   it("an interface that navigates itself to a collector and opens RTCPeerConnections: 0 requests, 0 packets, the interface shown as stopped", async () => {

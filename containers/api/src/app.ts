@@ -15,6 +15,7 @@ import { aiCompleteRoutes } from './conversations/ai-complete.ts';
 import { previewRoutes } from './conversations/preview.ts';
 import { conversationRoutes } from './conversations/routes.ts';
 import { modelRoutes } from './ai/models.ts';
+import { installIdParamCheck } from './id-params.ts';
 import { landingRoutes } from './partners/landing.ts';
 import { partnerTokenOptions } from './partners/token.ts';
 import { billingRoutes } from './billing/routes.ts';
@@ -25,7 +26,7 @@ import { SESSION_COOKIE } from './accounts/sessions.ts';
 import type { AppContext } from './context.ts';
 import { healthRoutes, livenessFastPath } from './health.ts';
 import { proxyProofCheck, trustProxyOption } from './proxy-trust.ts';
-import { serveWeb, webNotFound } from './web.ts';
+import { installFramePolicy, serveWeb, webNotFound } from './web.ts';
 import { worldRoutes } from './worlds/routes.ts';
 import { studioRoutes } from './studio/routes.ts';
 import { updateRoutes } from './updates/routes.ts';
@@ -82,6 +83,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     onServerError: (err, request) => ctx.telemetry.captureError(err, `${request.method} ${request.routeOptions.url ?? 'unmatched'}`),
   });
   installInputGuards(app);
+  installIdParamCheck(app);
+  installFramePolicy(app);
   app.addHook('onResponse', ctx.telemetry.onResponse);
   // The health endpoints sit outside the cookie and cross-site machinery: they touch nothing.
   await healthRoutes(app, ctx);

@@ -1,10 +1,28 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import fastifyStatic from '@fastify/static';
-import { HOST_PAGE_POLICY } from '@yumina/sandbox';
+import { HOST_PAGE_HEADER_POLICY, pageFramingHeaders } from '@yumina/sandbox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 export const repoRoot = resolve(import.meta.dirname, '../../..');
+
+/**
+ * Every HTML answer of the server (the shell, its files, the landing pages, sign-in pages, game
+ * pages) says who may frame it: `frame-ancestors 'self'` and `X-Frame-Options: SAMEORIGIN` unless
+ * the page's own policy names its frame-ancestors (@yumina/sandbox pageFramingHeaders). Another
+ * site cannot show the platform's pages in a frame of its own (clickjacking).
+ */
+export function installFramePolicy(app: FastifyInstance): void {
+  app.addHook('onSend', async (_request, reply, payload) => {
+    const type = String(reply.getHeader('content-type') ?? '');
+    if (!/^text\/html/i.test(type)) return payload;
+    const existing = reply.getHeader('content-security-policy');
+    const { policy, frameOptions } = pageFramingHeaders(typeof existing === 'string' ? existing : undefined);
+    reply.header('content-security-policy', policy);
+    if (!reply.hasHeader('x-frame-options')) reply.header('x-frame-options', frameOptions);
+    return payload;
+  });
+}
 
 /** Builds the web shell with Vite when no build exists yet (first `npm start`). */
 export async function ensureWebBuild(webDist: string, log: { info(msg: string): void }): Promise<void> {
@@ -18,7 +36,9 @@ export async function ensureWebBuild(webDist: string, log: { info(msg: string): 
 /**
  * Serves the built web app: hashed assets for a year, index.html revalidated, and
  * index.html for any other GET navigation that no route claimed (client-side routes). The shell
- * goes out with the host page's Content-Security-Policy (@yumina/sandbox host-policy.ts).
+ * goes out with the host page's Content-Security-Policy (@yumina/sandbox host-policy.ts), which
+ * says that only the platform's own pages may frame it; every other HTML page gets that part from
+ * installFramePolicy.
  */
 export async function serveWeb(app: FastifyInstance, webDist: string): Promise<void> {
   const root = resolve(repoRoot, webDist);
@@ -31,7 +51,7 @@ export async function serveWeb(app: FastifyInstance, webDist: string): Promise<v
       else res.setHeader('cache-control', 'no-cache');
     },
   });
-  app.get('/', (_req, reply) => reply.header('cache-control', 'no-cache').header('content-security-policy', HOST_PAGE_POLICY).sendFile('index.html'));
+  app.get('/', (_req, reply) => reply.header('cache-control', 'no-cache').header('content-security-policy', HOST_PAGE_HEADER_POLICY).sendFile('index.html'));
   // Browsers ask for /favicon.ico whatever the page says; the one icon is an SVG.
   app.get('/favicon.ico', (_req, reply) => reply.header('cache-control', 'public, max-age=86400').type('image/svg+xml').sendFile('favicon.svg'));
 }
@@ -68,7 +88,7 @@ export function webNotFound(webDist: string, env = 'development') {
     }
     const wantsPage = request.method === 'GET' && !path.startsWith('/api/') && (request.headers.accept ?? '').includes('text/html');
     if (wantsPage && existsSync(index)) {
-      return reply.code(isAppRoute(path) ? 200 : 404).header('cache-control', 'no-cache').header('content-security-policy', HOST_PAGE_POLICY).sendFile('index.html');
+      return reply.code(isAppRoute(path) ? 200 : 404).header('cache-control', 'no-cache').header('content-security-policy', HOST_PAGE_HEADER_POLICY).sendFile('index.html');
     }
     return reply.code(404).send({ error: { code: 'NOT_FOUND', message: `No route for ${request.method} ${path}` } });
   };

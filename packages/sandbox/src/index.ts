@@ -4,3 +4,5 @@ export * from './protocol.ts';
 export * from './allowlist.ts';
 export * from './asset-url.ts';
 export * from './host-policy.ts';
+export * from './platform-ids.ts';
+export * from './api-path.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { API_MEMBERS, REMOTE_METHODS } from './members.ts';
-import { frameMessage, isPlainData, parentMessage, parseFrameMessage, parseParentMessage, validArguments } from './protocol.ts';
+import { argumentProblem, frameMessage, isPlainData, parentMessage, parseFrameMessage, parseParentMessage, validArguments } from './protocol.ts';
 import { changedKeys, changedVariables, completeState, STATE_KEYS } from './state.ts';
 
 const channel = 'c-123';
@@ -32,23 +32,66 @@ describe('frame → parent validators', () => {
       { yumina: 1, channel, type: 'request', id: 1.5, method: 'sendMessage', args: ['x'] },
       { yumina: 1, channel, type: 'request', id: 1, method: 'eval', args: ['x'] },
       { yumina: 1, channel, type: 'request', id: 1, method: 'constructor', args: [] },
-      { yumina: 1, channel, type: 'request', id: 1, method: 'sendMessage', args: [5] },
-      { yumina: 1, channel, type: 'request', id: 1, method: 'sendMessage', args: 'hello' },
-      { yumina: 1, channel, type: 'request', id: 1, method: 'sendMessage', args: ['a', 'extra'] },
-      { yumina: 1, channel, type: 'request', id: 1, method: 'swipeMessage', args: ['m1', 'up'] },
-      { yumina: 1, channel, type: 'request', id: 1, method: 'setAudioVolume', args: ['bgm', 3] },
-      { yumina: 1, channel, type: 'request', id: 1, method: 'navigate', args: ['//evil.example/'] },
-      { yumina: 1, channel, type: 'request', id: 1, method: 'ai.complete', args: [{ messages: [] }] },
-      { yumina: 1, channel, type: 'request', id: 1, method: 'ai.complete', args: [{ messages: [{ role: 'root', content: 'x' }] }] },
-      { yumina: 1, channel, type: 'request', id: 1, method: 'ai.complete', args: [{ messages: [{ role: 'user', content: 'x' }], includeLorebook: 'some' }] },
-      { yumina: 1, channel, type: 'request', id: 1, method: 'fetch', args: [{ url: '/api/x', method: 'get', headers: [], body: null }] },
-      { yumina: 1, channel, type: 'request', id: 1, method: 'fetch', args: [{ url: '/api/x', method: 'GET', headers: [['a']], body: null }] },
       { yumina: 1, channel, type: 'storage', area: 'cookie', op: 'set', key: 'k', value: 'v' },
       { yumina: 1, channel, type: 'storage', area: 'local', op: 'set', key: 'k', value: 7 },
       { yumina: 1, channel, type: 'storage', area: 'local', op: 'remove' },
       { yumina: 1, channel, type: 'error', message: {} },
+      // the frame cannot send what only the parent makes of a request
+      { yumina: 1, channel, type: 'refused', id: 1, method: 'sendMessage', error: { code: 'X', message: 'y' } },
     ];
     for (const message of bad) expect(parseFrameMessage(message, channel), JSON.stringify(message)).toBeNull();
+  });
+
+  it('answers a request of a known method with arguments that do not fit: refused with the reason, never run', () => {
+    const refused: [method: string, args: unknown, code: string][] = [
+      ['sendMessage', [5], 'BAD_ARGUMENTS'],
+      ['sendMessage', 'hello', 'BAD_ARGUMENTS'],
+      ['sendMessage', ['a', 'extra'], 'BAD_ARGUMENTS'],
+      ['swipeMessage', ['msg_AAAAAAAAAAAAAAAAAAAAAA', 'up'], 'BAD_ARGUMENTS'],
+      ['setAudioVolume', ['bgm', 3], 'BAD_ARGUMENTS'],
+      ['navigate', ['//evil.example/'], 'NAVIGATION_REFUSED'],
+      ['navigate', ['/\\evil.example/'], 'NAVIGATION_REFUSED'],
+      ['navigate', ['https://evil.example/'], 'NAVIGATION_REFUSED'],
+      ['navigate', ['/library\u0000'], 'NAVIGATION_REFUSED'],
+      ['ai.complete', [{ messages: [] }], 'BAD_ARGUMENTS'],
+      ['ai.complete', [{ messages: [{ role: 'root', content: 'x' }] }], 'BAD_ARGUMENTS'],
+      ['ai.complete', [{ messages: [{ role: 'user', content: 'x' }], includeLorebook: 'some' }], 'BAD_ARGUMENTS'],
+      ['fetch', [{ url: '/api/x', method: 'get', headers: [], body: null }], 'BAD_ARGUMENTS'],
+      ['fetch', [{ url: '/api/x', method: 'GET', headers: [['a']], body: null }], 'BAD_ARGUMENTS'],
+      ['deleteMessage', ['../../../account?'], 'INVALID_ID'],
+      ['deleteMessage', ['cnv_AAAAAAAAAAAAAAAAAAAAAA'], 'INVALID_ID'],
+      ['deleteCheckpoint', ['%2e%2e%2fsettings%2fai'], 'INVALID_ID'],
+      ['restoreCheckpoint', ['chk_x/../../partners'], 'INVALID_ID'],
+      ['listSessions', ['wld_x#'], 'INVALID_ID'],
+      ['deleteSession', ['..'], 'INVALID_ID'],
+      ['createSession', [''], 'INVALID_ID'],
+      ['storage.set', ['..', 'v'], 'INVALID_ID'],
+      ['setVariable', ['hp?x=1', 1], 'INVALID_ID'],
+      ['executeAction', ['a\\b'], 'INVALID_ID'],
+      ['pinModel', ['openai/../../account'], 'INVALID_ID'],
+      ['stopAudio', ['..'], 'INVALID_ID'],
+      ['playAudio', ['theme', { chainTo: '.' }], 'BAD_ARGUMENTS'],
+    ];
+    for (const [method, args, code] of refused) {
+      const parsed = parseFrameMessage({ yumina: 1, channel, type: 'request', id: 7, method, args }, channel);
+      expect(parsed, `${method} ${JSON.stringify(args)}`).toMatchObject({ type: 'refused', id: 7, method, error: { code } });
+      expect((parsed as { error: { message: string } }).error.message).toContain(`yumina.${method}`);
+    }
+    expect(argumentProblem('deleteMessage', ['../../../account?'])?.message).toBe(
+      'yumina.deleteMessage: argument 1 must be a message id of this platform (msg_ followed by letters, digits, _ and -); "../../../account?" is not.',
+    );
+  });
+
+  it('accepts the ids and names the platform issues', () => {
+    expect(validArguments('deleteMessage', ['msg_3q2-7wEXAMPLE_id-zzzz'])).toBe(true);
+    expect(validArguments('listSessions', ['wld_sample_willow_street'])).toBe(true);
+    expect(validArguments('deleteSession', ['cnv_AAAAAAAAAAAAAAAAAAAAAA'])).toBe(true);
+    expect(validArguments('restoreCheckpoint', ['chk_AAAAAAAAAAAAAAAAAAAAAA'])).toBe(true);
+    expect(validArguments('setVariable', ['gold_coins', 1, { scope: 'global' }])).toBe(true);
+    expect(validArguments('storage.set', ['high-score.v2', 'x'])).toBe(true);
+    expect(validArguments('setModel', ['deepseek/deepseek-r1:free'])).toBe(true);
+    expect(validArguments('pinModel', ['hf.co/org/Model-GGUF:Q4_K_M'])).toBe(true);
+    expect(validArguments('navigate', ['/library?tag=x#top'])).toBe(true);
   });
 
   it('refuses arguments that are not plain data', () => {

@@ -3,12 +3,17 @@
  * channel id the parent put in the frame document; anything else — a foreign message, a wrong
  * channel, a malformed field, arguments of the wrong shape — is dropped by the validators (null).
  *
+ * A `request` whose envelope, id and method are sound but whose arguments are not is not dropped:
+ * the parent answers it with an error (`INVALID_ID` for an id or name of the wrong form,
+ * `BAD_ARGUMENTS` for anything else), so a call from world code always settles.
+ *
  * frame → parent: ready, request (an API method or the fetch shim), storage (shim write), error.
  * parent → frame: state (the whole pushed state), response (to one request), delta (ai.complete stream),
  * assets (the signed token for a private world's assets, renewed before it expires).
  */
 import { ASSET_TOKEN_PATTERN } from './asset-url.ts';
 import { type AiCompleteOptions, isRemoteMethod, type RemoteMethod, type RemoteMethods } from './members.ts';
+import { idExample, type IdKind, isModelId, isPlatformId, isWorldName } from './platform-ids.ts';
 import { STATE_KEYS, type SandboxState, type StateKey } from './state.ts';
 
 export const PROTOCOL_VERSION = 1;
@@ -50,6 +55,14 @@ export type FrameMessage =
     })
   | (Envelope & { type: 'error'; message: string });
 
+export interface ArgumentProblem {
+  code: 'INVALID_ID' | 'NAVIGATION_REFUSED' | 'BAD_ARGUMENTS';
+  message: string;
+}
+
+/** A request the parent refuses for its arguments: answered with `error`, never run. */
+export type RefusedRequest = Envelope & { type: 'refused'; id: number; method: RequestMethod; error: ArgumentProblem };
+
 export type ParentMessage =
   | (Envelope & { type: 'state'; state: SandboxState; changed: StateKey[]; changedVariables: string[] })
   | (Envelope & { type: 'response'; id: number; ok: true; value: unknown })
@@ -64,11 +77,33 @@ const isString: Check = (v) => typeof v === 'string';
 const isNumber: Check = (v) => typeof v === 'number' && Number.isFinite(v);
 const isBoolean: Check = (v) => typeof v === 'boolean';
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isId: Check = (v) => typeof v === 'string' && v.length > 0 && v.length <= 200;
-const optional =
-  (check: Check): Check =>
-  (v) =>
-    v === undefined || check(v);
+/** A check that names what an argument must be, and the error code, when it fails (an id or a name of a given form, a path). */
+type DescribedCheck = Check & { what: string; code: ArgumentProblem['code'] };
+const described = (what: string, check: Check, code: ArgumentProblem['code'] = 'INVALID_ID'): DescribedCheck =>
+  Object.assign((v: unknown) => check(v), { what, code });
+const idCheck = (what: string, check: Check): DescribedCheck => described(what, check);
+const platformId = (kind: IdKind, label: string): DescribedCheck =>
+  idCheck(`${label} of this platform (${idExample(kind)})`, (v) => isPlatformId(v, kind));
+const messageId = platformId('message', 'a message id');
+const sessionId = platformId('session', 'a session id');
+const worldId = platformId('world', 'a world id');
+const checkpointId = platformId('checkpoint', 'a checkpoint id');
+const accountId = platformId('account', 'an account id');
+/** Variable, action, event-type, track and storage names: what the server's routes take. */
+const worldName = (label: string): DescribedCheck => idCheck(`${label} (letters, digits and . _ : - only, at most 200, not dots only)`, isWorldName);
+const modelId = idCheck('a model id (letters, digits and . _ : @ + - in segments joined by /)', isModelId);
+/** An in-app path: one leading `/`, no backslash or control character (the host also resolves it on its own origin). */
+const appPath = described(
+  'a path of this site (one leading /, no backslash or control character)',
+  (p) => isString(p) && (p as string).length <= 2048 && (p as string).startsWith('/') && !(p as string).startsWith('//') && !/[\\\p{Cc}]/u.test(p as string),
+  'NAVIGATION_REFUSED',
+);
+/** Absent, or passing `check` (whose description, if any, it keeps). */
+const optional = (check: Check): Check => {
+  const either: Check = (v) => v === undefined || check(v);
+  const { what, code } = check as Partial<DescribedCheck>;
+  return what && code ? described(what, either, code) : either;
+};
 const oneOf =
   (...values: unknown[]): Check =>
   (v) =>
@@ -130,69 +165,89 @@ const fetchRequest: Check = shape(
 /** Positional argument checks per request method; a trailing optional argument may be left out. */
 const ARGUMENTS: Record<RequestMethod, Check[]> = {
   sendMessage: [isString],
-  editMessage: [isId, isString],
-  deleteMessage: [isId],
-  regenerateMessage: [isId],
+  editMessage: [messageId, isString],
+  deleteMessage: [messageId],
+  regenerateMessage: [messageId],
   continueLastMessage: [],
   stopGeneration: [],
   restartChat: [],
-  swipeMessage: [isId, oneOf('left', 'right')],
+  swipeMessage: [messageId, oneOf('left', 'right')],
   setComposerDraft: [isString],
   clearPendingChoices: [],
-  revertToMessage: [isId],
-  branchFromMessage: [isId],
+  revertToMessage: [messageId],
+  branchFromMessage: [messageId],
   getBranchContext: [],
-  createSession: [isId],
-  deleteSession: [isId],
-  listSessions: [isId],
-  navigate: [(p) => isString(p) && (p as string).startsWith('/') && !(p as string).startsWith('//')],
+  createSession: [worldId],
+  deleteSession: [sessionId],
+  listSessions: [worldId],
+  navigate: [appPath],
   saveCheckpoint: [optional(isString)],
   loadCheckpoints: [],
-  restoreCheckpoint: [isId],
-  deleteCheckpoint: [isId],
+  restoreCheckpoint: [checkpointId],
+  deleteCheckpoint: [checkpointId],
   'ai.complete': [aiOptions],
   setVariable: [
-    isId,
+    worldName('a variable id'),
     anyValue,
-    optional(shape({ scope: optional(oneOf('session', 'global')), targetUserId: optional(isId) })),
+    optional(shape({ scope: optional(oneOf('session', 'global')), targetUserId: optional(accountId) })),
   ],
-  executeAction: [isId, optional(isRecord)],
+  executeAction: [worldName('an action id or event type'), optional(isRecord)],
   injectContext: [isString, optional(shape({ role: optional(oneOf('system', 'user')) }))],
   playAudio: [
-    isId,
+    worldName('an audio track id'),
     optional(
       shape({
         volume: optional(isNumber),
         fadeDuration: optional(isNumber),
-        chainTo: optional(isId),
+        chainTo: optional(worldName('an audio track id')),
         maxDuration: optional(isNumber),
         duckBgm: optional(isBoolean),
       }),
     ),
   ],
-  stopAudio: [optional(isId), optional(isNumber)],
+  stopAudio: [optional(worldName('an audio track id')), optional(isNumber)],
   setAudioVolume: [oneOf('bgm', 'sfx'), (n) => isNumber(n) && (n as number) >= 0 && (n as number) <= 1],
-  'storage.get': [isId],
-  'storage.set': [isId, isString],
-  'storage.remove': [isId],
+  'storage.get': [worldName('a storage key')],
+  'storage.set': [worldName('a storage key'), isString],
+  'storage.remove': [worldName('a storage key')],
   toggleImmersive: [],
   switchGreeting: [(n) => Number.isInteger(n) && (n as number) >= 0],
   copyToClipboard: [isString],
   showToast: [isString, optional(oneOf('success', 'error', 'info'))],
-  setModel: [isId],
+  setModel: [modelId],
   getModels: [],
-  pinModel: [isId],
-  unpinModel: [isId],
+  pinModel: [modelId],
+  unpinModel: [modelId],
   setPreferredProvider: [oneOf('official', 'private')],
   fetch: [fetchRequest],
 };
 
+const shown = (value: unknown) => {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
+};
+
+/** Why `args` do not fit the method's signature (count, shapes, id forms, plain data only), or null when they do. */
+export function argumentProblem(method: RequestMethod, args: unknown): ArgumentProblem | null {
+  const checks = ARGUMENTS[method];
+  const call = `yumina.${method}`;
+  if (!checks) return { code: 'BAD_ARGUMENTS', message: `${call} is not a method of the sandbox API.` };
+  if (!Array.isArray(args) || args.length > checks.length)
+    return { code: 'BAD_ARGUMENTS', message: `${call} takes at most ${checks.length} argument(s).` };
+  if (!isPlainData(args)) return { code: 'BAD_ARGUMENTS', message: `${call}: arguments must be plain data.` };
+  for (let i = 0; i < checks.length; i++) {
+    const check = checks[i]!;
+    if (check(args[i])) continue;
+    const { what, code } = check as Partial<DescribedCheck>;
+    if (what && code) return { code, message: `${call}: argument ${i + 1} must be ${what}; ${shown(args[i])} is not.` };
+    return { code: 'BAD_ARGUMENTS', message: `${call}: argument ${i + 1} (${shown(args[i])}) does not fit (see the sandbox API).` };
+  }
+  return null;
+}
+
 /** True when `args` fit the method's signature (count and shapes, plain data only). */
 export function validArguments(method: RequestMethod, args: unknown): args is unknown[] {
-  const checks = ARGUMENTS[method];
-  if (!checks || !Array.isArray(args) || args.length > checks.length) return false;
-  if (!isPlainData(args)) return false;
-  return checks.every((check, i) => check(args[i]));
+  return argumentProblem(method, args) === null;
 }
 
 function envelope(data: unknown, channel: string): data is Record<string, unknown> & Envelope {
@@ -207,8 +262,11 @@ function roughSize(data: unknown): number {
   }
 }
 
-/** What the parent accepts from the frame, or null (dropped). */
-export function parseFrameMessage(data: unknown, channel: string): FrameMessage | null {
+/**
+ * What the parent accepts from the frame, or null (dropped). A request of a known method whose
+ * arguments do not fit comes back as `refused` with the reason, for the parent to answer.
+ */
+export function parseFrameMessage(data: unknown, channel: string): FrameMessage | RefusedRequest | null {
   if (!envelope(data, channel)) return null;
   if (roughSize(data) > MAX_MESSAGE_CHARS) return null;
   switch (data.type) {
@@ -218,8 +276,9 @@ export function parseFrameMessage(data: unknown, channel: string): FrameMessage 
       const { id, method, args } = data;
       if (!Number.isSafeInteger(id) || (id as number) < 0) return null;
       if (method !== 'fetch' && !isRemoteMethod(method)) return null;
-      if (!validArguments(method as RequestMethod, args)) return null;
-      return { yumina: PROTOCOL_VERSION, channel, type: 'request', id: id as number, method: method as RequestMethod, args };
+      const problem = argumentProblem(method as RequestMethod, args);
+      if (problem) return { yumina: PROTOCOL_VERSION, channel, type: 'refused', id: id as number, method: method as RequestMethod, error: problem };
+      return { yumina: PROTOCOL_VERSION, channel, type: 'request', id: id as number, method: method as RequestMethod, args: args as unknown[] };
     }
     case 'storage': {
       const { area, op, key, value } = data;

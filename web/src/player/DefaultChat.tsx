@@ -53,7 +53,7 @@ function Bubble(props: {
           <form
             onSubmit={(e) => {
               e.preventDefault();
-              void p.action(`messages/${m.id}`, 'PATCH', { content: editing }).then(() => setEditing(null), () => {});
+              void p.action(['messages', m.id], 'PATCH', { content: editing }).then(() => setEditing(null), () => {});
             }}
           >
             <textarea aria-label="Edit message" value={editing} onChange={(e) => setEditing(e.target.value)} />
@@ -90,7 +90,7 @@ function Bubble(props: {
               className="link"
               aria-label="Delete"
               disabled={p.busy}
-              onClick={() => confirm('Delete this message and everything after it?', () => p.action(`messages/${m.id}`, 'DELETE'))}
+              onClick={() => confirm('Delete this message and everything after it?', () => p.action(['messages', m.id], 'DELETE'))}
             >
               Delete
             </button>
@@ -115,13 +115,13 @@ function Bubble(props: {
             </button>
             {last && m.role === 'assistant' && m.swipes.length > 1 && (
               <span className="row">
-                <button type="button" className="link" aria-label="Previous reply" onClick={() => void p.act('swipe/left')}>
+                <button type="button" className="link" aria-label="Previous reply" onClick={() => void p.act(['swipe', 'left'])}>
                   ‹
                 </button>
                 <span data-testid="swipe-index">
                   {m.activeSwipeIndex + 1}/{m.swipes.length}
                 </span>
-                <button type="button" className="link" aria-label="Next reply" onClick={() => void p.act('swipe/right')}>
+                <button type="button" className="link" aria-label="Next reply" onClick={() => void p.act(['swipe', 'right'])}>
                   ›
                 </button>
               </span>
@@ -246,14 +246,14 @@ export function DefaultChat({ p, confirm }: { p: Player; confirm: Confirm }) {
               <button type="button" className="secondary" disabled={p.busy || last?.role !== 'assistant'} onClick={() => void p.stream('continue')}>
                 Continue
               </button>
-              <button type="button" className="secondary" disabled={!p.busy} onClick={() => void p.act('stop')}>
+              <button type="button" className="secondary" disabled={!p.busy} onClick={() => void p.act(['stop'])}>
                 Stop
               </button>
               <button
                 type="button"
                 className="secondary"
                 disabled={p.busy}
-                onClick={() => confirm('Restart this conversation from its beginning? Its messages will be cleared.', () => p.action('restart'))}
+                onClick={() => confirm('Restart this conversation from its beginning? Its messages will be cleared.', () => p.action(['restart']))}
               >
                 Restart
               </button>

@@ -2,6 +2,7 @@
  * Beside the conversation: the world's sessions to switch between, the variables (display names,
  * formatted values), session memory, checkpoints (restore asks first), volumes and what is playing.
  */
+import { apiPath } from '@yumina/sandbox';
 import { useEffect, useState } from 'react';
 import { api } from '../lib/api.ts';
 import type { Confirm } from './ConfirmDialog.tsx';
@@ -31,7 +32,7 @@ function SessionSwitcher({ p, confirm }: { p: Player; confirm: Confirm }) {
         disabled={p.busy || !current}
         onClick={() =>
           confirm('Delete this session and all its messages?', async () => {
-            await api(`/api/sessions/${current}`, { method: 'DELETE' });
+            await api(apiPath('sessions', current), { method: 'DELETE' });
             const rest = await p.loadSessions();
             if (rest[0]) await p.switchSession(rest[0].id);
             else await p.createSession();
@@ -54,7 +55,7 @@ function MemoryEditor({ p }: { p: Player }) {
       aria-label="Session memory"
       onSubmit={(e) => {
         e.preventDefault();
-        void api(`/api/sessions/${id}/memory`, { method: 'PUT', json: { memory: text } }).then(
+        void api(apiPath('sessions', id!, 'memory'), { method: 'PUT', json: { memory: text } }).then(
           () => {
             void p.refresh(id!);
             p.toast('Memory saved.', 'success');
@@ -100,7 +101,7 @@ export function SessionPanel({ p, confirm }: { p: Player; confirm: Confirm }) {
         type="button"
         className="secondary"
         disabled={p.busy}
-        onClick={() => void api(`/api/sessions/${p.data!.session.id}/checkpoints`, { json: { name: `Checkpoint ${p.checkpoints.length + 1}` } }).then(() => p.refresh(p.data!.session.id))}
+        onClick={() => void api(apiPath('sessions', p.data!.session.id, 'checkpoints'), { json: { name: `Checkpoint ${p.checkpoints.length + 1}` } }).then(() => p.refresh(p.data!.session.id))}
       >
         Save checkpoint
       </button>
@@ -111,11 +112,11 @@ export function SessionPanel({ p, confirm }: { p: Player; confirm: Confirm }) {
             <button
               type="button"
               className="link"
-              onClick={() => confirm(`Restore "${c.name}"? Messages after it will be cleared.`, () => p.action(`checkpoints/${c.id}/restore`))}
+              onClick={() => confirm(`Restore "${c.name}"? Messages after it will be cleared.`, () => p.action(['checkpoints', c.id, 'restore']))}
             >
               Restore
             </button>{' '}
-            <button type="button" className="link" onClick={() => void p.act(`checkpoints/${c.id}`, 'DELETE')}>
+            <button type="button" className="link" onClick={() => void p.act(['checkpoints', c.id], 'DELETE')}>
               Delete
             </button>
           </li>

@@ -2,7 +2,7 @@
  * The world's interface wired to the real player: every state field of seed 002 §4 built from the
  * session, and every remote method answered by the platform's routes (see docs/SANDBOX.md).
  */
-import type { AiCompleteOptions, SandboxMessage, SandboxState } from '@yumina/sandbox';
+import { type AiCompleteOptions, apiPath, type SandboxMessage, type SandboxState } from '@yumina/sandbox';
 import { api } from '../lib/api.ts';
 import { navigate } from '../lib/router.tsx';
 import type { SandboxHandlers } from '../sandbox/SandboxHost.tsx';
@@ -100,6 +100,22 @@ async function copyText(text: string): Promise<void> {
   }
 }
 
+/** An error the frame receives as `{ code, message }`. */
+function refusal(code: string, message: string): Error & { code: string } {
+  return Object.assign(new Error(message), { code });
+}
+
+/** Waits for `work` and answers nothing: members documented to return nothing never pass a response body on. */
+async function done(work: unknown): Promise<undefined> {
+  await work;
+  return undefined;
+}
+
+/** A session as listSessions and createSession document it, and nothing else. */
+function sessionSummary(s: PlayerSession) {
+  return { id: s.id, worldId: s.worldId, title: s.title, createdAt: s.createdAt, updatedAt: s.updatedAt, messageCount: s.messageCount };
+}
+
 /**
  * regenerateMessage(id) for any reply: the last one is regenerated in place (a new swipe); an
  * earlier one is replaced by a new reply to the same player message (what followed it goes).
@@ -107,12 +123,12 @@ async function copyText(text: string): Promise<void> {
 async function regenerate(p: Player, id: string): Promise<void> {
   const messages = p.data?.messages ?? [];
   const index = messages.findIndex((m) => m.id === id);
-  if (index < 0) throw Object.assign(new Error('No such message.'), { code: 'NOT_FOUND' });
-  if (messages[index]!.role !== 'assistant') throw Object.assign(new Error('Only a reply can be regenerated.'), { code: 'NOT_A_REPLY' });
+  if (index < 0) throw refusal('NOT_FOUND', 'No such message.');
+  if (messages[index]!.role !== 'assistant') throw refusal('NOT_A_REPLY', 'Only a reply can be regenerated.');
   if (index === messages.length - 1) return p.stream('regenerate');
   const user = messages[index - 1];
-  if (user?.role !== 'user') throw Object.assign(new Error('This reply answers no player message.'), { code: 'NOT_A_REPLY' });
-  await p.action(`messages/${user.id}`, 'DELETE');
+  if (user?.role !== 'user') throw refusal('NOT_A_REPLY', 'This reply answers no player message.');
+  await p.action(['messages', user.id], 'DELETE');
   await p.stream('messages', { content: user.content });
 }
 
@@ -146,27 +162,62 @@ export function sandboxHandlers(p: Player): SandboxHandlers {
   return guarded as SandboxHandlers;
 }
 
+/**
+ * The handlers of a signed-in player. A world's code is hostile: the message protocol has already
+ * refused ids and names of the wrong form (INVALID_ID); here every request path is built by
+ * `apiPath` (each part one encoded segment), and each member reaches only routes of the open world
+ * (`/api/worlds/<this world>/…`) and the open session (`/api/sessions/<open session>/…`), plus the
+ * player's model choices. A session id from the frame is used only once this world's session list
+ * holds it. Each member answers only the fields it documents.
+ */
 function sessionHandlers(p: Player): SandboxHandlers {
   const worldId = p.world?.id ?? '';
-  const w = encodeURIComponent(worldId);
-  const sessionId = () => p.data?.session.id ?? '';
-  const orError = <T>(promise: Promise<T>) => promise;
+  const openSession = () => {
+    const id = p.data?.session.id;
+    if (!id) throw refusal('NO_SESSION', 'No session is open.');
+    return id;
+  };
+  /** createSession and listSessions take a world id, but only this world's is served. */
+  const thisWorld = (member: string, target: string) => {
+    if (target !== worldId) throw refusal('OTHER_WORLD', `yumina.${member} reaches only this world's sessions: pass yumina.worldId.`);
+  };
+  /**
+   * Whether `id` is one of this world's sessions, looked up in this world's own session list (page by
+   * page): a session of another world is never read, listed or deleted, only "not found" here.
+   */
+  const requireSessionOfThisWorld = async (id: string) => {
+    let cursor: string | null = null;
+    for (let page = 0; page < 50; page++) {
+      const list: { sessions: PlayerSession[]; nextCursor?: string | null } = await api(
+        `${apiPath('worlds', worldId, 'sessions')}${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
+      if (list.sessions.some((s) => s.id === id)) return;
+      cursor = list.nextCursor ?? null;
+      if (!cursor) break;
+    }
+    throw refusal('NOT_FOUND', 'This world has no session with that id.');
+  };
   return {
     // Chat actions
-    sendMessage: (text) => p.stream('messages', { content: text }),
-    editMessage: (id, content) => p.action(`messages/${id}`, 'PATCH', { content }),
-    deleteMessage: (id) => p.action(`messages/${id}`, 'DELETE'),
-    regenerateMessage: (id) => regenerate(p, id),
-    continueLastMessage: () => p.stream('continue'),
-    stopGeneration: () => p.action('stop'),
-    restartChat: () => p.action('restart'),
-    swipeMessage: (_id, direction) => p.action(`swipe/${direction}`),
-    setComposerDraft: (text) => p.setDraft(text),
-    clearPendingChoices: () => p.setPendingChoices([]),
+    sendMessage: (text) => done(p.stream('messages', { content: text })),
+    editMessage: (id, content) => done(p.action(['messages', id], 'PATCH', { content })),
+    deleteMessage: (id) => done(p.action(['messages', id], 'DELETE')),
+    regenerateMessage: (id) => done(regenerate(p, id)),
+    continueLastMessage: () => done(p.stream('continue')),
+    stopGeneration: () => done(p.action(['stop'])),
+    restartChat: () => done(p.action(['restart'])),
+    swipeMessage: (id, direction) => {
+      // Swipes move between the alternatives of the session's last reply: the id must name it.
+      const last = p.data?.messages.at(-1);
+      if (!last || last.id !== id || last.role !== 'assistant') throw refusal('NOT_FOUND', 'Only the last reply of the open session can be swiped; that id names none.');
+      return done(p.action(['swipe', direction]));
+    },
+    setComposerDraft: (text) => done(p.setDraft(text)),
+    clearPendingChoices: () => done(p.setPendingChoices([])),
     // Sessions
-    revertToMessage: (id) => p.action(`revert/${id}`),
+    revertToMessage: (id) => done(p.action(['revert', id])),
     branchFromMessage: async (id) => {
-      const branch = await api<{ session: PlayerSession }>(`/api/sessions/${sessionId()}/branch/${id}`, { method: 'POST' });
+      const branch = await api<{ session: PlayerSession }>(apiPath('sessions', openSession(), 'branch', id), { method: 'POST' });
       await p.loadSessions();
       await p.switchSession(branch.session.id);
       return { sessionId: branch.session.id };
@@ -177,108 +228,129 @@ function sessionHandlers(p: Player): SandboxHandlers {
       return { sessionId: s?.id ?? null, branchedFrom: s?.branchedFrom ?? null, parentTitle: parent?.title ?? null, messageCount: s?.messageCount ?? 0 };
     },
     createSession: async (target) => {
-      if (target !== worldId) {
-        const created = await api<{ session: PlayerSession }>(`/api/worlds/${encodeURIComponent(target)}/sessions`, { method: 'POST' });
-        return { ...created.session, state: undefined };
-      }
-      const session = await p.createSession();
-      return { ...session, state: undefined };
+      thisWorld('createSession', target);
+      return sessionSummary(await p.createSession());
     },
     deleteSession: async (id) => {
-      await api(`/api/sessions/${encodeURIComponent(id)}`, { method: 'DELETE' });
+      await requireSessionOfThisWorld(id);
+      await api(apiPath('sessions', id), { method: 'DELETE' });
       const rest = await p.loadSessions();
-      if (id === sessionId()) {
+      if (id === p.data?.session.id) {
         if (rest[0]) await p.switchSession(rest[0].id);
         else await p.createSession();
       }
     },
     listSessions: async (target) => {
-      const list = await api<{ sessions: PlayerSession[] }>(`/api/worlds/${encodeURIComponent(target)}/sessions`);
-      return list.sessions.map((s) => ({ id: s.id, worldId: s.worldId, title: s.title, createdAt: s.createdAt, updatedAt: s.updatedAt, messageCount: s.messageCount }));
+      thisWorld('listSessions', target);
+      const list = await api<{ sessions: PlayerSession[] }>(apiPath('worlds', worldId, 'sessions'));
+      return list.sessions.map(sessionSummary);
     },
-    navigate: (path) => navigate(path),
+    navigate: (path) => {
+      // The protocol admits only paths with one leading `/`; resolved here, they must stay on this site.
+      const target = new URL(path, window.location.origin);
+      if (target.origin !== window.location.origin) throw refusal('NAVIGATION_REFUSED', `yumina.navigate goes only to pages of this site; ${JSON.stringify(path.slice(0, 80))} is not one.`);
+      navigate(`${target.pathname}${target.search}${target.hash}`);
+    },
     // Checkpoints
     saveCheckpoint: async (name) => {
-      const cp = await api<Checkpoint>(`/api/sessions/${sessionId()}/checkpoints`, { json: { name: name || `Checkpoint ${p.checkpoints.length + 1}` } });
-      await p.refresh(sessionId());
+      const session = openSession();
+      const cp = await api<Checkpoint>(apiPath('sessions', session, 'checkpoints'), { json: { name: name || `Checkpoint ${p.checkpoints.length + 1}` } });
+      await p.refresh(session);
       return { id: cp.id, name: cp.name, messageCount: cp.messageCount, createdAt: cp.createdAt ?? new Date().toISOString() };
     },
-    loadCheckpoints: async () => (await api<{ checkpoints: Checkpoint[] }>(`/api/sessions/${sessionId()}/checkpoints`)).checkpoints,
-    restoreCheckpoint: (id) => p.action(`checkpoints/${id}/restore`),
-    deleteCheckpoint: (id) => p.action(`checkpoints/${id}`, 'DELETE'),
+    loadCheckpoints: async () =>
+      (await api<{ checkpoints: Checkpoint[] }>(apiPath('sessions', openSession(), 'checkpoints'))).checkpoints.map((cp) => ({
+        id: cp.id,
+        name: cp.name,
+        messageCount: cp.messageCount,
+        createdAt: cp.createdAt ?? '',
+      })),
+    restoreCheckpoint: (id) => done(p.action(['checkpoints', id, 'restore'])),
+    deleteCheckpoint: (id) => done(p.action(['checkpoints', id], 'DELETE')),
     // Game actions
     setVariable: async (id, value, options) => {
       if (options?.scope === 'global') {
-        const answer = await api<{ globalVariables: Record<string, unknown> }>(`/api/sessions/${sessionId()}/variables/${encodeURIComponent(id)}`, {
+        const answer = await api<{ globalVariables: Record<string, unknown> }>(apiPath('sessions', openSession(), 'variables', id), {
           method: 'PUT',
           json: { value, scope: 'global' },
         });
         p.setPrefs((prefs) => (prefs ? { ...prefs, globalVariables: answer.globalVariables } : prefs));
         return;
       }
-      await p.dispatch(`variables/${encodeURIComponent(id)}`, 'PUT', { value, scope: 'session' });
+      await p.dispatch(['variables', id], 'PUT', { value, scope: 'session' });
     },
     executeAction: async (id, payload) => {
       // A namespaced id (`spatial:zone-enter`) is a custom reaction event with the payload's members.
-      if (id.includes(':')) await p.dispatch('events', 'POST', { ...(payload ?? {}), type: id });
-      else await p.dispatch(`actions/${encodeURIComponent(id)}`, 'POST', undefined);
+      if (id.includes(':')) await p.dispatch(['events'], 'POST', { ...(payload ?? {}), type: id });
+      else await p.dispatch(['actions', id], 'POST', undefined);
     },
     injectContext: async (message, options) => {
-      await p.dispatch('context', 'POST', { message, role: options?.role ?? 'system' });
+      await p.dispatch(['context'], 'POST', { message, role: options?.role ?? 'system' });
     },
     // Audio
     playAudio: (trackId, options) => {
       const director = p.audio.current;
       const track = (p.world?.world.audioTracks ?? []).find((t) => t.id === trackId);
-      if (!director || !track) throw Object.assign(new Error(`This world has no audio track "${trackId}".`), { code: 'NOT_FOUND' });
+      if (!director || !track) throw refusal('NOT_FOUND', `This world has no audio track "${trackId}".`);
       playInterfaceAudio(director, track.type, trackId, options ?? {}, p.volumes.bgm);
     },
     stopAudio: (trackId, fadeDuration) => {
       if (p.audio.current) stopInterfaceAudio(p.audio.current, trackId, fadeDuration);
     },
-    setAudioVolume: (type, volume) => p.setVolumes((v) => ({ ...v, [type]: volume })),
-    // Storage
-    'storage.get': async (key) => (await api<{ entries: Record<string, string> }>(`/api/worlds/${w}/storage`)).entries[key] ?? null,
-    'storage.set': (key, value) => api(`/api/worlds/${w}/storage/${encodeURIComponent(key)}`, { method: 'PUT', json: { value } }),
-    'storage.remove': (key) => api(`/api/worlds/${w}/storage/${encodeURIComponent(key)}`, { method: 'DELETE' }),
+    setAudioVolume: (type, volume) => done(p.setVolumes((v) => ({ ...v, [type]: volume }))),
+    // Storage (this world's, this player's)
+    'storage.get': async (key) => {
+      const entries = (await api<{ entries: Record<string, string> }>(apiPath('worlds', worldId, 'storage'))).entries;
+      return Object.hasOwn(entries, key) ? entries[key]! : null;
+    },
+    'storage.set': (key, value) => done(api(apiPath('worlds', worldId, 'storage', key), { method: 'PUT', json: { value } })),
+    'storage.remove': (key) => done(api(apiPath('worlds', worldId, 'storage', key), { method: 'DELETE' })),
     // UI
-    toggleImmersive: () => p.setCanvasMode((mode) => (mode === 'fullscreen' ? (p.world?.world.rootComponent ? 'custom' : 'chat') : 'fullscreen')),
+    toggleImmersive: () => done(p.setCanvasMode((mode) => (mode === 'fullscreen' ? (p.world?.world.rootComponent ? 'custom' : 'chat') : 'fullscreen'))),
     switchGreeting: async (index) => {
       const first = p.data?.messages[0];
       if (!first || first.role !== 'assistant' || first.position !== 0 || (p.data?.messages.length ?? 0) > 1)
-        throw Object.assign(new Error('The greeting can only be switched before the conversation starts.'), { code: 'NOT_AVAILABLE_NOW' });
-      if (index >= first.swipes.length) throw Object.assign(new Error(`This world has ${first.swipes.length} greeting(s).`), { code: 'NOT_FOUND' });
+        throw refusal('NOT_AVAILABLE_NOW', 'The greeting can only be switched before the conversation starts.');
+      if (index >= first.swipes.length) throw refusal('NOT_FOUND', `This world has ${first.swipes.length} greeting(s).`);
       const steps = index - first.activeSwipeIndex;
-      for (let i = 0; i < Math.abs(steps); i++) await p.action(`swipe/${steps > 0 ? 'right' : 'left'}`);
+      for (let i = 0; i < Math.abs(steps); i++) await p.action(['swipe', steps > 0 ? 'right' : 'left']);
     },
     copyToClipboard: async (text) => {
       await copyText(text);
       p.toast('Copied to the clipboard.', 'success');
     },
-    showToast: (message, kind) => p.toast(message, kind ?? 'info'),
-    // Models
+    showToast: (message, kind) => done(p.toast(message, kind ?? 'info')),
+    // Models (the player's own choices)
     setModel: async (id) => {
       const answer = await api<{ selectedModel: string }>('/api/player/model', { method: 'PUT', json: { model: id } });
       p.setPrefs((prefs) => (prefs ? { ...prefs, selectedModel: answer.selectedModel } : prefs));
     },
     getModels: async () => {
       const c = await api<{ models: { id: string; name: string; provider: string; contextLength: number | null }[]; pinned: string[]; recent: string[] }>('/api/models');
-      return { models: c.models.map((m) => ({ ...m, contextLength: m.contextLength ?? 0 })), pinnedModels: c.pinned, recentlyUsed: c.recent };
+      return {
+        models: c.models.map((m) => ({ id: m.id, name: m.name, provider: m.provider, contextLength: m.contextLength ?? 0 })),
+        pinnedModels: c.pinned.filter((id) => typeof id === 'string'),
+        recentlyUsed: c.recent.filter((id) => typeof id === 'string'),
+      };
     },
-    pinModel: (id) => api(`/api/models/pins/${encodeURIComponent(id)}`, { method: 'PUT' }),
-    unpinModel: (id) => api(`/api/models/pins/${encodeURIComponent(id)}`, { method: 'DELETE' }),
+    pinModel: (id) => done(api(apiPath('models', 'pins', id), { method: 'PUT' })),
+    unpinModel: (id) => done(api(apiPath('models', 'pins', id), { method: 'DELETE' })),
     setPreferredProvider: async (provider) => {
       const answer = await api<{ ok: boolean; provider?: 'official' | 'private'; error?: string }>('/api/player/provider', { method: 'PUT', json: { provider } });
       if (answer.ok) await p.loadPrefs();
-      return answer;
+      return {
+        ok: answer.ok === true,
+        ...(answer.provider === 'official' || answer.provider === 'private' ? { provider: answer.provider } : {}),
+        ...(typeof answer.error === 'string' ? { error: answer.error } : {}),
+      };
     },
     // AI completion
-    'ai.complete': (options: AiCompleteOptions, onDelta: (text: string) => void) => orError(aiComplete(sessionId(), options, onDelta)),
+    'ai.complete': (options: AiCompleteOptions, onDelta: (text: string) => void) => aiComplete(openSession(), options, onDelta),
   };
 }
 
 async function aiComplete(sessionId: string, options: AiCompleteOptions, onDelta: (text: string) => void): Promise<string> {
-  const res = await fetch(`/api/sessions/${sessionId}/ai/complete`, {
+  const res = await fetch(apiPath('sessions', sessionId, 'ai', 'complete'), {
     method: 'POST',
     credentials: 'same-origin',
     headers: { 'content-type': 'application/json' },

@@ -4,7 +4,7 @@
  * and events, and the engine's effects (notifications, audio, AI requests) after each of them.
  * The default chat and the sandbox host both drive the session through this hook.
  */
-import { type AssetScope, resolveAssetUrl } from '@yumina/sandbox';
+import { apiPath, type AssetScope, resolveAssetUrl } from '@yumina/sandbox';
 import { playlistStart } from '@yumina/world';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { api } from '../lib/api.ts';
@@ -155,19 +155,19 @@ export function usePlayer(worldId: string) {
   }, [loading, info, worldId]);
 
   const loadSessions = useCallback(async () => {
-    const list = await api<{ sessions: PlayerSession[] }>(`/api/worlds/${encodeURIComponent(worldId)}/sessions`);
+    const list = await api<{ sessions: PlayerSession[] }>(apiPath('worlds', worldId, 'sessions'));
     setSessions(list.sessions);
     return list.sessions;
   }, [worldId]);
 
   const loadPrefs = useCallback(async () => {
-    setPrefs(await api<PlayerPreferences>(`/api/worlds/${encodeURIComponent(worldId)}/player`));
+    setPrefs(await api<PlayerPreferences>(apiPath('worlds', worldId, 'player')));
   }, [worldId]);
 
   const refresh = useCallback(async (id: string) => {
     const [session, cps] = await Promise.all([
-      api<SessionData>(`/api/sessions/${id}`),
-      api<{ checkpoints: Checkpoint[] }>(`/api/sessions/${id}/checkpoints`),
+      api<SessionData>(apiPath('sessions', id)),
+      api<{ checkpoints: Checkpoint[] }>(apiPath('sessions', id, 'checkpoints')),
     ]);
     setData(session);
     setCheckpoints(cps.checkpoints);
@@ -203,7 +203,7 @@ export function usePlayer(worldId: string) {
   /** A new session of this world: its greeting and session-start effects (notifications, music). */
   const createSession = useCallback(async () => {
     audioRef.current?.dispose();
-    const created = await api<SessionData & { start: EngineEffects }>(`/api/worlds/${encodeURIComponent(worldId)}/sessions`, { method: 'POST' });
+    const created = await api<SessionData & { start: EngineEffects }>(apiPath('worlds', worldId, 'sessions'), { method: 'POST' });
     setData({ session: created.session, messages: created.messages });
     setCheckpoints([]);
     applyEffects(created.start);
@@ -219,7 +219,7 @@ export function usePlayer(worldId: string) {
     if (openedFor.current === key) return;
     openedFor.current = key;
     (async () => {
-      const [w, list] = await Promise.all([api<WorldData>(`/api/worlds/${encodeURIComponent(worldId)}`), loadSessions(), loadPrefs()]).then(
+      const [w, list] = await Promise.all([api<WorldData>(apiPath('worlds', worldId)), loadSessions(), loadPrefs()]).then(
         ([a, b]) => [a, b] as const,
       );
       setWorld(w);
@@ -237,7 +237,7 @@ export function usePlayer(worldId: string) {
 
   /** Streams one generation (send, regenerate or continue) and reloads the session when it ends. */
   const stream = useCallback(
-    async (path: string, body?: { content: string }) => {
+    async (path: 'messages' | 'regenerate' | 'continue', body?: { content: string }) => {
       const id = sessionRef.current;
       if (!id) return;
       if (guestRef.current) {
@@ -267,7 +267,7 @@ export function usePlayer(worldId: string) {
       if (body) setPendingUser(body.content);
       let effects: EngineEffects | undefined;
       try {
-        const res = await fetch(`/api/sessions/${id}/${path}`, {
+        const res = await fetch(apiPath('sessions', id, path), {
           method: 'POST',
           credentials: 'same-origin',
           headers: body === undefined ? {} : { 'content-type': 'application/json' },
@@ -311,14 +311,17 @@ export function usePlayer(worldId: string) {
       });
   };
 
-  /** A JSON call on the open session, then a reload; failures show as the page's error. */
+  /**
+   * A JSON call on a route of the open session (`segments` below /api/sessions/<open session>/,
+   * each one encoded), then a reload; failures show as the page's error.
+   */
   const action = useCallback(
-    async <T = unknown>(path: string, method = 'POST', json?: unknown): Promise<T | undefined> => {
+    async <T = unknown>(segments: readonly string[], method = 'POST', json?: unknown): Promise<T | undefined> => {
       const id = sessionRef.current;
       if (!id) return undefined;
       if (guestRef.current) throw new SignInRequired('This');
       try {
-        return await api<T>(`/api/sessions/${id}/${path}`, { method, json });
+        return await api<T>(apiPath('sessions', id, ...segments), { method, json });
       } catch (e) {
         setError((e as Error).message);
         throw e;
@@ -330,15 +333,15 @@ export function usePlayer(worldId: string) {
   );
 
   /** `action` for the page's own buttons: a failure already shows as the page's error. */
-  const act = useCallback((path: string, method = 'POST', json?: unknown) => action(path, method, json).catch(() => undefined), [action]);
+  const act = useCallback((segments: readonly string[], method = 'POST', json?: unknown) => action(segments, method, json).catch(() => undefined), [action]);
 
-  /** An interface action or event, or a variable change: the engine's answer updates the state. */
+  /** An interface action or event, or a variable change (`segments` below the open session): the engine's answer updates the state. */
   const dispatch = useCallback(
-    async (path: string, method: string, json: unknown) => {
+    async (segments: readonly string[], method: string, json: unknown) => {
       const id = sessionRef.current;
       if (!id) return;
       if (guestRef.current) throw new SignInRequired('This');
-      const answer = await api<EngineEffects & { state: PlayerSession['state'] }>(`/api/sessions/${id}/${path}`, { method, json });
+      const answer = await api<EngineEffects & { state: PlayerSession['state'] }>(apiPath('sessions', id, ...segments), { method, json });
       setData((d) => (d && d.session.id === id ? { ...d, session: { ...d.session, state: answer.state } } : d));
       applyEffects(answer);
       return answer;
@@ -365,7 +368,7 @@ export function usePlayer(worldId: string) {
     const id = sessionRef.current;
     if (!id) return;
     setData((d) => (d && d.session.id === id ? { ...d, session: { ...d.session, state: { ...d.session.state, pendingChoices: [] } } } : d));
-    if (!guestRef.current) await dispatch('choices', 'DELETE', undefined);
+    if (!guestRef.current) await dispatch(['choices'], 'DELETE', undefined);
   }, [dispatch]);
   /** What the interface's clearPendingChoices calls: choices come only from replies, so the one change is to none. */
   const setPendingChoices = useCallback((_none: []) => clearPendingChoices(), [clearPendingChoices]);

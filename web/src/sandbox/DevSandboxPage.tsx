@@ -32,10 +32,13 @@ function defaults(): Record<string, unknown> {
   return Object.fromEntries(sample.variables.map((v) => [v.id, v.defaultValue]));
 }
 
+const DEV_SESSION = 'cnv_devsession';
+
 function message(role: SandboxMessage['role'], content: string, variables: Record<string, unknown>): SandboxMessage {
   return {
-    id: `m-${Math.random().toString(36).slice(2, 10)}`,
-    sessionId: 'dev-session',
+    // Ids of the platform's form (@yumina/sandbox platform-ids.ts): the protocol refuses any other.
+    id: `msg_dev${Math.random().toString(36).slice(2, 10)}`,
+    sessionId: DEV_SESSION,
     role,
     content,
     status: 'complete',
@@ -50,7 +53,7 @@ export default function DevSandboxPage() {
   const [world, setWorld] = useState<SandboxWorld>(sampleWorld);
   const [state, setState] = useState<Partial<SandboxState>>(() => ({
     variables: defaults(),
-    sessionId: 'dev-session',
+    sessionId: DEV_SESSION,
     messages: [message('assistant', 'You stand at the top of the **abbey stairs**.', defaults())],
     entries: [],
     checkpoints: [],
@@ -130,7 +133,7 @@ export default function DevSandboxPage() {
       navigate: noop('navigate'),
       playAudio: noop('playAudio'),
       stopAudio: noop('stopAudio'),
-      saveCheckpoint: recorded('saveCheckpoint', (name?: string) => ({ id: 'cp-1', name: name ?? 'Checkpoint', messageCount: stateRef.current.messages?.length ?? 0, createdAt: new Date().toISOString() })),
+      saveCheckpoint: recorded('saveCheckpoint', (name?: string) => ({ id: 'chk_dev1', name: name ?? 'Checkpoint', messageCount: stateRef.current.messages?.length ?? 0, createdAt: new Date().toISOString() })),
     };
   }, []);
 

@@ -18,6 +18,7 @@ import {
   type FetchResult,
   type FrameMessage,
   type ParentMessageBody,
+  type RefusedRequest,
   parentMessage,
   parseFrameMessage,
   type RemoteArgs,
@@ -202,9 +203,13 @@ export function SandboxHost(props: SandboxHostProps) {
   }, []);
 
   const onMessage = useCallback(
-    async (message: FrameMessage) => {
+    async (message: FrameMessage | RefusedRequest) => {
       const current = latest.current;
       switch (message.type) {
+        case 'refused':
+          // Arguments of the wrong form (an id that is not one, a path off this site): answered, never run.
+          post({ type: 'response', id: message.id, ok: false, error: message.error });
+          return;
         case 'ready':
           readyRef.current = true;
           sentRef.current = null;

@@ -164,10 +164,11 @@ export function syntheticLocation(bridge: Bridge): Location {
 }
 
 /**
- * No WebRTC from the frame. The page's policy says `webrtc 'block'` (@yumina/sandbox host-policy.ts),
- * which Chromium does not implement yet: a peer connection's ICE gathering would send STUN packets to
- * any address the world names. So the constructors are replaced before world code runs, and no
- * nested frame (a fresh realm with its own constructors) can be attached to the document.
+ * No WebRTC from the frame. No Content-Security-Policy directive that browsers implement blocks it
+ * (the proposed `webrtc 'block'` is unknown to Chromium, which only logs an error for it), and a peer
+ * connection's ICE gathering would send STUN packets to any address the world names. So the
+ * constructors are replaced before world code runs, and no nested frame (a fresh realm with its own
+ * constructors) can be attached to the document.
  */
 function installNoWebRtc(): void {
   for (const name of ['RTCPeerConnection', 'webkitRTCPeerConnection', 'RTCIceTransport']) {
