@@ -1,8 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../support/server.ts';
 
 /**
@@ -28,7 +26,7 @@ async function login(server: TestServer, email: string, forwardedFor: string, pa
   });
 }
 
-describe.runIf(hasPostgres && hasRedis)('client address (TRUST_PROXY unset: local mode trusts no hop)', () => {
+describe('client address (TRUST_PROXY unset: local mode trusts no hop)', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer({});
@@ -75,7 +73,7 @@ describe.runIf(hasPostgres && hasRedis)('client address (TRUST_PROXY unset: loca
   });
 });
 
-describe.runIf(hasPostgres && hasRedis)('client address (TRUST_PROXY=loopback: X-Forwarded-For names the client)', () => {
+describe('client address (TRUST_PROXY=loopback: X-Forwarded-For names the client)', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer({
@@ -159,7 +157,7 @@ describe.runIf(hasPostgres && hasRedis)('client address (TRUST_PROXY=loopback: X
   });
 });
 
-describe.runIf(hasPostgres && hasRedis)('client address (TRUST_PROXY=1: the one proxy in front appends the client)', () => {
+describe('client address (TRUST_PROXY=1: the one proxy in front appends the client)', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer({ TRUST_PROXY: '1' });
@@ -184,7 +182,7 @@ describe.runIf(hasPostgres && hasRedis)('client address (TRUST_PROXY=1: the one 
   });
 });
 
-describe.runIf(hasPostgres && hasRedis)('guest preview allowance (TRUST_PROXY unset)', () => {
+describe('guest preview allowance (TRUST_PROXY unset)', () => {
   let server: TestServer;
   let provider: FakeOpenAi;
   let worldId: string;
