@@ -1,13 +1,13 @@
 import { DbPool } from '@yumina/db';
 import pg from 'pg';
 import { afterAll, beforeAll, bench, describe } from 'vitest';
+import { adminUrl as url } from '../tests/support/postgres.ts';
 
 /**
  * Issue 3 benchmark: a pooled `select 1` through packages/db (deadline scope capture, timer,
  * protected client) against the same through a bare pg.Pool, on the same server.
  * Goal: the deadline layer costs ≤ 10% (bare / packages/db throughput ratio ≤ 1.10).
  */
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const protectedPool = new DbPool({ name: 'primary', connectionString: url, max: 4, queryTimeoutMs: 60_000, connectTimeoutMs: 5_000 });
 const barePool = new pg.Pool({ connectionString: url, max: 4 });
 barePool.on('error', () => {});

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningServer, startServer } from '../containers/api/src/server.ts';
 import { parseEvents } from './support/collector.ts';
 import { type FakeOpenAi, startFakeOpenAi } from './support/fake-openai.ts';
-import { createTestDatabase, hasPostgres, type TestDatabase } from './support/postgres.ts';
-import { hasRedis, sharedRedisUrl, testPrefix } from './support/redis.ts';
+import { createTestDatabase, type TestDatabase } from './support/postgres.ts';
+import { sharedRedisUrl, testPrefix } from './support/redis.ts';
 import { Browser } from './support/server.ts';
 
 /**
@@ -22,7 +22,6 @@ const sample = (name: string) => JSON.parse(readFileSync(new URL(`../packages/wo
 
 interface Backend {
   name: string;
-  available: boolean;
   /** Environment of the server beyond the common part, and what to clean up after. */
   prepare(): Promise<{ env: Record<string, string>; cleanup(): Promise<void> }>;
 }
@@ -30,12 +29,10 @@ interface Backend {
 const backends: Backend[] = [
   {
     name: 'the embedded default (PGlite behind its socket layer, in-memory store)',
-    available: true,
     prepare: async () => ({ env: {}, cleanup: async () => {} }),
   },
   {
     name: 'real PostgreSQL and Redis',
-    available: hasPostgres && hasRedis,
     async prepare() {
       const database: TestDatabase = await createTestDatabase();
       return {
@@ -60,7 +57,7 @@ async function outcome(res: Response): Promise<string> {
 }
 
 for (const backend of backends) {
-  describe.runIf(backend.available)(`many players at once on ${backend.name}`, () => {
+  describe(`many players at once on ${backend.name}`, () => {
     let server: RunningServer;
     let provider: FakeOpenAi;
     let dataDir: string;

@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { withDeadline } from '@yumina/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasPostgres } from './support/postgres.ts';
-import { freePort, hasRedis } from './support/redis.ts';
+import { freePort } from './support/redis.ts';
 import { Browser, startTestServer, type TestServer } from './support/server.ts';
 
 const root = resolve(import.meta.dirname, '..');
@@ -114,7 +113,7 @@ describe('npm start on embedded defaults (no DATABASE_URL, no REDIS_URL)', () =>
   }, 240_000);
 });
 
-describe.runIf(hasPostgres && hasRedis)('the container on real PostgreSQL and Redis', () => {
+describe('the container on real PostgreSQL and Redis', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer();

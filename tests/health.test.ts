@@ -4,12 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePrometheus } from '../packages/telemetry/src/prometheus-parse.ts';
 import { buildApp } from '../containers/api/src/app.ts';
 import { contextFor } from './support/context.ts';
-import { createTestDatabase, hasPostgres, OwnPostgres, type TestDatabase } from './support/postgres.ts';
-import { freePort, hasRedis, OwnRedis, sharedRedisUrl, testPrefix } from './support/redis.ts';
+import { createTestDatabase, OwnPostgres, type TestDatabase } from './support/postgres.ts';
+import { freePort, OwnRedis, sharedRedisUrl, testPrefix } from './support/redis.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe.runIf(hasPostgres && hasRedis)('GET /health and /health/live', () => {
+describe('GET /health and /health/live', () => {
   let database: TestDatabase;
   beforeAll(async () => {
     database = await createTestDatabase();

@@ -5,8 +5,8 @@ import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, hasPostgres, type TestDatabase } from './support/postgres.ts';
-import { freePort, hasRedis, sharedRedisUrl, testPrefix } from './support/redis.ts';
+import { createTestDatabase, type TestDatabase } from './support/postgres.ts';
+import { freePort, sharedRedisUrl, testPrefix } from './support/redis.ts';
 import { containerSettings } from './support/container-settings.ts';
 
 const root = resolve(import.meta.dirname, '..');
@@ -38,7 +38,7 @@ async function startReplica(name: string, env: Record<string, string>): Promise<
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe.runIf(hasPostgres && hasRedis)('two container replicas on one database and Redis', () => {
+describe('two container replicas on one database and Redis', () => {
   let database: TestDatabase;
   let db: pg.Client;
   const replicas: Replica[] = [];

@@ -7,7 +7,7 @@ import { HEALTHY_SAMPLE_EVERY_MS, STALL_MAX_MS, STALL_P95_MS, STALL_TIMER_LATE_M
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../containers/api/src/app.ts';
 import { contextFor } from './support/context.ts';
-import { adminUrl, createTestDatabase, hasPostgres, type TestDatabase } from './support/postgres.ts';
+import { adminUrl, createTestDatabase, type TestDatabase } from './support/postgres.ts';
 import { freePort } from './support/redis.ts';
 
 /** Seed 000 §2.1, §2.2 and §8: each value pinned, so a change fails here. */
@@ -81,7 +81,7 @@ async function startHangingRelay(target: { host: string; port: number }) {
   };
 }
 
-describe.runIf(hasPostgres)('§2.1 the health SQL deadline on a query that hangs after connecting', () => {
+describe('§2.1 the health SQL deadline on a query that hangs after connecting', () => {
   let database: TestDatabase;
   beforeAll(async () => {
     database = await createTestDatabase();

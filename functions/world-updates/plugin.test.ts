@@ -2,8 +2,6 @@ import { functionApp } from '@yumina/http';
 import { MemoryStore } from '@yumina/store';
 import type { FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasPostgres } from '../../tests/support/postgres.ts';
-import { hasRedis } from '../../tests/support/redis.ts';
 import { startTestServer, type TestServer } from '../../tests/support/server.ts';
 import { createHandler } from './handler.ts';
 import plugin, { type WorldUpdatesOptions } from './plugin.ts';
@@ -33,7 +31,7 @@ function lambdaEvent(method: string, path: string, body?: unknown, headers: Reco
 }
 
 /** The plugin on its own, as a Lambda would run it: the session lookup is the caller's hook (here a test header). */
-describe.runIf(hasPostgres && hasRedis)('function world-updates', () => {
+describe('function world-updates', () => {
   let server: TestServer;
   let options: WorldUpdatesOptions;
   let worldId: string;

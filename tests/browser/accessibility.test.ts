@@ -1,10 +1,8 @@
 import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchBrowser } from '../support/browser.ts';
+import { launchBrowser } from '../support/browser.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { screenPath } from '../support/screens.ts';
 
@@ -34,7 +32,7 @@ async function seriousViolations(page: Page): Promise<string[]> {
  * and dark: no serious or critical violation. Pages are loaded with real data: sample worlds, a
  * world in the studio, a review waiting in the queue, a notification in the inbox, credits.
  */
-describe.runIf(hasPostgres && hasRedis && hasChromium)('accessibility (axe-core)', () => {
+describe('accessibility (axe-core)', () => {
   let server: TestServer;
   let browser: Browser;
   let provider: FakeOpenAi;

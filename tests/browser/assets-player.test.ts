@@ -1,10 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Browser as PwBrowser, Locator, Page, Response } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { hasChromium } from '../support/browser.ts';
 import type { FakeOpenAi } from '../support/fake-openai.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import { Browser, type TestServer } from '../support/server.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 
@@ -17,7 +14,7 @@ const sampleWorld = () => JSON.parse(readFileSync(new URL('../../packages/world/
 const imageState = (img: Locator) =>
   img.evaluate((el: HTMLImageElement) => (!el.getAttribute('src') ? 0 : el.complete ? (el.naturalWidth > 0 ? 1 : 0) : null));
 
-describe.runIf(hasPostgres && hasRedis && hasChromium)('a world asset in the player and its sandboxed interface', () => {
+describe('a world asset in the player and its sandboxed interface', () => {
   let server: TestServer;
   let browser: PwBrowser;
   let provider: FakeOpenAi;

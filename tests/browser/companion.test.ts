@@ -1,10 +1,7 @@
 import { adventureLevel, CHAPTER_SCENES, invitationDelayMs, levelGetsInvitation, tinOutcome } from '@yumina/companion';
 import type { Browser, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { hasChromium } from '../support/browser.ts';
 import { fakeReplies, type FakeOpenAi } from '../support/fake-openai.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import type { TestServer } from '../support/server.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 
@@ -38,7 +35,7 @@ async function signUp(page: Page, server: TestServer, name: string): Promise<str
 const simTimeOf = async (page: Page) => Number(await page.getByTestId('sim-time').textContent());
 const saved = (page: Page) => expect.poll(() => page.getByTestId('save-status').getAttribute('data-status'), { timeout: 20_000 }).toBe('saved');
 
-describe.runIf(hasPostgres && hasRedis && hasChromium)('companion on the demo adventure board', () => {
+describe('companion on the demo adventure board', () => {
   let server: TestServer;
   let browser: Browser;
   let fake: FakeOpenAi;

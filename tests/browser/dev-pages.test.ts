@@ -1,12 +1,9 @@
 import type { Browser } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { hasChromium } from '../support/browser.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import type { TestServer } from '../support/server.ts';
 
-describe.runIf(hasPostgres && hasRedis && hasChromium)('development pages in production mode', () => {
+describe('development pages in production mode', () => {
   let server: TestServer;
   let browser: Browser;
 

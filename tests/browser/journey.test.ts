@@ -3,11 +3,9 @@ import { promisify } from 'node:util';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../containers/api/src/web.ts';
-import { hasChromium, launchBrowser } from '../support/browser.ts';
+import { launchBrowser } from '../support/browser.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
-import { hasPostgres } from '../support/postgres.ts';
 import { gradientPng } from '../support/png.ts';
-import { hasRedis } from '../support/redis.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { screenPath } from '../support/screens.ts';
 
@@ -22,7 +20,7 @@ const PNG = gradientPng(320, 180, [244, 162, 54], [120, 40, 140]);
  * tags, playtests and submits it; an administrator made by `npm run admin -- grant` approves it
  * after seeing its diff; the author is notified; another player finds and plays it.
  */
-describe.runIf(hasPostgres && hasRedis && hasChromium)('the web app journey', () => {
+describe('the web app journey', () => {
   let server: TestServer;
   let browser: Browser;
   let provider: FakeOpenAi;

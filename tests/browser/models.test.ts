@@ -1,13 +1,10 @@
 import type { Browser } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { hasChromium } from '../support/browser.ts';
 import type { FakeOpenAi } from '../support/fake-openai.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import type { TestServer } from '../support/server.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 
-describe.runIf(hasPostgres && hasRedis && hasChromium)('the model browser in a real browser', () => {
+describe('the model browser in a real browser', () => {
   let server: TestServer;
   let browser: Browser;
   let provider: FakeOpenAi;

@@ -1,16 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import type { Browser, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchBrowser } from '../support/browser.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { freePort, hasRedis } from '../support/redis.ts';
+import { launchBrowser } from '../support/browser.ts';
+import { freePort } from '../support/redis.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 /**
  * The handoff end to end with two real sites: the platform on http://localhost:P and the demo
  * partner (client + partner API built from the kit) on http://127.0.0.1:Q.
  */
-describe.runIf(hasPostgres && hasRedis && hasChromium)('partner identity handoff in a real browser', () => {
+describe('partner identity handoff in a real browser', () => {
   let server: TestServer;
   let browser: Browser;
   let platform: string;

@@ -1,12 +1,9 @@
 import { API_MEMBERS } from '@yumina/sandbox';
 import type { Browser } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { hasChromium } from '../support/browser.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 import type { FakeOpenAi } from '../support/fake-openai.ts';
 import { sampleWorld, signUpWithWorlds } from '../support/player-world.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import type { TestServer } from '../support/server.ts';
 
 const entry = (id: string, name: string, content: string, role: string, position: number) => ({
@@ -378,7 +375,7 @@ function everyMemberWorld() {
   };
 }
 
-describe.runIf(hasPostgres && hasRedis && hasChromium)('every member of the sandbox API in the real player', () => {
+describe('every member of the sandbox API in the real player', () => {
   let server: TestServer;
   let browser: Browser;
   let provider: FakeOpenAi;

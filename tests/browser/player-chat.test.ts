@@ -1,11 +1,8 @@
 import type { Browser } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { hasChromium } from '../support/browser.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 import type { FakeOpenAi } from '../support/fake-openai.ts';
 import { sampleWorld, signUpWithWorlds } from '../support/player-world.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import type { TestServer } from '../support/server.ts';
 
 /** Rain on Willow Street (no interface) with a greeting that names the player. */
@@ -16,7 +13,7 @@ function chatWorld() {
   return world;
 }
 
-describe.runIf(hasPostgres && hasRedis && hasChromium)('the default chat in the real player', () => {
+describe('the default chat in the real player', () => {
   let server: TestServer;
   let browser: Browser;
   let provider: FakeOpenAi;

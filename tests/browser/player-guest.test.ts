@@ -1,10 +1,8 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchBrowser } from '../support/browser.ts';
+import { launchBrowser } from '../support/browser.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
 import { sampleWorld } from '../support/player-world.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 /** The Ashen Depths with an interface that reports mode, capabilities and what a guest's calls answer. */
@@ -37,7 +35,7 @@ function guestWorld() {
   return world;
 }
 
-describe.runIf(hasPostgres && hasRedis && hasChromium)('guest preview in the real player', () => {
+describe('guest preview in the real player', () => {
   let guestServer: TestServer;
   let browser: Browser;
   let official: FakeOpenAi;

@@ -1,17 +1,14 @@
 import type { Browser, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { hasChromium } from '../support/browser.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 import type { FakeOpenAi } from '../support/fake-openai.ts';
 import { sampleWorld, signUpWithWorlds } from '../support/player-world.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import type { TestServer } from '../support/server.ts';
 
 /** The track ids the player's audio director is playing now. */
 const playing = (page: Page) => page.locator('[data-testid="now-playing"]').getAttribute('data-tracks');
 
-describe.runIf(hasPostgres && hasRedis && hasChromium)('the shipped sample worlds in the real player', () => {
+describe('the shipped sample worlds in the real player', () => {
   let server: TestServer;
   let browser: Browser;
   let provider: FakeOpenAi;

@@ -1,10 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { hasChromium } from '../support/browser.ts';
 import type { FakeOpenAi } from '../support/fake-openai.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import type { TestServer } from '../support/server.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 
@@ -83,7 +80,7 @@ function choicesWorld() {
   return world;
 }
 
-describe.runIf(hasPostgres && hasRedis && hasChromium)('the world player in a real browser', () => {
+describe('the world player in a real browser', () => {
   let server: TestServer;
   let browser: Browser;
   let provider: FakeOpenAi;

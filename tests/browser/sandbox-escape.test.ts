@@ -2,9 +2,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium } from '../support/browser.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import type { TestServer } from '../support/server.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 
@@ -162,7 +159,7 @@ const ESCAPES = [
   'open-popup',
 ];
 
-describe.runIf(hasPostgres && hasRedis && hasChromium)('sandbox escape attempts, run as world code', () => {
+describe('sandbox escape attempts, run as world code', () => {
   let server: TestServer;
   let browser: Browser;
   let other: Server;

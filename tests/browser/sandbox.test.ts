@@ -1,8 +1,5 @@
 import type { Browser, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { hasChromium } from '../support/browser.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import type { TestServer } from '../support/server.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 
@@ -68,7 +65,7 @@ export function Panel({ hp, gold, world }: { hp: unknown; gold: unknown; world: 
   },
 };
 
-describe.runIf(hasPostgres && hasRedis && hasChromium)('custom-interface sandbox in a real browser', () => {
+describe('custom-interface sandbox in a real browser', () => {
   let server: TestServer;
   let browser: Browser;
   useBrowserPlatform({}, (p) => ({ server, browser } = p));

@@ -1,15 +1,12 @@
 import { readFileSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { hasChromium } from '../support/browser.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 import { fillLongSession } from '../support/long-session.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import type { TestServer } from '../support/server.ts';
 
 /** Issue 24: a 2,000-message session opens on its newest page; scrolling up loads every earlier one. */
-describe.runIf(hasPostgres && hasRedis && hasChromium)('a long session in the player', () => {
+describe('a long session in the player', () => {
   let server: TestServer;
   let browser: Browser;
 

@@ -1,12 +1,9 @@
 import type { Browser } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { hasChromium } from '../support/browser.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import type { TestServer } from '../support/server.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 
-describe.runIf(hasPostgres && hasRedis && hasChromium)('settings in a real browser', () => {
+describe('settings in a real browser', () => {
   let server: TestServer;
   let browser: Browser;
   useBrowserPlatform({}, (p) => ({ server, browser } = p));

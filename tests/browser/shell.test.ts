@@ -1,16 +1,14 @@
 import type { Browser, Frame } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchBrowser } from '../support/browser.ts';
+import { launchBrowser } from '../support/browser.ts';
 import { freePort } from '../support/ports.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { screenPath } from '../support/screens.ts';
 
 const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 20_000, interval: 150 });
 
 /** The small things of the shell: 404s, the favicon, the 390 px menu and the keyboard, /demo on both loopback names. */
-describe.runIf(hasPostgres && hasRedis && hasChromium)('the app shell', () => {
+describe('the app shell', () => {
   let server: TestServer;
   let browser: Browser;
   let port: number;

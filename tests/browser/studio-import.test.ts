@@ -2,16 +2,13 @@ import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { encodeBase64Utf8, pngWithText } from '../../packages/world/src/index.ts';
-import { hasChromium } from '../support/browser.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import type { TestServer } from '../support/server.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/worlds/${name}`, import.meta.url), 'utf8');
 const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 15_000, interval: 100 });
 
-describe.runIf(hasPostgres && hasRedis && hasChromium)('studio Import button in a real browser', () => {
+describe('studio Import button in a real browser', () => {
   let server: TestServer;
   let browser: Browser;
   let context: BrowserContext;

@@ -2,16 +2,13 @@ import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
-import { hasChromium } from '../support/browser.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import type { TestServer } from '../support/server.ts';
 import { screenPath } from '../support/screens.ts';
 
 const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 20_000, interval: 150 });
 
 /** The studio's sidebar sections, issues beside their fields, list search/collapse/reorder, CodeMirror with a live preview, Export. */
-describe.runIf(hasPostgres && hasRedis && hasChromium)('studio sections in a real browser', () => {
+describe('studio sections in a real browser', () => {
   let server: TestServer;
   let browser: Browser;
   useBrowserPlatform({}, (p) => ({ server, browser } = p));

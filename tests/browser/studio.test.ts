@@ -1,8 +1,5 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { hasChromium } from '../support/browser.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import type { TestServer } from '../support/server.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 
@@ -25,7 +22,7 @@ const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 15_000,
 /** Opens a section of the studio's sidebar. */
 const section = (page: Page, name: string) => page.getByRole('navigation', { name: 'Studio sections' }).getByRole('button', { name, exact: true }).click();
 
-describe.runIf(hasPostgres && hasRedis && hasChromium)('world studio in a real browser', () => {
+describe('world studio in a real browser', () => {
   let server: TestServer;
   let browser: Browser;
   let context: BrowserContext;

@@ -5,10 +5,10 @@ import { HOST_PAGE_HEADER_POLICY } from '@yumina/sandbox';
 import pg from 'pg';
 import type { Browser as Chromium, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchBrowser } from '../support/browser.ts';
+import { launchBrowser } from '../support/browser.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
-import { createTestDatabase, hasPostgres, type TestDatabase } from '../support/postgres.ts';
-import { freePort, hasRedis, sharedRedisUrl, testPrefix } from '../support/redis.ts';
+import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
+import { freePort, sharedRedisUrl, testPrefix } from '../support/redis.ts';
 import { Browser } from '../support/server.ts';
 
 /**
@@ -24,7 +24,7 @@ interface Ready {
   partner: string;
 }
 
-describe.runIf(hasPostgres && hasRedis && hasChromium)('the production topology behind one router', () => {
+describe('the production topology behind one router', () => {
   let database: TestDatabase;
   let db: pg.Client;
   let provider: FakeOpenAi;

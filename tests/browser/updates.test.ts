@@ -1,15 +1,12 @@
 import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { hasChromium } from '../support/browser.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import type { TestServer } from '../support/server.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 
 const sample = JSON.parse(readFileSync(new URL('../../packages/world/samples/willow-street.json', import.meta.url), 'utf8'));
 
-describe.runIf(hasPostgres && hasRedis && hasChromium)('update records in a real browser', () => {
+describe('update records in a real browser', () => {
   let server: TestServer;
   let browser: Browser;
   let authorCtx: BrowserContext;

@@ -5,8 +5,8 @@ import { join, resolve } from 'node:path';
 import { DbPool, runMigrations } from '@yumina/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LoopbackOidc, startLoopbackOidc } from '../support/oidc.ts';
-import { createTestDatabase, hasPostgres } from '../support/postgres.ts';
-import { freePort, hasRedis } from '../support/redis.ts';
+import { createTestDatabase } from '../support/postgres.ts';
+import { freePort } from '../support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../support/server.ts';
 
 /**
@@ -32,7 +32,7 @@ interface ErrorBody {
   error: { code: string; message: string };
 }
 
-describe.runIf(hasPostgres && hasRedis)('accounts by e-mail: grants reach exactly the holder of the address', () => {
+describe('accounts by e-mail: grants reach exactly the holder of the address', () => {
   let server: TestServer;
   let oidc: LoopbackOidc;
   let operator: Browser;
@@ -228,7 +228,7 @@ describe.runIf(hasPostgres && hasRedis)('accounts by e-mail: grants reach exactl
   });
 });
 
-describe.runIf(hasPostgres)('the migration that makes an address identify one account, on data that breaks the rule', () => {
+describe('the migration that makes an address identify one account, on data that breaks the rule', () => {
   it('keeps each address on its verified, else oldest, holder, clears it on the others and on unverified provider addresses, and loses no account', async () => {
     const database = await createTestDatabase();
     const db = new DbPool({ name: 'primary', connectionString: database.url, max: 2, queryTimeoutMs: 10_000, connectTimeoutMs: 5_000 });

@@ -1,12 +1,9 @@
 import { request as httpRequest } from 'node:http';
 import type { Browser } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { hasChromium } from '../support/browser.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 import type { FakeOpenAi } from '../support/fake-openai.ts';
 import { sampleWorld, signUpWithWorlds } from '../support/player-world.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import { Browser as CookieClient, type TestServer } from '../support/server.ts';
 
 /**
@@ -130,7 +127,7 @@ function attackWorld() {
   };
 }
 
-describe.runIf(hasPostgres && hasRedis && hasChromium)("a world's interface never acts as the player beyond its world and session", () => {
+describe("a world's interface never acts as the player beyond its world and session", () => {
   let server: TestServer;
   let browser: Browser;
   let provider: FakeOpenAi;

@@ -2,8 +2,6 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCleanErrorBody, readEvents } from '../support/collector.ts';
 import { fakeReplies, type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../support/server.ts';
 
 /**
@@ -20,7 +18,7 @@ interface SessionBody {
   messages: { content: string; role: string }[];
 }
 
-describe.runIf(hasPostgres && hasRedis)('checkpoints (real PostgreSQL and Redis)', () => {
+describe('checkpoints (real PostgreSQL and Redis)', () => {
   let server: TestServer;
   let fake: FakeOpenAi;
   let owner: Browser;

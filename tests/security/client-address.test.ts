@@ -2,8 +2,6 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { containerSettings } from '../support/container-settings.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../support/server.ts';
 
 /**
@@ -45,7 +43,7 @@ const limitedFromTheEleventh = (statuses: number[]) => {
   expect(statuses.slice(10)).toEqual([429, 429, 429, 429, 429]);
 };
 
-describe.runIf(hasPostgres && hasRedis)('client address (TRUST_PROXY unset: local mode trusts no hop)', () => {
+describe('client address (TRUST_PROXY unset: local mode trusts no hop)', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer({});
@@ -92,7 +90,7 @@ describe.runIf(hasPostgres && hasRedis)('client address (TRUST_PROXY unset: loca
   });
 });
 
-describe.runIf(hasPostgres && hasRedis)('client address (TRUST_PROXY=loopback: X-Forwarded-For names the client)', () => {
+describe('client address (TRUST_PROXY=loopback: X-Forwarded-For names the client)', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer({
@@ -176,7 +174,7 @@ describe.runIf(hasPostgres && hasRedis)('client address (TRUST_PROXY=loopback: X
   });
 });
 
-describe.runIf(hasPostgres && hasRedis)('client address (TRUST_PROXY=1: the one proxy in front appends the client)', () => {
+describe('client address (TRUST_PROXY=1: the one proxy in front appends the client)', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer({ TRUST_PROXY: '1' });
@@ -201,7 +199,7 @@ describe.runIf(hasPostgres && hasRedis)('client address (TRUST_PROXY=1: the one 
   });
 });
 
-describe.runIf(hasPostgres && hasRedis)('guest preview allowance (TRUST_PROXY unset)', () => {
+describe('guest preview allowance (TRUST_PROXY unset)', () => {
   let server: TestServer;
   let provider: FakeOpenAi;
   let worldId: string;
@@ -247,7 +245,7 @@ describe.runIf(hasPostgres && hasRedis)('guest preview allowance (TRUST_PROXY un
  * The trust setting names exactly the hops in front (TRUST_PROXY), and TRUST_PROXY_SECRET proves a
  * request came through them: without the proof it is treated as coming from its direct peer.
  */
-describe.runIf(hasPostgres && hasRedis)('client address in container mode (TRUST_PROXY unset: a direct client is its own address)', () => {
+describe('client address in container mode (TRUST_PROXY unset: a direct client is its own address)', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer({ ...containerSettings(), SAMPLE_WORLDS: '0' });
@@ -262,7 +260,7 @@ describe.runIf(hasPostgres && hasRedis)('client address in container mode (TRUST
   });
 });
 
-describe.runIf(hasPostgres && hasRedis)('client address behind the CDN and the load balancer (TRUST_PROXY=2, TRUST_PROXY_SECRET)', () => {
+describe('client address behind the CDN and the load balancer (TRUST_PROXY=2, TRUST_PROXY_SECRET)', () => {
   const secret = 'c'.repeat(24) + Math.random().toString(36).slice(2, 12).padEnd(10, '0');
   const proof = { 'x-yumina-proxy-secret': secret };
   let server: TestServer;

@@ -5,8 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireTurnLock, settleStaleReplies } from '../../containers/api/src/conversations/turn-lock.ts';
 import { INTERNAL_DETAIL, isCleanErrorBody, readEvents } from '../support/collector.ts';
 import { fakeReplies, type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
-import { adminUrl, hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
+import { adminUrl } from '../support/postgres.ts';
 import { Browser, startTestServer, type TestServer } from '../support/server.ts';
 
 /**
@@ -49,7 +48,7 @@ async function ledgerAgrees(db: pg.Client | TestServer['ctx']['db']['primary'], 
   return { open: open.rows.length, charges: charges.rows as { reservation_id: string; rows: number }[], ...(sums.rows[0] as { balance: number; ledger: number }) };
 }
 
-describe.runIf(hasPostgres && hasRedis)('faults mid-turn (real PostgreSQL and Redis)', () => {
+describe('faults mid-turn (real PostgreSQL and Redis)', () => {
   describe('the database connections terminated 1 s into an official-key turn', () => {
     let server: TestServer;
     let fake: FakeOpenAi;

@@ -2,10 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, ConsoleMessage, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium } from '../support/browser.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import type { TestServer } from '../support/server.ts';
 
 /**
@@ -16,7 +13,7 @@ import type { TestServer } from '../support/server.ts';
  */
 const PAGES = ['/', '/library', '/index.html', '/play/wld_someworld', '/studio', '/app/settings', '/no-such-page'];
 
-describe.runIf(hasPostgres && hasRedis && hasChromium)('other sites cannot frame the platform', () => {
+describe('other sites cannot frame the platform', () => {
   let server: TestServer;
   let browser: Browser;
   let other: Server;

@@ -1,9 +1,8 @@
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchBrowser } from '../support/browser.ts';
+import { launchBrowser } from '../support/browser.ts';
 import { type LoopbackOidc, startLoopbackOidc } from '../support/oidc.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { freePort, hasRedis } from '../support/redis.ts';
+import { freePort } from '../support/redis.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 /**
@@ -12,7 +11,7 @@ import { startTestServer, type TestServer } from '../support/server.ts';
  * OIDC provider on loopback (oauth2-mock-server), a real server on PostgreSQL and Redis, and two
  * Chromium contexts as the two browsers.
  */
-describe.runIf(hasPostgres && hasRedis && hasChromium)('OAuth flows are bound to the browser that started them', () => {
+describe('OAuth flows are bound to the browser that started them', () => {
   let server: TestServer;
   let oidc: LoopbackOidc;
   let browser: Awaited<ReturnType<typeof launchBrowser>>;

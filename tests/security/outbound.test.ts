@@ -4,8 +4,6 @@ import { readFileSync } from 'node:fs';
 import { grantCredits } from '@yumina/billing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Collector, isCleanErrorBody, readEvents, startCollector } from '../support/collector.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../support/server.ts';
 
 /**
@@ -24,7 +22,7 @@ async function signup(server: TestServer, name: string): Promise<Browser> {
   return b;
 }
 
-describe.runIf(hasPostgres && hasRedis)('outbound AI requests: refused private addresses (AI_PRIVATE_NETWORK_ACCESS=deny)', () => {
+describe('outbound AI requests: refused private addresses (AI_PRIVATE_NETWORK_ACCESS=deny)', () => {
   let server: TestServer;
   let collector: Collector;
   let official: Collector;
@@ -215,7 +213,7 @@ describe.runIf(hasPostgres && hasRedis)('outbound AI requests: refused private a
   });
 });
 
-describe.runIf(hasPostgres && hasRedis)('outbound AI requests with AI_PRIVATE_NETWORK_ACCESS=allow (a player’s own local server)', () => {
+describe('outbound AI requests with AI_PRIVATE_NETWORK_ACCESS=allow (a player’s own local server)', () => {
   let server: TestServer;
   let provider: Collector;
   let target: Collector;

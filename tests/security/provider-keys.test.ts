@@ -1,8 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Collector, readEvents, startCollector } from '../support/collector.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis } from '../support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../support/server.ts';
 
 /**
@@ -15,7 +13,7 @@ import { Browser, startTestServer, type TestServer } from '../support/server.ts'
 const world = JSON.parse(readFileSync(new URL('../../packages/world/samples/ashen-depths.json', import.meta.url), 'utf8'));
 const KEY = 'sk-key-K-0123456789abcdef';
 
-describe.runIf(hasPostgres && hasRedis)('provider keys stay with the base URL they were saved for', () => {
+describe('provider keys stay with the base URL they were saved for', () => {
   let server: TestServer;
   let a: Collector;
   let b: Collector;

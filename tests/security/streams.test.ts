@@ -6,8 +6,7 @@ import { loadConfig } from '@yumina/config';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningServer, startServer } from '../../containers/api/src/server.ts';
-import { hasPostgres } from '../support/postgres.ts';
-import { hasRedis, sharedRedisUrl, testPrefix } from '../support/redis.ts';
+import { sharedRedisUrl, testPrefix } from '../support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../support/server.ts';
 
 /**
@@ -67,7 +66,7 @@ function firstEvent(opened: Opened): Promise<string | null> {
   });
 }
 
-describe.runIf(hasPostgres && hasRedis)('live update streams are capped per address and per process', () => {
+describe('live update streams are capped per address and per process', () => {
   let server: TestServer;
   let replica: RunningServer;
   let replicaDir: string;
@@ -170,7 +169,7 @@ describe.runIf(hasPostgres && hasRedis)('live update streams are capped per addr
  * streams), and every stream either opens (200 and its `ready` event) or is refused cleanly (503
  * with Retry-After and the JSON error shape), never a 500.
  */
-describe.runIf(hasPostgres && hasRedis)('a burst of 2,000 streams from 100 addresses reads through a bounded path', () => {
+describe('a burst of 2,000 streams from 100 addresses reads through a bounded path', () => {
   const POOL_MAX = 30;
   /** docs/OPERATIONS.md: the connections that serve live update streams, per server process. */
   const STREAM_CONNECTIONS = Math.max(1, Math.floor(POOL_MAX / 10));

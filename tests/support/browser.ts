@@ -1,9 +1,7 @@
-import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
-import { requireOrSkip } from './required.js';
 
+/** Debian's Chromium (package chromium), which the global setup installs when missing (./services.ts). */
 export const CHROMIUM = '/usr/bin/chromium';
-export const hasChromium = existsSync(CHROMIUM) || requireOrSkip(`Debian's Chromium at ${CHROMIUM}`, 'not installed (apt-get install -y chromium)');
 
 /** Debian's Chromium, headless, with the flags this closed network needs. */
 export function launchBrowser(extraArgs: string[] = []): Promise<Browser> {

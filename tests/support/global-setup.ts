@@ -1,12 +1,29 @@
 import { resolve } from 'node:path';
+import { ensureSystemPackages, startServices } from './services.ts';
 
 /**
- * Builds the web app once before the suites, so browser tests run against the current source.
+ * Once per run, before any test file: makes sure the machine has Debian's redis-server and chromium,
+ * starts the PostgreSQL and Redis the run uses unless DATABASE_URL and REDIS_URL name them
+ * (./services.ts), and builds the web app, so browser tests run against the current source. Returns
+ * the teardown that stops the servers.
+ */
+export default async function setup(): Promise<() => Promise<void>> {
+  ensureSystemPackages();
+  const [services, build] = await Promise.allSettled([startServices(), buildWeb()]);
+  if (build.status === 'rejected') {
+    if (services.status === 'fulfilled') await services.value();
+    throw build.reason;
+  }
+  if (services.status === 'rejected') throw services.reason;
+  return services.value;
+}
+
+/**
  * vitest sets NODE_ENV=test, and Vite bakes NODE_ENV into the bundle: without the production value
  * the browser tests would run React's development build (StrictMode's doubled effects and requests),
  * not the bundle that ships.
  */
-export default async function setup(): Promise<void> {
+async function buildWeb(): Promise<void> {
   const root = resolve(import.meta.dirname, '../..');
   const { build } = await import('vite');
   const nodeEnv = process.env.NODE_ENV;

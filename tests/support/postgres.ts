@@ -1,24 +1,20 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { DbPool, runMigrations } from '@yumina/db';
 import pg from 'pg';
-import { freePort } from './ports.js';
-import { requireOrSkip } from './required.js';
+import { serverUrl } from './services.js';
+
+export { OwnPostgres } from './postgres-server.js';
 
 /**
- * Real PostgreSQL for integration tests: DATABASE_URL when set (CI), else the machine's local
- * server. Each test file gets a database of its own, dropped at the end.
- * Without a reachable server the suites are skipped locally; when services are required
- * (CI, DATABASE_URL or REDIS_URL set: see ./required.ts) that is a failure.
+ * Real PostgreSQL for integration tests: DATABASE_URL when given, else the server the global setup
+ * started for the run (./services.ts). Each test file gets a database of its own, dropped at the end.
  */
-export const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const adminUrl = serverUrl('DATABASE_URL');
 
 /**
  * An admin connection. The shared server may be briefly full while parallel suites run
- * ("too many clients", SQLSTATE 53300): that is waited out (up to 30 s), never taken for absence.
+ * ("too many clients", SQLSTATE 53300): that is waited out (up to 30 s).
  */
 async function adminClient(url = adminUrl): Promise<pg.Client> {
   const deadline = Date.now() + 30_000;
@@ -35,21 +31,6 @@ async function adminClient(url = adminUrl): Promise<pg.Client> {
     }
   }
 }
-
-async function probe(): Promise<boolean> {
-  let client: pg.Client | undefined;
-  try {
-    client = await adminClient();
-    await client.query('select 1');
-    return true;
-  } catch (err) {
-    return requireOrSkip(`PostgreSQL at ${adminUrl}`, (err as Error).message);
-  } finally {
-    await client?.end().catch(() => {});
-  }
-}
-
-export const hasPostgres: boolean = await probe();
 
 export interface TestDatabase {
   url: string;
@@ -109,91 +90,4 @@ export async function observer(url: string): Promise<pg.Client> {
   c.on('error', () => {});
   await c.connect();
   return c;
-}
-
-/**
- * A PostgreSQL server of the test's own (initdb into a temporary directory, its own port), which the
- * test may stop and start again without touching the shared server. Runs as the `postgres` user
- * when the tests run as root (PostgreSQL refuses to run as root).
- */
-export class OwnPostgres {
-  #child: ChildProcess | undefined;
-  private constructor(
-    readonly port: number,
-    readonly dir: string,
-    readonly bin: string,
-    readonly asPostgres: boolean,
-  ) {}
-
-  get url(): string {
-    return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
-  }
-
-  static async start(): Promise<OwnPostgres> {
-    const version = readdirSync('/usr/lib/postgresql').sort().at(-1);
-    if (!version) throw new Error('no PostgreSQL binaries under /usr/lib/postgresql');
-    const asPostgres = process.getuid?.() === 0;
-    const dir = mkdtempSync(join(tmpdir(), 'yumina-own-pg-'));
-    if (asPostgres) {
-      const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres']).toString());
-      chownSync(dir, id('-u'), id('-g'));
-    }
-    const own = new OwnPostgres(await freePort(), dir, `/usr/lib/postgresql/${version}/bin`, asPostgres);
-    own.#run('initdb', ['-D', `${dir}/data`, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
-    await own.start();
-    return own;
-  }
-
-  #command(tool: string, args: string[]): [string, string[]] {
-    const path = `${this.bin}/${tool}`;
-    return this.asPostgres ? ['runuser', ['-u', 'postgres', '--', path, ...args]] : [path, args];
-  }
-
-  #run(tool: string, args: string[]): void {
-    const [cmd, argv] = this.#command(tool, args);
-    execFileSync(cmd, argv, { stdio: 'ignore' });
-  }
-
-  #running(): boolean {
-    try {
-      this.#run('pg_ctl', ['status', '-D', `${this.dir}/data`]);
-      return true;
-    } catch {
-      return false; // pg_ctl status exits non-zero when no server runs on that directory
-    }
-  }
-
-  async start(): Promise<void> {
-    const args = ['-D', `${this.dir}/data`, '-p', String(this.port), '-k', this.dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off'];
-    const [cmd, argv] = this.#command('postgres', args);
-    const child = spawn(cmd, argv, { stdio: 'ignore' });
-    this.#child = child;
-    const deadline = Date.now() + 15_000;
-    for (;;) {
-      const c = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 1000 });
-      c.on('error', () => {});
-      try {
-        await c.connect();
-        await c.query('select 1');
-        await c.end();
-        return;
-      } catch {
-        await c.end().catch(() => {});
-        if (child.exitCode !== null || Date.now() > deadline) throw new Error('own PostgreSQL did not start');
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-  }
-
-  /** Fast shutdown: the server disconnects its clients, then exits. */
-  async stop(): Promise<void> {
-    if (this.#running()) this.#run('pg_ctl', ['stop', '-D', `${this.dir}/data`, '-m', 'fast', '-w']);
-    const child = this.#child;
-    if (child && child.exitCode === null && child.signalCode === null) await new Promise((r) => child.once('exit', r));
-  }
-
-  async destroy(): Promise<void> {
-    await this.stop();
-    rmSync(this.dir, { recursive: true, force: true });
-  }
 }

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasPostgres } from '../../../tests/support/postgres.ts';
 import { Browser, startTestServer, type TestServer } from '../../../tests/support/server.ts';
 
 interface Listed {
   id: string;
 }
 
-describe.runIf(hasPostgres)('keyset pages of the lists that grow (issue 24)', () => {
+describe('keyset pages of the lists that grow (issue 24)', () => {
   let server: TestServer;
   let player: Browser;
   let admin: Browser;

@@ -7,12 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DbPool } from '@yumina/db';
 import { containerSettings } from '../../../tests/support/container-settings.ts';
 import { freePort } from '../../../tests/support/ports.ts';
-import { createMigratedDatabase, hasPostgres, type MigratedDatabase } from '../../../tests/support/postgres.ts';
+import { createMigratedDatabase, type MigratedDatabase } from '../../../tests/support/postgres.ts';
 import { balance, grantCredits, InsufficientCreditsError, reserveCredits, settleAbandonedReservations, settleCredits } from './credits.ts';
 
 const root = resolve(import.meta.dirname, '../../..');
 
-describe.runIf(hasPostgres)('credits: reserve then settle (real PostgreSQL)', () => {
+describe('credits: reserve then settle (real PostgreSQL)', () => {
   let database: MigratedDatabase;
   let db: DbPool;
   const account = async () => {

@@ -1,22 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DbPool } from '@yumina/db';
-import { createMigratedDatabase, hasPostgres, type MigratedDatabase } from '../../../tests/support/postgres.ts';
+import { createMigratedDatabase, type MigratedDatabase } from '../../../tests/support/postgres.ts';
 import { HistoryCache } from './history-cache.ts';
-import {
-  completeTurn,
-  releaseTurn,
-  settleAbandonedReplies,
-  settleStreamingReplies,
-  startTurn,
-  type StartTurnInput,
-  type StartTurnResult,
-  type TurnHistoryMessage,
-} from './turn.ts';
+import { completeTurn, releaseTurn, settleAbandonedReplies, settleStreamingReplies, startTurn, type StartTurnInput, type StartTurnResult, type TurnHistoryMessage } from './turn.ts';
 
 const id = (prefix: string) => `${prefix}_${randomBytes(16).toString('base64url')}`;
 
-describe.runIf(hasPostgres)('the persistence of a turn (real PostgreSQL)', () => {
+describe('the persistence of a turn (real PostgreSQL)', () => {
   let database: MigratedDatabase;
   let db: DbPool;
 

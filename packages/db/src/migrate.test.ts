@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, hasPostgres, type TestDatabase } from '../../../tests/support/postgres.ts';
+import { createTestDatabase, type TestDatabase } from '../../../tests/support/postgres.ts';
 import { runMigrations } from './migrate.ts';
 import { DbPool } from './pool.ts';
 
 /** Two replicas of one deploy start together: the migrations run once, under the advisory lock. */
-describe.runIf(hasPostgres)('migrations under the advisory lock (real PostgreSQL)', () => {
+describe('migrations under the advisory lock (real PostgreSQL)', () => {
   let database: TestDatabase;
   const dir = mkdtempSync(join(tmpdir(), 'yumina-migrations-'));
   const pools: DbPool[] = [];

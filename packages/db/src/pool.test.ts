@@ -1,11 +1,11 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, hasPostgres, observer, type TestDatabase } from '../../../tests/support/postgres.ts';
+import { createTestDatabase, observer, type TestDatabase } from '../../../tests/support/postgres.ts';
 import { withDeadline } from './deadline.ts';
 import { DbPoolTimeoutError, DbQueryTimeoutError, DbUnsupportedQueryError } from './errors.ts';
 import { DbPool } from './pool.ts';
 
-describe.runIf(hasPostgres)('DbPool on real PostgreSQL (seed 000 deadline contract)', () => {
+describe('DbPool on real PostgreSQL (seed 000 deadline contract)', () => {
   let database: TestDatabase;
   let watch: pg.Client;
   const pools: DbPool[] = [];

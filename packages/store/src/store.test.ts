@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasRedis, OwnRedis, sharedRedisUrl, testPrefix } from '../../../tests/support/redis.ts';
+import { OwnRedis, sharedRedisUrl, testPrefix } from '../../../tests/support/redis.ts';
 import { FallbackStore } from './fallback.ts';
 import { MemoryStore } from './memory.ts';
 import { RedisStore } from './redis.ts';
@@ -8,8 +8,8 @@ import type { Store } from './types.ts';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The one contract both implementations keep. */
-function contract(name: string, make: () => Promise<Store>, enabled = true) {
-  describe.runIf(enabled)(`${name} store contract`, () => {
+function contract(name: string, make: () => Promise<Store>) {
+  describe(`${name} store contract`, () => {
     let store: Store;
     beforeAll(async () => {
       store = await make();
@@ -90,10 +90,9 @@ contract(
     await s.connect();
     return s;
   },
-  hasRedis,
 );
 
-describe.runIf(hasRedis)('Redis failure behaviour (own redis-server, never the shared one)', () => {
+describe('Redis failure behaviour (own redis-server, never the shared one)', () => {
   let own: OwnRedis;
   beforeAll(async () => {
     own = await OwnRedis.start();

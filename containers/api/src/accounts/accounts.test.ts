@@ -1,12 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasPostgres } from '../../../../tests/support/postgres.ts';
-import { hasRedis } from '../../../../tests/support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 
 const uniqueEmail = () => `player-${randomBytes(5).toString('hex')}@example.com`;
 
-describe.runIf(hasPostgres && hasRedis)('accounts and login sessions (real PostgreSQL and Redis)', () => {
+describe('accounts and login sessions (real PostgreSQL and Redis)', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer({ LOGIN_RATE_LIMIT_PER_MINUTE: '5' });

@@ -1,15 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasPostgres } from '../../../../tests/support/postgres.ts';
-import { hasRedis } from '../../../../tests/support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 import { SecretBox } from './secret-box.ts';
 
 const key = randomBytes(32).toString('base64');
 const secretApiKey = `sk-test-${randomBytes(12).toString('hex')}`;
 
-describe.runIf(hasPostgres && hasRedis)('private AI connection, encrypted at rest', () => {
+describe('private AI connection, encrypted at rest', () => {
   let server: TestServer;
   let provider: Server;
   let providerUrl: string;

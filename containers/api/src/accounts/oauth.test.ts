@@ -1,11 +1,10 @@
 import { OAuth2Server } from 'oauth2-mock-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasPostgres } from '../../../../tests/support/postgres.ts';
-import { freePort, hasRedis } from '../../../../tests/support/redis.ts';
+import { freePort } from '../../../../tests/support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 
 /** A real OAuth2/OIDC server on loopback (oauth2-mock-server): authorize, token (PKCE checked), JWKS-signed id_tokens, userinfo. */
-describe.runIf(hasPostgres && hasRedis)('OAuth identities through a loopback OIDC provider', () => {
+describe('OAuth identities through a loopback OIDC provider', () => {
   let idp: OAuth2Server;
   let server: TestServer;
   let next = { sub: 'google-sub-1', email: 'shared@example.com', name: 'Gwen' };

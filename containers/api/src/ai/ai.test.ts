@@ -2,12 +2,10 @@ import { meteredComplete } from '@yumina/ai';
 import { grantCredits } from '@yumina/billing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenAi, startFakeOpenAi } from '../../../../tests/support/fake-openai.ts';
-import { hasPostgres } from '../../../../tests/support/postgres.ts';
-import { hasRedis } from '../../../../tests/support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 import { meteringFor } from './metering.ts';
 
-describe.runIf(hasPostgres && hasRedis)('model catalogue and metered calls (real PostgreSQL, loopback providers)', () => {
+describe('model catalogue and metered calls (real PostgreSQL, loopback providers)', () => {
   let server: TestServer;
   let official: FakeOpenAi;
   let privateProvider: FakeOpenAi;

@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasPostgres } from '../../../../tests/support/postgres.ts';
-import { hasRedis } from '../../../../tests/support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 import { effectivePreference } from '../ai/metering.ts';
 
-describe.runIf(hasPostgres && hasRedis)('billing routes', () => {
+describe('billing routes', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer();

@@ -7,8 +7,7 @@ import type { CompanionContext } from '@yumina/companion';
 import { ConfigError, loadConfig } from '@yumina/config';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fakeReplies, type FakeOpenAi, startFakeOpenAi } from '../../../../tests/support/fake-openai.ts';
-import { hasPostgres, observer } from '../../../../tests/support/postgres.ts';
-import { hasRedis } from '../../../../tests/support/redis.ts';
+import { observer } from '../../../../tests/support/postgres.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 import { meteringFor } from '../ai/metering.ts';
 import { buildApp } from '../app.ts';
@@ -60,7 +59,7 @@ describe('GAME_COMPANION_DISABLED through the config loader', () => {
   });
 });
 
-describe.runIf(hasPostgres && hasRedis)('companion routes', () => {
+describe('companion routes', () => {
   let server: TestServer;
   let fake: FakeOpenAi;
 

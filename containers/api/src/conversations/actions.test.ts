@@ -1,8 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenAi, startFakeOpenAi } from '../../../../tests/support/fake-openai.ts';
-import { hasPostgres } from '../../../../tests/support/postgres.ts';
-import { hasRedis } from '../../../../tests/support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 
 const sample = (name: string) => JSON.parse(readFileSync(new URL(`../../../../packages/world/samples/${name}.json`, import.meta.url), 'utf8'));
@@ -23,7 +21,7 @@ interface Dispatched {
   firedReactions: string[];
 }
 
-describe.runIf(hasPostgres && hasRedis)('player routes: interface actions, events, variables, context, memory, model and provider (real PostgreSQL and Redis)', () => {
+describe('player routes: interface actions, events, variables, context, memory, model and provider (real PostgreSQL and Redis)', () => {
   let server: TestServer;
   let provider: FakeOpenAi;
   let player: Browser;

@@ -1,8 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenAi, type FakeReply, startFakeOpenAi } from '../../../../tests/support/fake-openai.ts';
-import { hasPostgres } from '../../../../tests/support/postgres.ts';
-import { hasRedis } from '../../../../tests/support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 
 const sample = (name: string) => JSON.parse(readFileSync(new URL(`../../../../packages/world/samples/${name}.json`, import.meta.url), 'utf8'));
@@ -46,7 +44,7 @@ interface SessionListBody {
   sessions: (Omit<SessionBody['session'], 'state'> & { state?: unknown })[];
 }
 
-describe.runIf(hasPostgres && hasRedis)('conversations (real PostgreSQL and Redis, a loopback OpenAI-compatible provider)', () => {
+describe('conversations (real PostgreSQL and Redis, a loopback OpenAI-compatible provider)', () => {
   let server: TestServer;
   let provider: FakeOpenAi;
   let player: Browser;

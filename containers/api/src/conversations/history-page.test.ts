@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fillLongSession } from '../../../../tests/support/long-session.ts';
-import { hasPostgres } from '../../../../tests/support/postgres.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 
 interface PageBody {
@@ -12,7 +11,7 @@ interface PageBody {
 
 const sample = JSON.parse(readFileSync(new URL('../../../../packages/world/samples/ashen-depths.json', import.meta.url), 'utf8'));
 
-describe.runIf(hasPostgres)('long sessions open a page at a time (issue 24)', () => {
+describe('long sessions open a page at a time (issue 24)', () => {
   let server: TestServer;
   let player: Browser;
   let sessionId: string;

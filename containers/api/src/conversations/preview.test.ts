@@ -1,13 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenAi, startFakeOpenAi } from '../../../../tests/support/fake-openai.ts';
-import { hasPostgres } from '../../../../tests/support/postgres.ts';
-import { hasRedis } from '../../../../tests/support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 
 const TABLES = ['accounts', 'login_sessions', 'chat_sessions', 'chat_messages', 'chat_checkpoints', 'world_storage', 'usage_ledger', 'credit_reservations', 'credit_ledger', 'billing_accounts', 'worlds'];
 
-describe.runIf(hasPostgres && hasRedis)('guest preview', () => {
+describe('guest preview', () => {
   let server: TestServer;
   let official: FakeOpenAi;
   let worldId: string;

@@ -1,8 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeReplies, type FakeOpenAi, startFakeOpenAi } from '../../../../tests/support/fake-openai.ts';
-import { hasPostgres } from '../../../../tests/support/postgres.ts';
-import { hasRedis } from '../../../../tests/support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 
 const sample = JSON.parse(readFileSync(new URL('../../../../packages/world/samples/ashen-depths.json', import.meta.url), 'utf8'));
@@ -13,7 +11,7 @@ const sample = JSON.parse(readFileSync(new URL('../../../../packages/world/sampl
  * fallback request goes to the secondary summary model, and the usage ledger in PostgreSQL gets
  * one summary row, under the model that answered.
  */
-describe.runIf(hasPostgres && hasRedis)('story summaries with the one-step fallback, through a conversation (real PostgreSQL)', () => {
+describe('story summaries with the one-step fallback, through a conversation (real PostgreSQL)', () => {
   let server: TestServer;
   let provider: FakeOpenAi;
   let player: Browser;

@@ -5,9 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { EMPTY_COMPANION_SAVE, encodeCompanionSave } from '@yumina/companion';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchBrowser } from '../../../../tests/support/browser.ts';
-import { hasPostgres } from '../../../../tests/support/postgres.ts';
-import { hasRedis } from '../../../../tests/support/redis.ts';
+import { launchBrowser } from '../../../../tests/support/browser.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 import { publishDemoGame } from './demo.ts';
 import { parseRange } from './delivery.ts';
@@ -41,7 +39,7 @@ describe('byte ranges', () => {
   });
 });
 
-describe.runIf(hasPostgres && hasRedis)('game delivery and saves', () => {
+describe('game delivery and saves', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer({}, { web: false });
@@ -157,7 +155,7 @@ describe.runIf(hasPostgres && hasRedis)('game delivery and saves', () => {
     expect(huge.status).toBe(413);
   });
 
-  it.runIf(hasChromium)('a browser loads the demo game through the delivery route and its WASM runs', async () => {
+  it('a browser loads the demo game through the delivery route and its WASM runs', async () => {
     const browser = await launchBrowser();
     try {
       const page = await browser.newPage();

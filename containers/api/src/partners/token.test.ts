@@ -1,15 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { createIdentityVerifier } from '@yumina/identity';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasPostgres } from '../../../../tests/support/postgres.ts';
-import { hasRedis } from '../../../../tests/support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 
 /**
  * POST /api/partners/<partner>/token as the container serves it: the real login session, the
  * shared cross-site guard, the rate limit in the real Redis and the real signing keys.
  */
-describe.runIf(hasPostgres && hasRedis)('partner token endpoint in the container (real PostgreSQL and Redis)', () => {
+describe('partner token endpoint in the container (real PostgreSQL and Redis)', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer((_url) => ({ PARTNER_TOKEN_RATE_LIMIT_PER_MINUTE: '3', DEMO_PARTNER_PORT: '0' }));

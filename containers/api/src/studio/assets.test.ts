@@ -1,7 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasPostgres } from '../../../../tests/support/postgres.ts';
-import { hasRedis } from '../../../../tests/support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 import { AssetLinkSigner } from './asset-link.ts';
 import { ASSET_LIMITS } from './asset-routes.ts';
@@ -30,7 +28,7 @@ describe('asset type by content', () => {
   });
 });
 
-describe.runIf(hasPostgres && hasRedis)('world assets', () => {
+describe('world assets', () => {
   let server: TestServer;
   let author: Browser;
   let other: Browser;

@@ -1,7 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasPostgres } from '../../../../tests/support/postgres.ts';
-import { hasRedis } from '../../../../tests/support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 
 const sample = (name: string) => JSON.parse(readFileSync(new URL(`../../../../packages/world/samples/${name}.json`, import.meta.url), 'utf8'));
@@ -15,7 +13,7 @@ interface Review {
   revision: number;
 }
 
-describe.runIf(hasPostgres && hasRedis)('review workflow', () => {
+describe('review workflow', () => {
   let server: TestServer;
   let admin: Browser;
   let reader: Browser;

@@ -1,13 +1,12 @@
 import type { Queryable } from '@yumina/db';
 import { updatesChannel } from '@yumina/updates';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasPostgres } from '../../../../tests/support/postgres.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 import { OverviewHub, type OverviewWatcher, type Work } from './overview-hub.ts';
 
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe.runIf(hasPostgres)('live update overviews fan out per world (issue 24)', () => {
+describe('live update overviews fan out per world (issue 24)', () => {
   let server: TestServer;
   let worldId = '';
   let authorId = '';

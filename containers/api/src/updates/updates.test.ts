@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasPostgres, observer } from '../../../../tests/support/postgres.ts';
-import { hasRedis } from '../../../../tests/support/redis.ts';
+import { observer } from '../../../../tests/support/postgres.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 import type { UpdateRecord } from '@yumina/updates';
 
@@ -51,7 +50,7 @@ function eventReader(res: Response) {
   return { next, close: () => reader.cancel().catch(() => {}) };
 }
 
-describe.runIf(hasPostgres && hasRedis)('update records of a work', () => {
+describe('update records of a work', () => {
   let server: TestServer;
   let author: Browser;
   let other: Browser;
@@ -549,7 +548,7 @@ describe.runIf(hasPostgres && hasRedis)('update records of a work', () => {
   });
 });
 
-describe.runIf(hasPostgres && hasRedis)('live overview streams and shutdown', () => {
+describe('live overview streams and shutdown', () => {
   it('an open stream does not hold up a graceful shutdown', async () => {
     const server = await startTestServer();
     try {

@@ -1,13 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { encodeBase64Utf8, pngWithText } from '@yumina/world';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasPostgres } from '../../../../tests/support/postgres.ts';
-import { hasRedis } from '../../../../tests/support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../../tests/fixtures/worlds/${name}`, import.meta.url), 'utf8');
 
-describe.runIf(hasPostgres && hasRedis)('POST /api/worlds/import (real PostgreSQL)', () => {
+describe('POST /api/worlds/import (real PostgreSQL)', () => {
   let server: TestServer;
   let author: Browser;
 

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasPostgres, observer } from '../../../../tests/support/postgres.ts';
-import { hasRedis } from '../../../../tests/support/redis.ts';
+import { observer } from '../../../../tests/support/postgres.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 
 const sample = JSON.parse(readFileSync(new URL('../../../../packages/world/samples/willow-street.json', import.meta.url), 'utf8'));
@@ -14,7 +13,7 @@ interface Group {
 /** Polls with some patience. */
 const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 10_000, interval: 20 });
 
-describe.runIf(hasPostgres && hasRedis)('language variants of a work', () => {
+describe('language variants of a work', () => {
   let server: TestServer;
   let author: Browser;
   let other: Browser;

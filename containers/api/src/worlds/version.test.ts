@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { DbPool } from '@yumina/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMigratedDatabase, hasPostgres, type MigratedDatabase } from '../../../../tests/support/postgres.ts';
+import { createMigratedDatabase, type MigratedDatabase } from '../../../../tests/support/postgres.ts';
 import { type VersionStamp, worldForViewer } from './version.ts';
 
 const id = (prefix: string) => `${prefix}_${randomBytes(16).toString('base64url')}`;
 
 /** The per-process cache of parsed versions behind a stamp: a new publication or a held edit is never served stale. */
-describe.runIf(hasPostgres)('worldForViewer with a stamp (real PostgreSQL)', () => {
+describe('worldForViewer with a stamp (real PostgreSQL)', () => {
   let database: MigratedDatabase;
   let db: DbPool;
   const stamp = async (worldId: string): Promise<VersionStamp | null> => {

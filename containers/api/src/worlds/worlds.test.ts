@@ -1,12 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasPostgres } from '../../../../tests/support/postgres.ts';
-import { hasRedis } from '../../../../tests/support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 
 const sample = (name: string) => JSON.parse(readFileSync(new URL(`../../../../packages/world/samples/${name}.json`, import.meta.url), 'utf8'));
 
-describe.runIf(hasPostgres && hasRedis)('world storage routes', () => {
+describe('world storage routes', () => {
   let server: TestServer;
   let author: Browser;
   let other: Browser;
@@ -223,7 +221,7 @@ describe.runIf(hasPostgres && hasRedis)('world storage routes', () => {
   });
 });
 
-describe.runIf(hasPostgres && hasRedis)('public browsing uses the read pool when configured', () => {
+describe('public browsing uses the read pool when configured', () => {
   it('library queries go to the read endpoint; writes stay on the primary', async () => {
     const server = await startTestServer((url) => ({ DATABASE_READ_URL: url }));
     try {
