@@ -144,8 +144,9 @@ describe('streaming completions', () => {
     await expect.poll(() => fake.completions[1]!.aborted, { timeout: 2000 }).toBe(true);
 
     // a stream slower than the first-byte deadline in total but never idle that long is not cut
+    // (600 ms in all against a first-byte deadline of 400 ms; gaps of 60 ms against an idle deadline of 1 s, a margin a loaded machine keeps)
     fake.enqueue(fakeReplies.slowStream('abcdefghij', 60, 10));
-    expect((await collectStream(streamChat(endpoint, request, deadlines))).content).toBe('abcdefghij');
+    expect((await collectStream(streamChat(endpoint, request, { firstByteTimeoutMs: 400, idleTimeoutMs: 1000 }))).content).toBe('abcdefghij');
     // and the non-streamed call has the same first-byte deadline
     fake.enqueue({ kind: 'hang' });
     expect(await completeChat(endpoint, request, deadlines).catch((e: unknown) => e)).toMatchObject({ deadline: 'first-byte' });
