@@ -42,7 +42,7 @@ const attempts = {
   'local-storage-other-world': () => mustBe(localStorage.getItem('yumina:sandbox:${OTHER_WORLD_ID}:local:secret'), 'other-world-value'),
   'local-storage-native': () => mustBe(nestedWindow().localStorage.getItem('platform-secret'), 'platform-secret-value'),
   'local-storage-prototype': () => mustBe(Object.getOwnPropertyDescriptor(Window.prototype, 'localStorage').get.call(window).getItem('platform-secret'), 'platform-secret-value'),
-  'fetch-api-outside-allowlist': () => fetch('/api/auth/session').then((r) => r.text()),
+  'fetch-api-not-forwarded': () => fetch('/api/auth/session').then((r) => r.text()),
   'fetch-api-other-world': () => fetch('/api/worlds/${OTHER_WORLD_ID}').then((r) => r.text()),
   'fetch-api-write': () => fetch('/api/worlds/${WORLD_ID}', { method: 'DELETE' }).then((r) => r.text()),
   'native-fetch-api': () => nestedWindow().fetch('/api/version').then((r) => r.text()),
@@ -83,7 +83,7 @@ const fireAndForget = () => {
 
 /* The shims still work for what they allow. */
 const allowed = {
-  'shim-fetch-allowlisted': () => fetch('/api/version').then((r) => r.json()).then((j) => String(j.version)),
+  'shim-fetch-forwarded': () => fetch('/api/version').then((r) => r.json()).then((j) => String(j.version)),
   'shim-local-storage-own-key': () => mustBe(localStorage.getItem('mine'), 'own-value'),
   'shim-local-storage-write': () => { localStorage.setItem('written', 'by-world'); return localStorage.getItem('written'); },
   'shim-session-storage-write': () => { sessionStorage.setItem('s-written', 'by-world'); return sessionStorage.getItem('s-written'); },
@@ -145,7 +145,7 @@ const ESCAPES = [
   'local-storage-other-world',
   'local-storage-native',
   'local-storage-prototype',
-  'fetch-api-outside-allowlist',
+  'fetch-api-not-forwarded',
   'fetch-api-other-world',
   'fetch-api-write',
   'native-fetch-api',
@@ -228,7 +228,7 @@ describe('sandbox escape attempts, run as world code', () => {
     expect(results.attempted['local-storage-native']).toMatch(/SecurityError|nested frames are not available/);
     expect(results.attempted['session-storage-native']).toMatch(/SecurityError|nested frames are not available/);
     expect(results.attempted['native-fetch-api']).toMatch(/SecurityError|nested frames are not available/);
-    expect(results.attempted['fetch-api-outside-allowlist']).toMatch(/not on the sandbox allowlist/);
+    expect(results.attempted['fetch-api-not-forwarded']).toMatch(/GET \/api\/auth\/session is not forwarded/);
     expect(results.attempted['forged-proxy-request']).toMatch(/FETCH_NOT_ALLOWED/);
     expect(results.attempted['top-location']).toMatch(/SecurityError/);
 
@@ -238,8 +238,8 @@ describe('sandbox escape attempts, run as world code', () => {
     expect(page.url()).toBe(pageUrl);
     expect(await page.getByTestId('sandbox-frame').count()).toBe(1);
 
-    // the shims work within their scope: allowlisted /api/ fetch, the world's own storage keys, synthetic location
-    expect(results.shims['shim-fetch-allowlisted']).toMatch(/^escaped: \d/);
+    // the shims work within their scope: a forwarded /api/ read, the world's own storage keys, synthetic location
+    expect(results.shims['shim-fetch-forwarded']).toMatch(/^escaped: \d/);
     expect(results.shims['shim-local-storage-own-key']).toBe('escaped: own-value');
     expect(results.shims['shim-local-storage-write']).toBe('escaped: by-world');
     expect(results.shims['shim-session-storage-write']).toBe('escaped: by-world');

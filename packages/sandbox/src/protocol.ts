@@ -22,10 +22,12 @@ export const MAX_MESSAGE_CHARS = 4 * 1024 * 1024;
 const MAX_DEPTH = 32;
 
 export interface FetchRequest {
-  /** A same-origin path starting with /api/ (the allowlist decides). */
+  /** What world code passed to fetch; the parent forwards only the reads of compat-fetch.ts, built anew. */
   url: string;
   method: string;
+  /** Not forwarded (the frame sends none). */
   headers: [string, string][];
+  /** Must be null: only GET is forwarded. */
   body: string | null;
 }
 

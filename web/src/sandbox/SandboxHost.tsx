@@ -7,12 +7,10 @@
  */
 import {
   type AiCompleteOptions,
-  type AllowRule,
   changedKeys,
   changedVariables,
+  compatAnswer,
   completeState,
-  DEFAULT_API_ALLOWLIST,
-  decideApiProxy,
   isSandboxState,
   type FetchRequest,
   type FetchResult,
@@ -21,6 +19,7 @@ import {
   type RefusedRequest,
   parentMessage,
   parseFrameMessage,
+  planCompatFetch,
   type RemoteArgs,
   type RemoteMethod,
   type RemoteResult,
@@ -63,8 +62,6 @@ export interface SandboxHostProps {
    * reaches the running frame without rebuilding it. null/absent: plain (public) asset URLs.
    */
   assetToken?: string | null;
-  /** Extra fetch-proxy rules on top of DEFAULT_API_ALLOWLIST. */
-  apiAllowlist?: readonly AllowRule[];
   className?: string;
   style?: CSSProperties;
   title?: string;
@@ -106,10 +103,6 @@ export function SandboxHost(props: SandboxHostProps) {
   const fullState = useMemo(() => completeState(state, world), [state, world]);
   const stateRef = useRef(fullState);
   stateRef.current = fullState;
-
-  const rules = useMemo(() => [...DEFAULT_API_ALLOWLIST, ...(props.apiAllowlist ?? [])], [props.apiAllowlist]);
-  const rulesRef = useRef(rules);
-  rulesRef.current = rules;
 
   // Build the document whenever the world's code (or the asset origin) changes.
   const root = world.rootComponent;
@@ -185,20 +178,24 @@ export function SandboxHost(props: SandboxHostProps) {
     pushState();
   }, [fullState, pushState]);
 
+  /**
+   * The compatibility fetch (@yumina/sandbox compat-fetch.ts): a read of the open world or session
+   * (or the player's models), requested anew from checked parts with the player's credentials;
+   * the frame gets the route's documented fields, never the server's body.
+   */
   const handleFetch = useCallback(async (request: FetchRequest): Promise<FetchResult> => {
-    const decision = decideApiProxy(request.method, request.url, latest.current.world.id, window.location.origin, rulesRef.current);
-    if (!decision.ok) throw Object.assign(new Error(decision.reason), { code: 'FETCH_NOT_ALLOWED' });
-    const headers = new Headers();
-    for (const [name, value] of request.headers) {
-      if (/^(content-type|accept|accept-language|if-none-match|if-modified-since)$/i.test(name)) headers.set(name, value);
-    }
-    const res = await fetch(decision.path, { method: request.method, headers, body: request.body, credentials: 'same-origin', redirect: 'error' });
-    const keep = ['content-type', 'etag', 'last-modified', 'cache-control'];
+    const scope = { origin: window.location.origin, worldId: latest.current.world.id, sessionId: stateRef.current.sessionId };
+    const plan = planCompatFetch(request.method, request.url, scope);
+    if (!plan.ok) throw Object.assign(new Error(plan.reason), { code: 'FETCH_NOT_ALLOWED' });
+    if (request.body !== null) throw Object.assign(new Error('a GET request carries no body'), { code: 'FETCH_NOT_ALLOWED' });
+    const res = await fetch(plan.path, { method: 'GET', headers: { accept: 'application/json' }, credentials: 'same-origin', redirect: 'error', cache: 'no-store' });
+    const body: unknown = await res.json().catch(() => undefined);
+    const answer = compatAnswer(plan.route, res.status, body);
     return {
-      status: res.status,
-      statusText: res.statusText,
-      headers: [...res.headers].filter(([name]) => keep.includes(name)),
-      body: await res.text(),
+      status: answer.status,
+      statusText: answer.status === res.status ? res.statusText : '',
+      headers: [['content-type', 'application/json; charset=utf-8']],
+      body: JSON.stringify(answer.body),
     };
   }, []);
 

@@ -3,30 +3,35 @@
  * fetch / XMLHttpRequest / localStorage / sessionStorage / clipboard; the browser already blocks the
  * real ones (opaque origin, CSP connect-src 'none'), the shims only give old code something that works.
  */
-import { decideApiProxy, type FetchResult } from '@yumina/sandbox';
-import type { Bridge } from './bridge.ts';
+import type { FetchResult } from '@yumina/sandbox';
+import { type Bridge, SandboxError } from './bridge.ts';
 
 function blocked(message: string): TypeError {
   return new TypeError(`Blocked by the Yumina sandbox: ${message}`);
 }
 
-/** fetch for `/api/` paths on the allowlist, performed by the parent; everything else rejects. */
+/**
+ * fetch for the reads the page forwards (@yumina/sandbox compat-fetch.ts: GET of this world's and
+ * the open session's routes, the player's models, the version). The page decides, from the URL and
+ * method alone: no header and no body is sent on. A refusal rejects with a TypeError (what fetch
+ * rejects with when a request cannot be made) whose `code` is FETCH_NOT_ALLOWED and whose message
+ * says why; an answer of the platform, an error included, resolves as a Response with JSON.
+ */
 function installFetch(bridge: Bridge): void {
   const shim = async (input: RequestInfo | URL, init: RequestInit = {}): Promise<Response> => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     const method = (init.method ?? (typeof input === 'object' && 'method' in input ? input.method : 'GET')).toUpperCase();
-    const decision = decideApiProxy(method, url, bridge.boot.worldId, bridge.boot.parentOrigin);
-    if (!decision.ok) throw blocked(`fetch(${JSON.stringify(url)}): ${decision.reason}`);
-    let body: string | null = null;
-    if (init.body != null) {
-      if (typeof init.body === 'string') body = init.body;
-      else if (init.body instanceof URLSearchParams) body = init.body.toString();
-      else throw blocked('only string bodies are proxied');
+    if ((method === 'GET' || method === 'HEAD') && init.body != null) throw blocked(`fetch(${JSON.stringify(url)}): a ${method} request carries no body`);
+    let result: FetchResult;
+    try {
+      result = (await bridge.call('fetch', [{ url: String(url), method: /^[A-Z]{3,7}$/.test(method) ? method : 'INVALID', headers: [], body: null }])) as FetchResult;
+    } catch (error) {
+      const code = error instanceof SandboxError ? error.code : 'FETCH_FAILED';
+      const message = `fetch(${JSON.stringify(url)}): ${error instanceof Error ? error.message : String(error)}`;
+      // A refusal says so; a request the page made that failed (no network, a redirect) is a plain TypeError, as fetch's own.
+      throw Object.assign(code === 'FETCH_NOT_ALLOWED' || code === 'BAD_ARGUMENTS' ? blocked(message) : new TypeError(`${message} (the request failed)`), { code });
     }
-    const headers = [...new Headers(init.headers ?? (typeof input === 'object' && 'headers' in input ? input.headers : undefined))];
-    const result = (await bridge.call('fetch', [{ url, method, headers, body }])) as FetchResult;
-    const empty = result.status === 204 || result.status === 205 || result.status === 304 || method === 'HEAD';
-    return new Response(empty ? null : result.body, { status: result.status, statusText: result.statusText, headers: result.headers });
+    return new Response(result.body, { status: result.status, statusText: result.statusText, headers: result.headers });
   };
   Object.defineProperty(window, 'fetch', { value: shim, writable: false, configurable: false });
 }
@@ -34,7 +39,7 @@ function installFetch(bridge: Bridge): void {
 function installXhr(): void {
   class BlockedXMLHttpRequest {
     constructor() {
-      throw blocked('XMLHttpRequest is not available; use yumina.* or fetch("/api/…") on the allowlist');
+      throw blocked('XMLHttpRequest is not available; use yumina.* or fetch("/api/…") for the forwarded reads');
     }
   }
   Object.defineProperty(window, 'XMLHttpRequest', { value: BlockedXMLHttpRequest, writable: false, configurable: false });
