@@ -25,6 +25,7 @@ import { SESSION_COOKIE } from './accounts/sessions.ts';
 import type { AppContext } from './context.ts';
 import { healthRoutes, livenessFastPath } from './health.ts';
 import { proxyProofCheck, trustProxyOption } from './proxy-trust.ts';
+import { outboxPage } from './mail/outbox-page.ts';
 import { serveWeb, webNotFound } from './web.ts';
 import { worldRoutes } from './worlds/routes.ts';
 import { studioRoutes } from './studio/routes.ts';
@@ -114,6 +115,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       await app.register(jwksPlugin, { keys: ctx.partners.keys });
     }
   });
+  // The local outbox's page: only where mail goes to the outbox, never in production mode.
+  if (ctx.config.mail.transport === 'outbox' && ctx.config.env !== 'production') await outboxPage(app, ctx);
   if (web) await serveWeb(app, ctx.config.webDist);
   // The partner landing pages are the container's in every mode (the router sends /<partner> here).
   await landingRoutes(app, ctx.partners.registry, ctx.config.webDist);

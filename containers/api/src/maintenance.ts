@@ -1,5 +1,6 @@
 import { settleAbandonedReservations } from '@yumina/billing';
 import { withMaintenanceDeadline } from '@yumina/db';
+import { purgeOldMail } from '@yumina/mail';
 import { LeaderScheduler, type ScheduledJob } from '@yumina/store';
 import { purgeOldSessions } from './accounts/sessions.ts';
 import { settleStaleReplies } from './conversations/turn-lock.ts';
@@ -12,6 +13,7 @@ const JOBS: Record<string, JobBody> = {
   'expired-sessions': async (ctx) => `removed ${await purgeOldSessions(ctx.db.primary)} sessions`,
   'abandoned-credit-reservations': async (ctx) => `settled ${await settleAbandonedReservations(ctx.db.primary, 15)} reservations`,
   'stale-replies': async (ctx) => `failed ${await settleStaleReplies(ctx)} replies left streaming`,
+  'old-mail': async (ctx) => `removed ${await purgeOldMail(ctx.db.primary)} sent or abandoned mails`,
   'expired-oauth-flows': async (ctx) => {
     const { rowCount } = await ctx.db.primary.query(`delete from oauth_flows where created_at < now() - interval '1 hour'`);
     return `removed ${rowCount ?? 0} flows`;
