@@ -11,6 +11,8 @@ import { aiConnectionRoutes } from './accounts/ai-connection.ts';
 import { oauthRoutes } from './accounts/oauth.ts';
 import { personaRoutes } from './accounts/personas.ts';
 import { accountRoutes } from './accounts/routes.ts';
+import { emailRoutes } from './accounts/email-routes.ts';
+import { passwordRoutes } from './accounts/password-routes.ts';
 import { aiCompleteRoutes } from './conversations/ai-complete.ts';
 import { previewRoutes } from './conversations/preview.ts';
 import { conversationRoutes } from './conversations/routes.ts';
@@ -91,6 +93,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     app.addHook('preHandler', crossSiteGuard({ cookieName: SESSION_COOKIE, allowedOrigins: [ctx.config.publicOrigin] }));
     app.get('/api/version', async () => ({ version: ctx.config.version, mode: ctx.config.mode }));
     await accountRoutes(app, ctx);
+    await emailRoutes(app, ctx);
+    await passwordRoutes(app, ctx);
     await aiConnectionRoutes(app, ctx);
     await personaRoutes(app, ctx);
     await oauthRoutes(app, ctx);

@@ -1,3 +1,4 @@
+import { AccountSection } from '../account/AccountSection.tsx';
 import { BillingSection } from '../billing/BillingSection.tsx';
 import { type FormEvent, useEffect, useState } from 'react';
 import { api } from '../lib/api.ts';
@@ -36,14 +37,10 @@ export function SettingsPage() {
   return (
     <div className="settings">
       <h1>Settings</h1>
-      <section className="card">
-        <h3>Account</h3>
-        <p>
-          <strong data-testid="display-name">{info.account.displayName}</strong> ·{' '}
-          {/* An account without an address holds a placeholder under the reserved .invalid domain. */}
-          {info.account.email.endsWith('@users.invalid') ? <span className="hint">no e-mail address</span> : info.account.email}
-        </p>
-      </section>
+      <p>
+        <strong data-testid="display-name">{info.account.displayName}</strong>
+      </p>
+      <AccountSection />
       <AiConnection />
       <BillingSection />
       <Personas />

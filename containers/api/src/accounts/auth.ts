@@ -1,7 +1,7 @@
 import { HttpError } from '@yumina/http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { type Authenticated, resolveSession, SESSION_COOKIE } from './sessions.ts';
+import { type Authenticated, createSession, type LoginSession, resolveSession, SESSION_COOKIE } from './sessions.ts';
 
 const resolved = new WeakMap<FastifyRequest, Promise<Authenticated | null>>();
 
@@ -44,4 +44,11 @@ export async function requireAuth(ctx: AppContext, request: FastifyRequest, repl
   const auth = await authenticate(ctx, request, reply);
   if (!auth) throw notSignedIn();
   return auth;
+}
+
+/** Signs this browser in to the account: a new login session and its cookie. */
+export async function startLogin(ctx: AppContext, reply: FastifyReply, accountId: string, _request?: FastifyRequest): Promise<LoginSession> {
+  const { session, token } = await createSession(ctx.db.primary, accountId, ctx.config.auth.sessionTtlDays);
+  reply.setCookie(SESSION_COOKIE, token, sessionCookieOptions(ctx, session.expiresAt));
+  return session;
 }

@@ -68,6 +68,15 @@ export async function endSession(db: Queryable, sessionId: string): Promise<void
   await db.query('update login_sessions set ended_at = now() where id = $1 and ended_at is null', [sessionId]);
 }
 
+/** Ends every live login of an account but `keep` (null: all of them); returns how many ended. */
+export async function endOtherSessions(db: Queryable, accountId: string, keep: string | null): Promise<number> {
+  const { rowCount } = await db.query(
+    'update login_sessions set ended_at = now() where account_id = $1 and ended_at is null and ($2::text is null or id <> $2)',
+    [accountId, keep],
+  );
+  return rowCount ?? 0;
+}
+
 /** Scheduled maintenance: forget sessions that ended or expired more than a week ago. */
 export async function purgeOldSessions(db: Queryable): Promise<number> {
   const { rowCount } = await db.query(
