@@ -59,7 +59,21 @@ describe.runIf(hasPostgres && hasRedis && hasChromium)('account recovery in a re
     await shoot(page, 'verify-email');
     await page.goto(`${server.url}/app/settings`);
     await expect.poll(() => page.getByTestId('account-email').textContent()).toBe(`${email} verified`);
-    await page.getByRole('heading', { name: 'Account', exact: true }).scrollIntoViewIfNeeded();
+    // The profile: name, username and a picture (resized by the server); the list of logins; the data archive.
+    const profile = page.getByRole('form', { name: 'Profile' });
+    await profile.getByLabel('Display name').fill('Journey Keeper');
+    await profile.getByLabel('Username').fill('journey_keeper');
+    await profile.getByRole('button', { name: 'Save profile' }).click();
+    await expect.poll(() => page.getByTestId('display-name').textContent()).toBe('Journey Keeper');
+    const png = Buffer.from(await (await import('sharp')).default({ create: { width: 640, height: 480, channels: 3, background: '#7a4fd0' } }).png().toBuffer());
+    await page.locator('#profile input[type=file]').setInputFiles({ name: 'me.png', mimeType: 'image/png', buffer: png });
+    await page.getByTestId('profile-picture').waitFor();
+    expect(await page.getByTestId('profile-picture').evaluate((img: HTMLImageElement) => [img.complete, img.naturalWidth])).toEqual([true, 256]);
+    await expect.poll(() => page.getByTestId('logins').getByRole('listitem').count()).toBe(1);
+    expect(await page.getByTestId('logins').textContent()).toContain('this device');
+    await page.getByRole('button', { name: 'Download my data' }).click();
+    await page.getByRole('link', { name: /^Download \(\d+ KB\)$/ }).waitFor({ timeout: 30_000 });
+    await page.getByRole('heading', { name: 'Profile', exact: true }).scrollIntoViewIfNeeded();
     await shoot(page, 'settings-account');
 
     // Another browser: forgot the password.

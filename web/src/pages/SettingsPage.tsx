@@ -1,4 +1,7 @@
 import { AccountSection } from '../account/AccountSection.tsx';
+import { ExportSection } from '../account/ExportSection.tsx';
+import { LoginsSection } from '../account/LoginsSection.tsx';
+import { ProfileSection } from '../account/ProfileSection.tsx';
 import { BillingSection } from '../billing/BillingSection.tsx';
 import { type FormEvent, useEffect, useState } from 'react';
 import { api } from '../lib/api.ts';
@@ -40,11 +43,14 @@ export function SettingsPage() {
       <p>
         <strong data-testid="display-name">{info.account.displayName}</strong>
       </p>
+      <ProfileSection account={info.account} key={info.account.id} />
       <AccountSection />
+      <LoginsSection />
       <AiConnection />
       <BillingSection />
       <Personas />
       <LinkedProviders identities={info.identities ?? {}} />
+      <ExportSection />
     </div>
   );
 }

@@ -74,6 +74,12 @@ export const accountMail = {
       { label: 'Choose a new password', url },
       ['If you did not ask for this, ignore this mail: your password stays as it is.'],
     ),
+  exportReady: (name: string, url: string, keepDays: number) =>
+    compose(
+      'Your Yumina data is ready to download',
+      [hello(name), `The archive of your Yumina data you asked for is ready. Download it from Settings while you are signed in; it is kept for ${keepDays} days.`],
+      { label: 'Open Settings', url },
+    ),
   passwordChanged: (name: string, forgotUrl: string) =>
     compose(
       'Your Yumina password was changed',

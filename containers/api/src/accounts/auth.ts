@@ -27,7 +27,7 @@ export function authenticate(ctx: AppContext, request: FastifyRequest, reply?: F
   let pending = resolved.get(request);
   if (!pending) {
     const token = request.cookies[SESSION_COOKIE];
-    pending = token ? resolveSession(ctx.db.primary, token, ctx.config.auth.sessionTtlDays) : Promise.resolve(null);
+    pending = token ? resolveSession(ctx.db.primary, token, ctx.config.auth.sessionTtlDays, { address: request.ip }) : Promise.resolve(null);
     resolved.set(request, pending);
     if (token && reply) {
       pending.then((auth) => {
@@ -46,9 +46,12 @@ export async function requireAuth(ctx: AppContext, request: FastifyRequest, repl
   return auth;
 }
 
+/** The device and address a request comes from, as a login records them. */
+export const clientSeen = (request: FastifyRequest) => ({ address: request.ip, userAgent: request.headers['user-agent'] });
+
 /** Signs this browser in to the account: a new login session and its cookie. */
-export async function startLogin(ctx: AppContext, reply: FastifyReply, accountId: string, _request?: FastifyRequest): Promise<LoginSession> {
-  const { session, token } = await createSession(ctx.db.primary, accountId, ctx.config.auth.sessionTtlDays);
+export async function startLogin(ctx: AppContext, reply: FastifyReply, accountId: string, request: FastifyRequest): Promise<LoginSession> {
+  const { session, token } = await createSession(ctx.db.primary, accountId, ctx.config.auth.sessionTtlDays, clientSeen(request));
   reply.setCookie(SESSION_COOKIE, token, sessionCookieOptions(ctx, session.expiresAt));
   return session;
 }

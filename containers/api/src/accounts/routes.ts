@@ -11,6 +11,7 @@ import { newId } from './ids.ts';
 import { limitLogin, limitSignup } from './request-limits.ts';
 import { DUMMY_HASH, hashPassword, verifyPassword } from './password.ts';
 import { newPassword } from './password-routes.ts';
+import { displayNameField, usernameField } from './profile-routes.ts';
 import { endSession, SESSION_COOKIE } from './sessions.ts';
 
 const email = emailField;
@@ -20,12 +21,8 @@ const signUpBody = z.strictObject({
   // The reserved .invalid domain is where accounts without an address keep their placeholder.
   email: email.refine((e) => !isReservedAddress(e), 'must be an address that can receive mail'),
   password,
-  displayName: z.string().trim().min(1, 'must not be empty').max(60).optional(),
-  username: z
-    .string()
-    .trim()
-    .regex(/^[a-z0-9_]{3,30}$/, 'must be 3–30 lowercase letters, digits or underscores')
-    .optional(),
+  displayName: displayNameField.optional(),
+  username: usernameField.optional(),
 });
 const loginBody = z.strictObject({ email, password: z.string().min(1).max(200) });
 
@@ -112,6 +109,10 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext): Prom
   app.delete('/api/account', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     await ctx.db.primary.query('delete from accounts where id = $1', [auth.account.id]);
+    // Its uploaded picture and data archives go with it.
+    for (const prefix of [`pictures/${auth.account.id}/`, `exports/${auth.account.id}/`]) {
+      for (const key of await ctx.objects.list(prefix).catch(() => [])) await ctx.objects.delete(key).catch(() => {});
+    }
     reply.clearCookie(SESSION_COOKIE, { path: '/' });
     return { ok: true };
   });
