@@ -6,6 +6,7 @@ import type { MailQueue } from '@yumina/mail';
 import type { Store } from '@yumina/store';
 import type { Telemetry } from '@yumina/telemetry';
 import type pino from 'pino';
+import type { ExportWorker } from './accounts/data-export.ts';
 import type { SecretBox } from './accounts/secret-box.ts';
 import type { ReplicaIdentity } from './logger.ts';
 
@@ -22,6 +23,8 @@ export interface AppContext {
   secrets: SecretBox;
   /** Every mail the platform sends goes through this queue (SES, SMTP or the local outbox). */
   mail: MailQueue;
+  /** Builds "Download my data" archives in the background; set by the server (absent in bare test contexts). */
+  exports?: ExportWorker;
   /** Game builds (and later world assets): S3 in production, a folder locally. */
   objects: ObjectStore;
   /** Partner games and the identity-token signing keys. */

@@ -7,6 +7,7 @@ import { MailQueue, openMailTransport } from '@yumina/mail';
 import { openStore } from '@yumina/store';
 import type { FastifyInstance } from 'fastify';
 import type pino from 'pino';
+import { ExportWorker } from './accounts/data-export.ts';
 import { loadSecretBox } from './accounts/secret-box.ts';
 import { buildApp, type BuildOptions } from './app.ts';
 import { openObjectStore, publishDemoGame } from './games/demo.ts';
@@ -106,6 +107,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   log.info({ type: 'startup', address }, `Listening on ${address}`);
   const maintenance = startMaintenance(ctx);
   mail.start();
+  ctx.exports = new ExportWorker(ctx);
+  ctx.exports.start();
   telemetry.start();
   // Loads the tokenizer in 8 ms slices; counts before it finishes are heuristic and never cached.
   void sharedTokenCounter().init();
@@ -125,6 +128,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         profiling.abort();
         telemetry.stop();
         await maintenance.stop();
+        await ctx.exports?.stop();
         await mail.stop();
         await ctx.store.close();
         await db.close();

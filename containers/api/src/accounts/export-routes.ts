@@ -2,20 +2,17 @@ import { HttpError } from '@yumina/http';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { requireAuth } from './auth.ts';
-import { ExportWorker, type ExportRow, exportKey, exportView, newExportId } from './data-export.ts';
+import { type ExportRow, exportKey, exportView, newExportId } from './data-export.ts';
 import { enforceLimits } from './request-limits.ts';
 
 /**
  * "Download my data": POST /api/account/exports asks for an archive (202; one at a time per
  * account, a few per day), GET /api/account/exports lists the recent ones, and
  * GET /api/account/exports/:id/download gives a ready one to its account only. The archive is
- * built by this process's export worker (data-export.ts), started and stopped with the app.
+ * built by the export worker (data-export.ts) the server starts with the mail queue.
  */
 export async function exportRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const db = ctx.db.primary;
-  const worker = new ExportWorker(ctx);
-  app.addHook('onReady', async () => worker.start());
-  app.addHook('onClose', async () => worker.stop());
 
   const list = async (accountId: string) =>
     (await db.query<ExportRow & Record<string, unknown>>('select * from account_exports where account_id = $1 order by created_at desc limit 5', [accountId])).rows.map(exportView);
@@ -40,7 +37,7 @@ export async function exportRoutes(app: FastifyInstance, ctx: AppContext): Promi
     await enforceLimits(ctx, [{ key: `export:account:${account.id}`, limit: 5, windowSeconds: 86_400 }], 'You asked for your data several times today. Download the archive you have, or try again tomorrow.');
     const { rows } = await db.query<ExportRow & Record<string, unknown>>('insert into account_exports (id, account_id) values ($1, $2) returning *', [newExportId(), account.id]);
     request.log.info({ type: 'account.export', accountId: account.id, exportId: rows[0]!.id }, 'data export asked for');
-    worker.wake();
+    ctx.exports?.wake();
     reply.code(202);
     return { export: exportView(rows[0]!), exports: await list(account.id) };
   });
