@@ -249,6 +249,17 @@ describe.runIf(hasPostgres && hasRedis)('account links by mail: verification, re
     expect((await signIn('new-address@example.com', 'mover password')).status).toBe(200);
     expect((await signIn('old-address@example.com', 'mover password')).status).toBe(401);
     expect((await post(anonymous(), '/api/auth/email/verify', { token })).status).toBe(410);
+
+    // An account without a password (a provider's) may move its address only from a fresh login.
+    const providerOnly = await signUp('provider-only@example.com');
+    const { id } = (await session(providerOnly)).account!;
+    await server.ctx.db.primary.query('delete from password_credentials where account_id = $1', [id]);
+    await server.ctx.db.primary.query(`update login_sessions set created_at = now() - interval '1 hour' where account_id = $1`, [id]);
+    const stale = await post(providerOnly, '/api/account/email', { email: 'elsewhere@example.com' });
+    expect(stale.status).toBe(403);
+    expect(((await stale.json()) as ErrorBody).error.code).toBe('SIGN_IN_AGAIN');
+    await server.ctx.db.primary.query(`update login_sessions set created_at = now() where account_id = $1`, [id]);
+    expect((await post(providerOnly, '/api/account/email', { email: 'elsewhere@example.com' })).status).toBe(202);
   });
 
   it('stores only hashes of link secrets, keeps no sent content, and never logs a token or an address of a mail', async () => {

@@ -43,6 +43,8 @@ export async function pendingEmail(db: Queryable, accountId: string): Promise<st
 }
 
 const SEND_AGAIN = 'Sign in and send a new link from Settings.';
+/** An account without a password may change its address only from a login this recent. */
+const REAUTH_MINUTES = 15;
 
 /**
  * E-mail verification and address changes (issue 35, point 2):
@@ -50,7 +52,7 @@ const SEND_AGAIN = 'Sign in and send a new link from Settings.';
  *   browser, signed in or not): single use, 24 h, only for the address the account still has;
  * - POST /api/auth/email/resend (signed in) sends a new one, limited per account and client;
  * - POST /api/account/email asks for a new address (the current password when the account has
- *   one): the new address gets a link and nothing changes until it is followed; then the account
+ *   one, else a login made in the last 15 minutes): the new address gets a link and nothing changes until it is followed; then the account
  *   uses it, verified, and the old address is told. An address another account holds gets a
  *   notice instead of a link, and the answer is the same, so the route tells nobody which
  *   addresses have accounts.
@@ -108,6 +110,12 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
       if (!body.password) throw new HttpError(400, 'VALIDATION_FAILED', 'Enter your current password to change your address.');
       await limitPasswordCheck(ctx, account.id);
       if (!(await verifyPassword(body.password, rows[0].password_hash))) throw new HttpError(403, 'WRONG_PASSWORD', 'The current password is wrong.');
+    } else {
+      // No password to ask for: the login itself must be fresh (a stolen, older login cannot move the address).
+      const fresh = await db.query('select 1 from login_sessions where id = $1 and created_at > now() - make_interval(mins => $2)', [auth.session.id, REAUTH_MINUTES]);
+      if (!fresh.rowCount) {
+        throw new HttpError(403, 'SIGN_IN_AGAIN', `For your safety, sign out and sign in again with your provider, then change your address within ${REAUTH_MINUTES} minutes.`);
+      }
     }
     await limitAccountMail(ctx, request, 'email-change', { accountId: account.id });
     await db.transaction(async (tx) => {
