@@ -19,6 +19,7 @@ export default $config({
     const { store } = await import('./infra/store');
     const { objects } = await import('./infra/assets');
     const { secrets } = await import('./infra/secrets');
+    const { email } = await import('./infra/email');
     const { router } = await import('./infra/router');
     const { api } = await import('./infra/api');
     const { functions } = await import('./infra/functions');
@@ -28,6 +29,7 @@ export default $config({
       database: database.host,
       store: store.host,
       objects: objects.name,
+      email: email.sender,
       secrets: Object.keys(secrets).join(','),
       api: api.url,
       functions: Object.keys(functions).join(','),

@@ -1,5 +1,6 @@
 import { objects } from './assets';
 import { database } from './database';
+import { email } from './email';
 import { vpc } from './network';
 import { PROXY_SECRET_HEADER, publicOrigin } from './router';
 import { secrets } from './secrets';
@@ -13,8 +14,8 @@ export const POOL = { primary: 100, read: 80 };
 export const CONTAINER_PORT = 3000;
 
 /**
- * The long-lived server (containers/api). It reads its database, store, bucket and keys from the
- * links below (packages/config maps them); container mode refuses to start without them.
+ * The long-lived server (containers/api). It reads its database, store, bucket, mail sender and
+ * keys from the links below (packages/config maps them); container mode refuses to start without them.
  *
  * Two health checks with two jobs: the container's own check (ECS restarts a task that fails it)
  * only asks whether the process answers, GET /health/live, with `node` (the image has no wget or
@@ -28,6 +29,8 @@ export const api = new sst.aws.Service('Api', {
     database,
     store,
     objects,
+    // Amazon SES: the container sends every mail (packages/mail), with the link's sender and permissions.
+    email,
     secrets.secretsKey,
     secrets.identitySigningKey,
     secrets.identitySigningKeyNext,

@@ -25,7 +25,7 @@ export type FunctionName = (typeof FUNCTION_ROUTES)[number]['function'];
 export const SERVICE_PATTERNS = ['/api', '/health', '/metrics', '/games'] as const;
 
 /** Client-side routes of the web app: the static site answers them (and any unknown path) with index.html. */
-export const DEEP_LINKS = ['/play/', '/studio/', '/worlds/', '/app/', '/library', '/login', '/signup', '/adventure/', '/admin/'] as const;
+export const DEEP_LINKS = ['/play/', '/studio/', '/worlds/', '/app/', '/library', '/login', '/signup', '/forgot-password', '/reset-password', '/verify-email', '/adventure/', '/admin/'] as const;
 
 export type RouteTarget = { kind: 'service' } | { kind: 'function'; function: FunctionName } | { kind: 'static' };
 export interface Route {

@@ -7,7 +7,8 @@
  * Needs DATABASE_URL and REDIS_URL. Optional: TOPOLOGY_PORT (default 8080), PARTNERS (default: the
  * demo partner's site, started here on a loopback port), SECRETS_KEY and IDENTITY_SIGNING_KEY
  * (default: generated for this run), TOPOLOGY_DATA_DIR (the folder that stands for the object
- * bucket both replicas share). Every other variable reaches the replicas as it is.
+ * bucket both replicas share; mail goes to its outbox/ folder unless SMTP_URL is set). Every other
+ * variable reaches the replicas as it is.
  * Prints one JSON line `{"type":"topology.ready",…}` (router URL, replica ids, pids and URLs).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -78,6 +79,8 @@ for (const id of ['replica-1', 'replica-2']) {
       IDENTITY_SIGNING_KEY: signingKey,
       PARTNERS: partners,
       DATA_DIR: dataDir,
+      // Mail stays in a folder both replicas share unless SES or SMTP is given (a rehearsal sends nothing).
+      ...(env.SMTP_URL || env.MAIL_SES_SENDER ? {} : { MAIL_OUTBOX_DIR: env.MAIL_OUTBOX_DIR ?? join(dataDir, 'outbox') }),
       REPLICA_ID: id,
       DEPLOYMENT_ID: env.DEPLOYMENT_ID ?? 'topology',
       TRUST_PROXY: env.TRUST_PROXY ?? '1',

@@ -42,6 +42,7 @@ const LINK_SAMPLES: Record<string, (name: string, self: Record<string, unknown>)
   Redis: () => ({ host: 'store.cache.internal', port: 6379, username: 'default', password: 'token' }),
   Bucket: (name) => ({ name: `yumina-production-${name.toLowerCase()}` }),
   Secret: (_name, self) => ({ value: resolveValue(self.value) }),
+  Email: (_name, self) => ({ sender: resolveValue(self.sender), configSet: 'yumina-production-emailconfig' }),
 };
 
 function standIn(type: string, extra: (name: string, self: Record<string, unknown>) => Record<string, unknown> = () => ({})) {
@@ -68,6 +69,7 @@ const globals = {
       Postgres: standIn('Postgres', (name) => ({ host: new Out(`${name}.host`, 'db.proxy.internal') })),
       Redis: standIn('Redis', (name) => ({ host: new Out(`${name}.host`, 'store.cache.internal') })),
       Bucket: standIn('Bucket', (name) => ({ name: new Out(`${name}.name`, name) })),
+      Email: standIn('Email', (name, self) => ({ sender: new Out(`${name}.sender`, (self.args as { sender: string }).sender) })),
       Cluster: standIn('Cluster'),
       Service: standIn('Service', (name) => ({ url: new Out(`${name}.url`, 'http://api-lb.example') })),
       Function: standIn('Function', (name) => ({ url: new Out(`${name}.url`, `https://${name.toLowerCase()}.lambda-url.example/`) })),
@@ -101,6 +103,8 @@ let outputs: Record<string, unknown>;
 
 beforeAll(async () => {
   Object.assign(globalThis, globals);
+  // The deploy's mail sender (docs/DEPLOY.md): a domain, as production has.
+  process.env.MAIL_SENDER = 'yumina.example';
   // Not a literal specifier: the code's type check must not follow it into SST's platform sources
   // (sst.config.ts and infra/ are type-checked on their own, with SST's types: scripts/typecheck.mjs).
   const entry = resolve(import.meta.dirname, '../sst.config.ts');
@@ -233,6 +237,18 @@ describe('sst.config.ts and infra/ (recorded with stand-ins for SST)', () => {
     // docs/OPERATIONS.md shows the same sum.
     const operations = readFileSync(resolve(import.meta.dirname, '../docs/OPERATIONS.md'), 'utf8');
     expect(operations).toContain(`${replicas} × (${env.DATABASE_POOL_MAX} + ${env.DATABASE_READ_POOL_MAX}) + ${lambdas / Number(environmentOf(one('Function', 'Jwks')).DATABASE_POOL_MAX)} × ${environmentOf(one('Function', 'Jwks')).DATABASE_POOL_MAX} = ${replicas * perReplica + lambdas} < ${limit}`);
+  });
+
+  it('links the mail component (SES) to the container, which sends every mail, and to nothing else', () => {
+    const email = one('Email', 'Email');
+    expect(email.args.sender).toBe('yumina.example');
+    const api = one('Service', 'Api');
+    expect((api.args.link as unknown[]).includes(email.instance)).toBe(true);
+    for (const fn of recorded.filter((r) => r.type === 'Function')) expect(((fn.args.link as unknown[]) ?? []).includes(email.instance), fn.name).toBe(false);
+    // The container reads SES from the link: the sender, the From address and the configuration set.
+    const config = loadConfig(environmentOf(api), '0', linksOf(api));
+    expect(config.mail).toMatchObject({ transport: 'ses', from: 'Yumina <no-reply@yumina.example>', sesConfigurationSet: 'yumina-production-emailconfig' });
+    expect(outputs.email).toBeInstanceOf(Out);
   });
 
   it('one Redis endpoint without cluster mode (packages/store speaks to one node)', () => {

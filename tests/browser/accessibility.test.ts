@@ -79,6 +79,9 @@ describe('accessibility (axe-core)', () => {
     { path: '/studio', ready: 'In review' },
     { path: '/admin/credits', ready: 'Reason (kept in the ledger)' },
     { path: '/no/such/page', ready: 'Not found' },
+    { path: '/forgot-password', ready: 'Send the link' },
+    { path: '/reset-password', ready: 'Send a new link' },
+    { path: '/verify-email', ready: 'Send a new link' },
   ];
 
   for (const width of [1280, 390]) {

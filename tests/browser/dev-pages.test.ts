@@ -31,4 +31,10 @@ describe('development pages in production mode', () => {
     expect(await page.locator('iframe').count()).toBe(0);
     await page.close();
   }, 60_000);
+
+  it('/dev/outbox (the local mail outbox) is a 404 too', async () => {
+    const res = await fetch(`${server.url}/dev/outbox`, { headers: { accept: 'text/html' } });
+    expect(res.status).toBe(404);
+    expect((await res.json()).error.code).toBe('NOT_FOUND');
+  });
 });

@@ -1,12 +1,16 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sharedRedisUrl, testPrefix } from './redis.ts';
 
 let signingKey: string | undefined;
 
 /**
- * What container mode requires beyond a database (packages/config CONTAINER_REQUIRED): the shared
- * Redis under a key prefix of the test's own, a public origin, and keys of its own. Loopback
- * origins may be http (browsers treat them as secure contexts).
+ * What container mode requires beyond a database (packages/config CONTAINER_REQUIRED, and where
+ * mail goes): the shared Redis under a key prefix of the test's own, a public origin, keys of its
+ * own and an outbox folder of its own. Loopback origins may be http (browsers treat them as secure
+ * contexts).
  */
 export function containerSettings(publicOrigin = 'https://platform.test'): Record<string, string> {
   signingKey ??= generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
@@ -17,5 +21,7 @@ export function containerSettings(publicOrigin = 'https://platform.test'): Recor
     PUBLIC_ORIGIN: publicOrigin,
     SECRETS_KEY: randomBytes(32).toString('base64url'),
     IDENTITY_SIGNING_KEY: signingKey,
+    // Mail to a folder of the test's own (container mode needs mail named explicitly).
+    MAIL_OUTBOX_DIR: mkdtempSync(join(tmpdir(), 'yumina-outbox-')),
   };
 }

@@ -7,6 +7,7 @@ import { loadOrCreateSigningKeys } from '@yumina/identity';
 import { openDatabase, type QueryObserver } from '@yumina/db';
 import { MemoryStore, type Store } from '@yumina/store';
 import { createPinoSink, createTelemetry } from '@yumina/telemetry';
+import { MailQueue, outboxTransport } from '@yumina/mail';
 import pino from 'pino';
 import { SecretBox } from '../../containers/api/src/accounts/secret-box.ts';
 import type { AppContext } from '../../containers/api/src/context.ts';
@@ -22,14 +23,16 @@ export async function contextFor(env: Record<string, string>, options: { store?:
   const config = loadConfig({ ...containerSettings(), LOG_LEVEL: 'silent', DATA_DIR: dataDir, ...env });
   const identity = replicaIdentity(config);
   const log = pino({ level: 'silent' });
+  const db = await openDatabase(config, options.observer);
   return {
     telemetry: createTelemetry({ identity, sink: createPinoSink(log) }),
     config,
-    db: await openDatabase(config, options.observer),
+    db,
     store: options.store ?? new MemoryStore(),
     log,
     identity,
     secrets: new SecretBox(Buffer.alloc(32, 7)),
+    mail: new MailQueue({ db: db.primary, transport: outboxTransport(join(dataDir, 'outbox')), from: 'Yumina <no-reply@platform.test>', key: Buffer.alloc(32, 8), log }),
     objects: new FolderObjectStore(join(dataDir, 'objects')),
     partners: { registry: new Map(), keys: await loadOrCreateSigningKeys(dataDir) },
     startedAt: Date.now(),

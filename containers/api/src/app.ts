@@ -11,6 +11,11 @@ import { aiConnectionRoutes } from './accounts/ai-connection.ts';
 import { oauthRoutes } from './accounts/oauth.ts';
 import { personaRoutes } from './accounts/personas.ts';
 import { accountRoutes } from './accounts/routes.ts';
+import { emailRoutes } from './accounts/email-routes.ts';
+import { passwordRoutes } from './accounts/password-routes.ts';
+import { exportRoutes } from './accounts/export-routes.ts';
+import { loginRoutes } from './accounts/login-routes.ts';
+import { profileRoutes } from './accounts/profile-routes.ts';
 import { aiCompleteRoutes } from './conversations/ai-complete.ts';
 import { previewRoutes } from './conversations/preview.ts';
 import { conversationRoutes } from './conversations/routes.ts';
@@ -26,6 +31,7 @@ import { SESSION_COOKIE } from './accounts/sessions.ts';
 import type { AppContext } from './context.ts';
 import { healthRoutes, livenessFastPath } from './health.ts';
 import { proxyProofCheck, trustProxyOption } from './proxy-trust.ts';
+import { outboxPage } from './mail/outbox-page.ts';
 import { installFramePolicy, serveWeb, webNotFound } from './web.ts';
 import { worldRoutes } from './worlds/routes.ts';
 import { studioRoutes } from './studio/routes.ts';
@@ -93,6 +99,11 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     app.addHook('preHandler', crossSiteGuard({ cookieName: SESSION_COOKIE, allowedOrigins: [ctx.config.publicOrigin] }));
     app.get('/api/version', async () => ({ version: ctx.config.version, mode: ctx.config.mode }));
     await accountRoutes(app, ctx);
+    await emailRoutes(app, ctx);
+    await passwordRoutes(app, ctx);
+    await loginRoutes(app, ctx);
+    await profileRoutes(app, ctx);
+    await exportRoutes(app, ctx);
     await aiConnectionRoutes(app, ctx);
     await personaRoutes(app, ctx);
     await oauthRoutes(app, ctx);
@@ -117,6 +128,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       await app.register(jwksPlugin, { keys: ctx.partners.keys });
     }
   });
+  // The local outbox's page: only where mail goes to the outbox, never in production mode.
+  if (ctx.config.mail.transport === 'outbox' && ctx.config.env !== 'production') await outboxPage(app, ctx);
   if (web) await serveWeb(app, ctx.config.webDist);
   // The partner landing pages are the container's in every mode (the router sends /<partner> here).
   await landingRoutes(app, ctx.partners.registry, ctx.config.webDist);

@@ -2,9 +2,11 @@ import type { ObjectStore } from '@yumina/assets';
 import type { Config } from '@yumina/config';
 import type { PartnerRegistry, SigningKeySet } from '@yumina/identity';
 import type { Database } from '@yumina/db';
+import type { MailQueue } from '@yumina/mail';
 import type { Store } from '@yumina/store';
 import type { Telemetry } from '@yumina/telemetry';
 import type pino from 'pino';
+import type { ExportWorker } from './accounts/data-export.ts';
 import type { SecretBox } from './accounts/secret-box.ts';
 import type { ReplicaIdentity } from './logger.ts';
 
@@ -19,6 +21,10 @@ export interface AppContext {
   telemetry: Telemetry;
   /** Encrypts private AI keys at rest. */
   secrets: SecretBox;
+  /** Every mail the platform sends goes through this queue (SES, SMTP or the local outbox). */
+  mail: MailQueue;
+  /** Builds "Download my data" archives in the background; set by the server (absent in bare test contexts). */
+  exports?: ExportWorker;
   /** Game builds (and later world assets): S3 in production, a folder locally. */
   objects: ObjectStore;
   /** Partner games and the identity-token signing keys. */

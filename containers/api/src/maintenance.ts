@@ -1,6 +1,9 @@
 import { settleAbandonedReservations } from '@yumina/billing';
 import { withMaintenanceDeadline } from '@yumina/db';
+import { purgeOldMail } from '@yumina/mail';
 import { LeaderScheduler, type ScheduledJob } from '@yumina/store';
+import { purgeOldLinks } from './accounts/account-links.ts';
+import { purgeOldExports } from './accounts/data-export.ts';
 import { purgeOldSessions } from './accounts/sessions.ts';
 import { settleStaleReplies } from './conversations/turn-lock.ts';
 import type { AppContext } from './context.ts';
@@ -12,6 +15,9 @@ const JOBS: Record<string, JobBody> = {
   'expired-sessions': async (ctx) => `removed ${await purgeOldSessions(ctx.db.primary)} sessions`,
   'abandoned-credit-reservations': async (ctx) => `settled ${await settleAbandonedReservations(ctx.db.primary, 15)} reservations`,
   'stale-replies': async (ctx) => `failed ${await settleStaleReplies(ctx)} replies left streaming`,
+  'old-account-links': async (ctx) => `removed ${await purgeOldLinks(ctx.db.primary)} used or expired links`,
+  'expired-data-exports': async (ctx) => `removed ${await purgeOldExports(ctx)} data exports`,
+  'old-mail': async (ctx) => `removed ${await purgeOldMail(ctx.db.primary)} sent or abandoned mails`,
   'expired-oauth-flows': async (ctx) => {
     const { rowCount } = await ctx.db.primary.query(`delete from oauth_flows where created_at < now() - interval '1 hour'`);
     return `removed ${rowCount ?? 0} flows`;

@@ -3,9 +3,11 @@ import type { Config } from '@yumina/config';
 import { openDatabase, type PoolPressure, runMigrations } from '@yumina/db';
 import { createPinoSink, createTelemetry, startCpuProfile } from '@yumina/telemetry';
 import { sharedTokenCounter } from '@yumina/tokens';
+import { MailQueue, openMailTransport } from '@yumina/mail';
 import { openStore } from '@yumina/store';
 import type { FastifyInstance } from 'fastify';
 import type pino from 'pino';
+import { ExportWorker } from './accounts/data-export.ts';
 import { loadSecretBox } from './accounts/secret-box.ts';
 import { buildApp, type BuildOptions } from './app.ts';
 import { openObjectStore, publishDemoGame } from './games/demo.ts';
@@ -79,7 +81,22 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   registry = partnersFromConfig(config, demo?.origin);
   const partners: AppContext['partners'] = { registry, keys: await signingKeysFromConfig(config) };
   if (demo) log.info({ type: 'startup', demoPartner: demo.origin }, `Demo partner game at ${demo.origin}; open ${config.publicOrigin}/demo`);
-  const ctx: AppContext = { config, db, store, log, identity, telemetry, secrets, objects, partners, startedAt: Date.now() };
+  const mail = new MailQueue({
+    db: db.primary,
+    transport: openMailTransport(config.mail),
+    from: config.mail.from,
+    key: secrets.deriveKey('mail-queue'),
+    log,
+  });
+  log.info(
+    { type: 'startup', mail: config.mail.transport },
+    config.mail.transport === 'ses'
+      ? 'Mail: Amazon SES (the linked Email component)'
+      : config.mail.transport === 'smtp'
+        ? 'Mail: SMTP from SMTP_URL'
+        : `Mail: the outbox folder ${config.mail.outboxDir}${config.env === 'production' ? '' : `, listed at ${config.publicOrigin}/dev/outbox`} (set SMTP_URL to send)`,
+  );
+  const ctx: AppContext = { config, db, store, log, identity, telemetry, secrets, mail, objects, partners, startedAt: Date.now() };
   if (config.mode === 'local') await publishDemoGame(objects, log);
   if (config.sampleWorlds) {
     const published = await publishSampleWorlds(ctx);
@@ -89,6 +106,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const address = await app.listen({ port: config.port, host: config.host });
   log.info({ type: 'startup', address }, `Listening on ${address}`);
   const maintenance = startMaintenance(ctx);
+  mail.start();
+  ctx.exports = new ExportWorker(ctx);
+  ctx.exports.start();
   telemetry.start();
   // Loads the tokenizer in 8 ms slices; counts before it finishes are heuristic and never cached.
   void sharedTokenCounter().init();
@@ -108,6 +128,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         profiling.abort();
         telemetry.stop();
         await maintenance.stop();
+        await ctx.exports?.stop();
+        await mail.stop();
         await ctx.store.close();
         await db.close();
         log.info({ type: 'shutdown' }, 'stopped');

@@ -62,7 +62,7 @@ export async function serveWeb(app: FastifyInstance, webDist: string): Promise<v
  */
 const APP_ROUTES = [
   /^\/$/,
-  /^\/(login|signup|library|studio|inbox)\/?$/,
+  /^\/(login|signup|library|studio|inbox|forgot-password|reset-password|verify-email)\/?$/,
   /^\/app\/(settings|models|inbox)\/?$/,
   /^\/(play|worlds)\/[^/]+\/?$/,
   /^\/studio\/[^/]+\/?$/,

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { z } from 'zod';
 import { type LinkedResources, linksFromVariables, settingsFromLinks, sstLinks } from './links.ts';
 
@@ -176,6 +177,17 @@ export const envSchema = z.object({
   AI_CHECK_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 30),
   EVENT_STREAMS_PER_ADDRESS: int(1, 100_000, 20),
   EVENT_STREAMS_PER_PROCESS: int(1, 1_000_000, 2_000),
+  SMTP_URL: url(['smtp:', 'smtps:']),
+  MAIL_FROM: z
+    .string()
+    .trim()
+    .max(320)
+    .regex(/^(?:[^<>]*<[^<>\s@]+@[^<>\s@]+>|[^<>\s@]+@[^<>\s@]+)$/, 'must be an address, or a name and an address: `Yumina <no-reply@example.com>`')
+    .optional(),
+  MAIL_SES_SENDER: z.string().trim().min(3).max(320).optional(),
+  MAIL_SES_CONFIGURATION_SET: z.string().trim().min(1).max(64).optional(),
+  MAIL_OUTBOX_DIR: z.string().trim().min(1).optional(),
+  ACCOUNT_MAIL_RATE_LIMIT_PER_HOUR: int(1, 10_000, 5),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -257,9 +269,27 @@ export interface Config {
    * X-Forwarded-For/-Host/-Proto are dropped before anything reads them).
    */
   trustProxySecret: string | undefined;
+  /**
+   * Mail (packages/mail): Amazon SES when the Email component is linked (MAIL_SES_SENDER), else SMTP
+   * when SMTP_URL is set, else the outbox folder (MAIL_OUTBOX_DIR, default DATA_DIR/outbox), which
+   * the development page /dev/outbox lists. Container mode needs one of the three set explicitly.
+   */
+  mail: {
+    transport: 'ses' | 'smtp' | 'outbox';
+    /** The From header: MAIL_FROM, else `Yumina <no-reply@…>` of the SES domain or the public host. */
+    from: string;
+    smtpUrl: string | undefined;
+    sesConfigurationSet: string | undefined;
+    outboxDir: string;
+  };
   limits: {
     /** Sign-ups per client address per hour. */
     signupsPerHour: number;
+    /**
+     * Account mails (verification resends, password reset links, e-mail changes) per address and per
+     * account per hour; per client address, four times as many.
+     */
+    accountMailPerHour: number;
     /** AI connection tests and model listings per account per minute. */
     aiChecksPerMinute: number;
     /** Open live update streams (server-sent events) per client address, and per process. */
@@ -300,6 +330,12 @@ function parseTrustProxy(raw: string | undefined): number | string[] {
     .filter(Boolean);
 }
 
+/** The sender address without MAIL_FROM: the SES identity's (an address, or no-reply@ its domain), else no-reply@ the public host. */
+function defaultSender(sesSender: string | undefined, publicOrigin: string): string {
+  if (sesSender) return sesSender.includes('@') ? sesSender : `no-reply@${sesSender}`;
+  return `no-reply@${new URL(publicOrigin).hostname}`;
+}
+
 export class ConfigError extends Error {
   readonly code = 'CONFIG_INVALID';
   constructor(
@@ -329,6 +365,10 @@ const CONTAINER_REQUIRED_WHY: Record<(typeof CONTAINER_REQUIRED)[number], string
 function refuseHalfConfiguredContainer(settings: Record<string, string>): void {
   for (const name of CONTAINER_REQUIRED) {
     if (!settings[name]) throw new ConfigError(name, `is required in container mode: ${CONTAINER_REQUIRED_WHY[name]}`);
+  }
+  // A replica's own disk is no place for a password reset link: mail goes somewhere real, or to an outbox named on purpose.
+  if (!settings.MAIL_SES_SENDER && !settings.SMTP_URL && !settings.MAIL_OUTBOX_DIR) {
+    throw new ConfigError('SMTP_URL', 'or MAIL_SES_SENDER is required in container mode: where mail is sent (link the Email component, or set SMTP_URL; MAIL_OUTBOX_DIR keeps mail in a folder instead)');
   }
   const origin = new URL(settings.PUBLIC_ORIGIN!);
   if (origin.protocol !== 'https:' && !LOOPBACK_HOSTS.has(origin.hostname)) {
@@ -367,6 +407,7 @@ export function loadConfig(
   if (e.TRUST_PROXY_SECRET && trustProxy === 0) {
     throw new ConfigError('TRUST_PROXY_SECRET', 'proves that a request came through the hops TRUST_PROXY names: set TRUST_PROXY too (docs/OPERATIONS.md)');
   }
+  const publicOrigin = (e.PUBLIC_ORIGIN ?? `http://localhost:${e.PORT}`).replace(/\/$/, '');
   return {
     env: e.NODE_ENV,
     port: e.PORT,
@@ -375,7 +416,7 @@ export function loadConfig(
     mode: e.APP_MODE,
     dataDir: e.DATA_DIR,
     webDist: e.WEB_DIST,
-    publicOrigin: (e.PUBLIC_ORIGIN ?? `http://localhost:${e.PORT}`).replace(/\/$/, ''),
+    publicOrigin,
     version,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     database: {
@@ -395,8 +436,16 @@ export function loadConfig(
     sampleWorlds: e.SAMPLE_WORLDS === undefined ? e.APP_MODE === 'local' : e.SAMPLE_WORLDS === '1' || e.SAMPLE_WORLDS === 'true',
     trustProxy,
     trustProxySecret: e.TRUST_PROXY_SECRET,
+    mail: {
+      transport: e.MAIL_SES_SENDER ? 'ses' : e.SMTP_URL ? 'smtp' : 'outbox',
+      from: e.MAIL_FROM ?? `Yumina <${defaultSender(e.MAIL_SES_SENDER, publicOrigin)}>`,
+      smtpUrl: e.SMTP_URL,
+      sesConfigurationSet: e.MAIL_SES_CONFIGURATION_SET,
+      outboxDir: e.MAIL_OUTBOX_DIR ?? join(e.DATA_DIR, 'outbox'),
+    },
     limits: {
       signupsPerHour: e.SIGNUP_RATE_LIMIT_PER_HOUR,
+      accountMailPerHour: e.ACCOUNT_MAIL_RATE_LIMIT_PER_HOUR,
       aiChecksPerMinute: e.AI_CHECK_RATE_LIMIT_PER_MINUTE,
       eventStreamsPerAddress: e.EVENT_STREAMS_PER_ADDRESS,
       eventStreamsPerProcess: e.EVENT_STREAMS_PER_PROCESS,

@@ -13,6 +13,7 @@ const linked = {
   SST_RESOURCE_IdentitySigningKeyNext: JSON.stringify({ value: 'none' }),
   SST_RESOURCE_IdentitySigningKeyPrevious: JSON.stringify({ value: 'previous-key' }),
   SST_RESOURCE_Partners: JSON.stringify({ value: '[]' }),
+  SST_RESOURCE_Email: JSON.stringify({ sender: 'yumina.example', configSet: 'yumina-production-emailconfig' }),
 };
 
 describe('settings from SST links', () => {
@@ -26,6 +27,8 @@ describe('settings from SST links', () => {
     // A rotation secret that holds the placeholder is no key.
     expect(config.partners.signingKey).toEqual({ current: 'current-key', next: undefined, previous: 'previous-key' });
     expect(config.partners.json).toBe('[]');
+    // The Email component (SES): its domain gives the From address; its configuration set goes with every message.
+    expect(config.mail).toMatchObject({ transport: 'ses', from: 'Yumina <no-reply@yumina.example>', sesConfigurationSet: 'yumina-production-emailconfig' });
   });
 
   it('an explicit environment variable wins over a link', () => {
@@ -64,6 +67,7 @@ describe('container mode refuses to start half-configured', () => {
     PUBLIC_ORIGIN: 'https://play.example.com',
     SECRETS_KEY: KEY,
     IDENTITY_SIGNING_KEY: 'k',
+    SMTP_URL: 'smtp://mail.internal:587',
   };
 
   it('starts with every setting', () => {
@@ -98,5 +102,18 @@ describe('container mode refuses to start half-configured', () => {
     const config = loadConfig({});
     expect(config.database.url).toBeUndefined();
     expect(config.store.redisUrl).toBeUndefined();
+    expect(config.mail).toMatchObject({ transport: 'outbox', from: 'Yumina <no-reply@localhost>', outboxDir: '.data/outbox' });
+  });
+
+  it('needs to know where mail goes: SES (the Email link), SMTP_URL, or an outbox folder named on purpose', () => {
+    const { SMTP_URL: _smtp, ...noMail } = complete;
+    expect(() => loadConfig(noMail)).toThrow(/^Invalid configuration: SMTP_URL or MAIL_SES_SENDER is required in container mode/);
+    expect(loadConfig(complete).mail).toMatchObject({ transport: 'smtp', smtpUrl: 'smtp://mail.internal:587', from: 'Yumina <no-reply@play.example.com>' });
+    expect(loadConfig({ ...noMail, MAIL_OUTBOX_DIR: '/var/mail/yumina' }).mail).toMatchObject({ transport: 'outbox', outboxDir: '/var/mail/yumina' });
+    // SES wins over SMTP; an address as the SES identity is the From address itself.
+    expect(loadConfig({ ...complete, MAIL_SES_SENDER: 'hello@yumina.example' }).mail).toMatchObject({ transport: 'ses', from: 'Yumina <hello@yumina.example>' });
+    expect(loadConfig({ ...complete, MAIL_FROM: 'Yumina Team <team@yumina.example>' }).mail.from).toBe('Yumina Team <team@yumina.example>');
+    expect(() => loadConfig({ ...complete, MAIL_FROM: 'not an address' })).toThrow(/MAIL_FROM must be an address/);
+    expect(() => loadConfig({ ...complete, SMTP_URL: 'http://mail.internal' })).toThrow(/SMTP_URL must be a URL \(smtp: or smtps:\)/);
   });
 });

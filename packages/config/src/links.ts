@@ -25,7 +25,7 @@ export const SECRET_LINKS = {
 } as const;
 
 /** Components: the names infra/ gives them. */
-export const COMPONENT_LINKS = { database: 'Database', store: 'Store', objects: 'Objects' } as const;
+export const COMPONENT_LINKS = { database: 'Database', store: 'Store', objects: 'Objects', email: 'Email' } as const;
 
 const record = (v: unknown): Record<string, unknown> | undefined => (v && typeof v === 'object' ? (v as Record<string, unknown>) : undefined);
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : undefined);
@@ -52,6 +52,12 @@ export function settingsFromLinks(links: LinkedResources): Record<string, string
   }
   const bucket = str(record(links[COMPONENT_LINKS.objects])?.name);
   if (bucket) out.GAMES_BUCKET = bucket;
+  // The Email component (sst.aws.Email): its sending identity (an address or a domain) and configuration set.
+  const email = record(links[COMPONENT_LINKS.email]);
+  const sender = str(email?.sender);
+  if (sender) out.MAIL_SES_SENDER = sender;
+  const configSet = str(email?.configSet);
+  if (sender && configSet) out.MAIL_SES_CONFIGURATION_SET = configSet;
   for (const [name, setting] of Object.entries(SECRET_LINKS)) {
     const value = str(record(links[name])?.value);
     if (value && value !== UNSET_SECRET) out[setting] = value;

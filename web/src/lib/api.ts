@@ -24,6 +24,7 @@ export async function api<T>(path: string, init: { method?: string; json?: unkno
 export interface Account {
   id: string;
   email: string;
+  emailVerified: boolean;
   username: string | null;
   displayName: string;
   picture: string | null;

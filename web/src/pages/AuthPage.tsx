@@ -69,6 +69,12 @@ export function AuthPage({ mode }: { mode: 'login' | 'signup' }) {
         <button type="submit" disabled={busy}>
           {mode === 'signup' ? 'Sign up' : 'Sign in'}
         </button>
+        {mode === 'login' && (
+          <p>
+            <Link to="/forgot-password">Forgot your password?</Link>
+          </p>
+        )}
+        {mode === 'signup' && <p className="hint">We send a link to this address to verify it.</p>}
       </form>
       <p>
         {mode === 'signup' ? (

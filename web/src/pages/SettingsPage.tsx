@@ -1,3 +1,7 @@
+import { AccountSection } from '../account/AccountSection.tsx';
+import { ExportSection } from '../account/ExportSection.tsx';
+import { LoginsSection } from '../account/LoginsSection.tsx';
+import { ProfileSection } from '../account/ProfileSection.tsx';
 import { BillingSection } from '../billing/BillingSection.tsx';
 import { type FormEvent, useEffect, useState } from 'react';
 import { api } from '../lib/api.ts';
@@ -36,18 +40,17 @@ export function SettingsPage() {
   return (
     <div className="settings">
       <h1>Settings</h1>
-      <section className="card">
-        <h3>Account</h3>
-        <p>
-          <strong data-testid="display-name">{info.account.displayName}</strong> ·{' '}
-          {/* An account without an address holds a placeholder under the reserved .invalid domain. */}
-          {info.account.email.endsWith('@users.invalid') ? <span className="hint">no e-mail address</span> : info.account.email}
-        </p>
-      </section>
+      <p>
+        <strong data-testid="display-name">{info.account.displayName}</strong>
+      </p>
+      <ProfileSection account={info.account} key={info.account.id} />
+      <AccountSection />
+      <LoginsSection />
       <AiConnection />
       <BillingSection />
       <Personas />
       <LinkedProviders identities={info.identities ?? {}} />
+      <ExportSection />
     </div>
   );
 }

@@ -2,7 +2,7 @@ import type { Queryable } from '@yumina/db';
 import { HttpError } from '@yumina/http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { type Authenticated, resolveSession, SESSION_COOKIE } from './sessions.ts';
+import { type Authenticated, createSession, type LoginSession, resolveSession, SESSION_COOKIE } from './sessions.ts';
 
 const resolved = new WeakMap<FastifyRequest, Promise<Authenticated | null>>();
 
@@ -31,7 +31,7 @@ export function authenticate(ctx: AppContext, request: FastifyRequest, reply?: F
   let pending = resolved.get(request);
   if (!pending) {
     const token = request.cookies[SESSION_COOKIE];
-    pending = token ? resolveSession(db, token, ctx.config.auth.sessionTtlDays) : Promise.resolve(null);
+    pending = token ? resolveSession(db, token, ctx.config.auth.sessionTtlDays, { address: request.ip }) : Promise.resolve(null);
     resolved.set(request, pending);
     if (token && reply) {
       pending.then((auth) => {
@@ -48,4 +48,14 @@ export async function requireAuth(ctx: AppContext, request: FastifyRequest, repl
   const auth = await authenticate(ctx, request, reply);
   if (!auth) throw notSignedIn();
   return auth;
+}
+
+/** The device and address a request comes from, as a login records them. */
+export const clientSeen = (request: FastifyRequest) => ({ address: request.ip, userAgent: request.headers['user-agent'] });
+
+/** Signs this browser in to the account: a new login session and its cookie. */
+export async function startLogin(ctx: AppContext, reply: FastifyReply, accountId: string, request: FastifyRequest): Promise<LoginSession> {
+  const { session, token } = await createSession(ctx.db.primary, accountId, ctx.config.auth.sessionTtlDays, clientSeen(request));
+  reply.setCookie(SESSION_COOKIE, token, sessionCookieOptions(ctx, session.expiresAt));
+  return session;
 }

@@ -5,7 +5,7 @@ import { safeReturnTo } from '@yumina/identity/browser';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import type { AppContext } from '../context.ts';
-import { authenticate, requireAuth, sessionCookieOptions } from './auth.ts';
+import { authenticate, clientSeen, requireAuth, sessionCookieOptions } from './auth.ts';
 import { canonicalEmail, isReservedAddress, noAddress } from './email-address.ts';
 import { newId, newSecret } from './ids.ts';
 import { createSession, SESSION_COOKIE } from './sessions.ts';
@@ -259,7 +259,7 @@ export async function oauthRoutes(app: FastifyInstance, ctx: AppContext): Promis
         await tx.query('insert into oauth_identities (provider, subject, account_id) values ($1, $2, $3)', [provider, identity.subject, id]);
         return id;
       });
-      const { session, token } = await createSession(db, accountId, ctx.config.auth.sessionTtlDays);
+      const { session, token } = await createSession(db, accountId, ctx.config.auth.sessionTtlDays, clientSeen(request));
       reply.setCookie(SESSION_COOKIE, token, sessionCookieOptions(ctx, session.expiresAt));
       return reply.redirect(flow.return_to, 302);
     },

@@ -57,3 +57,30 @@ export function limitAiCheck(ctx: AppContext, accountId: string): Promise<void> 
     'Too many checks of the AI provider. Wait a moment and try again.',
   );
 }
+
+/**
+ * Mails an account flow sends (a verification resend, a password reset link, an address change):
+ * per target (the address, or the account) ACCOUNT_MAIL_RATE_LIMIT_PER_HOUR, per client address four
+ * times as many. The answer is the same whether or not the address has an account.
+ */
+export function limitAccountMail(ctx: AppContext, request: FastifyRequest, flow: string, target: { email?: string; accountId?: string }): Promise<void> {
+  const per = ctx.config.limits.accountMailPerHour;
+  const key = target.email !== undefined ? `email:${normalizeEmail(target.email)}` : `account:${target.accountId}`;
+  return enforceLimits(
+    ctx,
+    [
+      { key: `${flow}:address:${request.ip}`, limit: per * 4, windowSeconds: 3600 },
+      { key: `${flow}:${key}`, limit: per, windowSeconds: 3600 },
+    ],
+    'Too many mails were asked for. Wait a while and try again; check your spam folder meanwhile.',
+  );
+}
+
+/** Password checks of a signed-in account (changing the password, the address): as many per minute as logins. */
+export function limitPasswordCheck(ctx: AppContext, accountId: string): Promise<void> {
+  return enforceLimits(
+    ctx,
+    [{ key: `password-check:account:${accountId}`, limit: ctx.config.auth.loginRateLimitPerMinute, windowSeconds: 60 }],
+    'Too many password attempts. Wait a moment and try again.',
+  );
+}

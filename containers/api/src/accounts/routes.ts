@@ -1,37 +1,30 @@
 import { grantCredits } from '@yumina/billing';
 import { HttpError, parseWith } from '@yumina/http';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { findAccount, linkedIdentities } from './account.ts';
-import { authenticate, requireAuth, sessionCookieOptions } from './auth.ts';
+import { authenticate, requireAuth, startLogin } from './auth.ts';
+import { emailField, pendingEmail, sendVerification } from './email-routes.ts';
 import { isReservedAddress } from './email-address.ts';
 import { newId } from './ids.ts';
 import { limitLogin, limitSignup } from './request-limits.ts';
 import { DUMMY_HASH, hashPassword, verifyPassword } from './password.ts';
-import { createSession, endSession, SESSION_COOKIE } from './sessions.ts';
+import { newPassword } from './password-routes.ts';
+import { displayNameField, usernameField } from './profile-routes.ts';
+import { endSession, SESSION_COOKIE } from './sessions.ts';
 
-const email = z.string().trim().normalize('NFKC').toLowerCase().pipe(z.email('must be an e-mail address')).pipe(z.string().max(254));
-const password = z.string().min(8, 'must be at least 8 characters').max(200, 'must be at most 200 characters');
+const email = emailField;
+const password = newPassword;
 
 const signUpBody = z.strictObject({
   // The reserved .invalid domain is where accounts without an address keep their placeholder.
   email: email.refine((e) => !isReservedAddress(e), 'must be an address that can receive mail'),
   password,
-  displayName: z.string().trim().min(1, 'must not be empty').max(60).optional(),
-  username: z
-    .string()
-    .trim()
-    .regex(/^[a-z0-9_]{3,30}$/, 'must be 3–30 lowercase letters, digits or underscores')
-    .optional(),
+  displayName: displayNameField.optional(),
+  username: usernameField.optional(),
 });
 const loginBody = z.strictObject({ email, password: z.string().min(1).max(200) });
-
-async function startLogin(ctx: AppContext, reply: FastifyReply, accountId: string) {
-  const { session, token } = await createSession(ctx.db.primary, accountId, ctx.config.auth.sessionTtlDays);
-  reply.setCookie(SESSION_COOKIE, token, sessionCookieOptions(ctx, session.expiresAt));
-  return session;
-}
 
 export async function accountRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   app.post('/api/auth/signup', async (request, reply) => {
@@ -39,12 +32,13 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext): Prom
     await limitSignup(ctx, request);
     const passwordHash = await hashPassword(body.password);
     const id = newId('acc');
+    const displayName = body.displayName ?? body.email.split('@')[0]!;
     try {
       await ctx.db.primary.transaction(async (tx) => {
         const inserted = await tx.query(
           `insert into accounts (id, email, username, display_name)
            select $1, $2, $3, $4 where not exists (select 1 from retired_account_ids where id = $1)`,
-          [id, body.email, body.username ?? null, body.displayName ?? body.email.split('@')[0]],
+          [id, body.email, body.username ?? null, displayName],
         );
         if (inserted.rowCount !== 1) throw new HttpError(409, 'RETRY', 'Please try again.');
         await tx.query('insert into password_credentials (account_id, email, password_hash) values ($1, $2, $3)', [
@@ -52,6 +46,8 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext): Prom
           body.email,
           passwordHash,
         ]);
+        // The address is unverified until its link is followed; the mail goes with the account or not at all.
+        await sendVerification(ctx, tx, { id, email: body.email, displayName });
       });
     } catch (err) {
       const constraint = (err as { code?: string; constraint?: string }).code === '23505' ? (err as { constraint?: string }).constraint : undefined;
@@ -64,7 +60,7 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext): Prom
     }
     // With the platform's provider on, a newcomer can play at once on welcome credits.
     if (ctx.config.ai.official && ctx.config.welcomeCredits > 0) await grantCredits(ctx.db.primary, id, ctx.config.welcomeCredits, null, 'Welcome credits');
-    const session = await startLogin(ctx, reply, id);
+    const session = await startLogin(ctx, reply, id, request);
     reply.code(201);
     return { account: await findAccount(ctx.db.primary, id), session: { id: session.id, expiresAt: session.expiresAt.toISOString() } };
   });
@@ -79,7 +75,7 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext): Prom
     const row = rows[0];
     const ok = await verifyPassword(body.password, row?.password_hash ?? DUMMY_HASH);
     if (!row || !ok) throw new HttpError(401, 'INVALID_CREDENTIALS', 'The e-mail or password is wrong.');
-    const session = await startLogin(ctx, reply, row.account_id);
+    const session = await startLogin(ctx, reply, row.account_id, request);
     return { account: await findAccount(ctx.db.primary, row.account_id), session: { id: session.id, expiresAt: session.expiresAt.toISOString() } };
   });
 
@@ -102,9 +98,21 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext): Prom
     };
   });
 
+  /** Settings' view of the account: what the session gives, plus how it signs in and an address change waiting for its link. */
+  app.get('/api/account', async (request, reply) => {
+    reply.header('cache-control', 'no-store');
+    const { account } = await requireAuth(ctx, request, reply);
+    const { rows } = await ctx.db.primary.query<{ has_password: boolean }>('select exists (select 1 from password_credentials where account_id = $1) as has_password', [account.id]);
+    return { account, hasPassword: rows[0]!.has_password, pendingEmail: await pendingEmail(ctx.db.primary, account.id) };
+  });
+
   app.delete('/api/account', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     await ctx.db.primary.query('delete from accounts where id = $1', [auth.account.id]);
+    // Its uploaded picture and data archives go with it.
+    for (const prefix of [`pictures/${auth.account.id}/`, `exports/${auth.account.id}/`]) {
+      for (const key of await ctx.objects.list(prefix).catch(() => [])) await ctx.objects.delete(key).catch(() => {});
+    }
     reply.clearCookie(SESSION_COOKIE, { path: '/' });
     return { ok: true };
   });

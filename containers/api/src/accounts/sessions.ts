@@ -6,6 +6,14 @@ import { newId, newSecret } from './ids.ts';
 export const SESSION_COOKIE = 'yumina_session';
 /** A session is renewed (sliding expiry) at most once per this interval; its id never changes. */
 const RENEW_AFTER_MS = 24 * 60 * 60 * 1000;
+/** A login's "last used" time and address are refreshed at most once per this interval. */
+const ACTIVE_EVERY_MS = 5 * 60 * 1000;
+
+/** Where a login is used from: the client address (through TRUST_PROXY) and the browser's User-Agent. */
+export interface ClientSeen {
+  address: string;
+  userAgent?: string;
+}
 
 export interface LoginSession {
   /** Stable for the whole login, across renewals: the identity token's `sid`. */
@@ -24,13 +32,13 @@ export interface Authenticated {
 /** What login_sessions.token_hash holds of a cookie's token. */
 export const hashToken = (token: string) => createHash('sha256').update(token).digest();
 
-export async function createSession(db: Queryable, accountId: string, ttlDays: number): Promise<{ session: LoginSession; token: string }> {
+export async function createSession(db: Queryable, accountId: string, ttlDays: number, seen?: ClientSeen): Promise<{ session: LoginSession; token: string }> {
   const id = newId('ses');
   const token = newSecret();
   const { rows } = await db.query<{ expires_at: Date }>(
-    `insert into login_sessions (id, account_id, token_hash, expires_at)
-     values ($1, $2, $3, now() + make_interval(days => $4)) returning expires_at`,
-    [id, accountId, hashToken(token), ttlDays],
+    `insert into login_sessions (id, account_id, token_hash, expires_at, user_agent, client_address)
+     values ($1, $2, $3, now() + make_interval(days => $4), $5, $6) returning expires_at`,
+    [id, accountId, hashToken(token), ttlDays, seen?.userAgent?.slice(0, 400) ?? null, seen?.address ?? null],
   );
   return { session: { id, accountId, expiresAt: rows[0]!.expires_at }, token };
 }
@@ -38,18 +46,22 @@ export async function createSession(db: Queryable, accountId: string, ttlDays: n
 /** Resolves a cookie token to its live session and account; renews a session not renewed for a day. */
 const RESOLVE_SESSION_SQL = {
   name: 'accounts.resolve_session',
-  text: `select s.id as session_id, s.expires_at, s.last_seen_at, ${ACCOUNT_COLUMNS}
+  text: `select s.id as session_id, s.expires_at, s.last_seen_at, s.last_active_at, s.client_address, ${ACCOUNT_COLUMNS}
            from login_sessions s join accounts a on a.id = s.account_id
           where s.token_hash = $1 and s.ended_at is null and s.expires_at > now()`,
 };
 
-export async function resolveSession(db: Queryable, token: string, ttlDays: number): Promise<Authenticated | null> {
+export async function resolveSession(db: Queryable, token: string, ttlDays: number, seen?: ClientSeen): Promise<Authenticated | null> {
   // Every signed-in request runs it: a named prepared statement (parsed and planned once per connection).
   const { rows } = await db.query<Record<string, unknown>>(RESOLVE_SESSION_SQL, [hashToken(token)]);
   const row = rows[0];
   if (!row) return null;
   const account = toAccount(row as never);
   const renewal = await renewIfDue(db, { id: row.session_id as string, lastSeenAt: row.last_seen_at as Date }, ttlDays);
+  // "Last used, from where" for Settings' list of logins: one small write per login per five minutes at most.
+  if (seen && (Date.now() - (row.last_active_at as Date).getTime() > ACTIVE_EVERY_MS || row.client_address !== seen.address)) {
+    await db.query('update login_sessions set last_active_at = now(), client_address = $2 where id = $1', [row.session_id, seen.address]);
+  }
   return { account, session: { id: row.session_id as string, accountId: account.id, expiresAt: renewal ?? (row.expires_at as Date) }, renewed: renewal !== null };
 }
 
@@ -66,6 +78,15 @@ export async function renewIfDue(db: Queryable, session: { id: string; lastSeenA
 
 export async function endSession(db: Queryable, sessionId: string): Promise<void> {
   await db.query('update login_sessions set ended_at = now() where id = $1 and ended_at is null', [sessionId]);
+}
+
+/** Ends every live login of an account but `keep` (null: all of them); returns how many ended. */
+export async function endOtherSessions(db: Queryable, accountId: string, keep: string | null): Promise<number> {
+  const { rowCount } = await db.query(
+    'update login_sessions set ended_at = now() where account_id = $1 and ended_at is null and ($2::text is null or id <> $2)',
+    [accountId, keep],
+  );
+  return rowCount ?? 0;
 }
 
 /** Scheduled maintenance: forget sessions that ended or expired more than a week ago. */

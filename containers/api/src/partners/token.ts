@@ -2,6 +2,7 @@ import type { PartnerTokenPluginOptions } from '@yumina/fn-partner-token';
 import { isCrossSite } from '@yumina/http';
 import { linkedIdentities } from '../accounts/account.ts';
 import { authenticate } from '../accounts/auth.ts';
+import { absolutePicture } from '../accounts/profile-routes.ts';
 import type { AppContext } from '../context.ts';
 
 /** The partner-token function's hooks, backed by the platform's login sessions, identities and store. */
@@ -13,7 +14,9 @@ export function partnerTokenOptions(ctx: AppContext): PartnerTokenPluginOptions 
     async authenticate(request) {
       const auth = await authenticate(ctx, request);
       if (!auth) return null;
-      return { account: auth.account, sessionId: auth.session.id, identities: await linkedIdentities(ctx.db.primary, auth.account.id) };
+      // An uploaded picture is a platform path; the token carries it as an absolute URL.
+      const account = { ...auth.account, picture: absolutePicture(auth.account.picture, ctx.config.publicOrigin) };
+      return { account, sessionId: auth.session.id, identities: await linkedIdentities(ctx.db.primary, auth.account.id) };
     },
     async rateLimit(accountId) {
       const r = await ctx.store.rateLimit(`partner-token:${accountId}`, ctx.config.partners.tokenRateLimitPerMinute, 60);

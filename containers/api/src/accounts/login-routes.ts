@@ -1,0 +1,60 @@
+import { HttpError } from '@yumina/http';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../context.ts';
+import { requireAuth } from './auth.ts';
+import { describeDevice } from './device.ts';
+import { endOtherSessions, SESSION_COOKIE } from './sessions.ts';
+
+interface LoginRow {
+  id: string;
+  user_agent: string | null;
+  client_address: string | null;
+  created_at: Date;
+  last_active_at: Date;
+}
+
+/**
+ * The account's logins (issue 35, point 4): each live one with its device, the address it was last
+ * used from and when; any one can be ended (this one too: that is signing out), or all but this one.
+ * A login of another account answers 404, like one that does not exist.
+ */
+export async function loginRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  const db = ctx.db.primary;
+
+  app.get('/api/account/logins', async (request, reply) => {
+    reply.header('cache-control', 'no-store');
+    const { account, session } = await requireAuth(ctx, request, reply);
+    const { rows } = await db.query<LoginRow & Record<string, unknown>>(
+      `select id, user_agent, client_address, created_at, last_active_at from login_sessions
+        where account_id = $1 and ended_at is null and expires_at > now() order by last_active_at desc, id limit 200`,
+      [account.id],
+    );
+    return {
+      logins: rows.map((r) => ({
+        id: r.id,
+        device: describeDevice(r.user_agent),
+        address: r.client_address,
+        signedInAt: r.created_at.toISOString(),
+        lastSeenAt: r.last_active_at.toISOString(),
+        current: r.id === session.id,
+      })),
+    };
+  });
+
+  app.delete<{ Params: { id: string } }>('/api/account/logins/:id', async (request, reply) => {
+    const { account, session } = await requireAuth(ctx, request, reply);
+    const { rowCount } = await db.query('update login_sessions set ended_at = now() where id = $1 and account_id = $2 and ended_at is null', [request.params.id, account.id]);
+    if (!rowCount) throw new HttpError(404, 'NOT_FOUND', 'No such login (it may have ended already).');
+    if (request.params.id === session.id) reply.clearCookie(SESSION_COOKIE, { path: '/' });
+    request.log.info({ type: 'account.login-ended', accountId: account.id, current: request.params.id === session.id }, 'login ended');
+    return { ok: true, current: request.params.id === session.id };
+  });
+
+  app.post('/api/account/logins/end-others', async (request, reply) => {
+    const { account, session } = await requireAuth(ctx, request, reply);
+    const ended = await endOtherSessions(db, account.id, session.id);
+    request.log.info({ type: 'account.logins-ended', accountId: account.id, ended }, 'other logins ended');
+    return { ok: true, ended };
+  });
+}
+
