@@ -71,17 +71,21 @@ describe.runIf(hasPostgres && hasRedis)('POST /api/worlds/import (real PostgreSQ
     expect(((await saved.json()) as { world: { id: string; description: string } }).world).toMatchObject({ id: created.world.id, description: 'Edited' });
   });
 
-  it('a refused import is 422 naming every path, and creates nothing', async () => {
+  it('a refused import (not a world at all) is 422 naming its path, and creates nothing; a broken world is repaired instead', async () => {
     const before = await count();
-    const res = await author.fetch('/api/worlds/import', { method: 'POST', json: { world: JSON.parse(fixture('refused-8.0.0.json')) } });
+    const res = await author.fetch('/api/worlds/import', { method: 'POST', json: { world: { version: '4.2.0', name: 'Old' } } });
     expect(res.status).toBe(422);
-    const body = (await res.json()) as { error: { code: string; message: string }; issues: { path: string; message: string }[]; report: { changes: unknown[] } };
+    const body = (await res.json()) as { error: { code: string; message: string }; issues: { path: string; message: string }[]; report: unknown };
     expect(body.error.code).toBe('IMPORT_REFUSED');
-    const paths = ['name', 'entries[0].id', 'entries[0].role', 'entries[1].section', 'variables[0].defaultValue', 'rules[0].actions[0].variableId'];
-    expect(body.issues.map((issue) => issue.path)).toEqual(paths);
-    for (const path of paths) expect(body.error.message).toContain(path);
-    expect(body.report.changes.length).toBeGreaterThan(0);
+    expect(body.issues).toEqual([{ path: 'version', message: '4.2.0 cannot be imported: versions 5.x through 25.x can' }]);
+    expect(body.error.message).toContain('version');
     expect(await count()).toBe(before);
+
+    const repaired = await author.fetch('/api/worlds/import', { method: 'POST', json: { world: JSON.parse(fixture('repairs-8.0.0.json')) } });
+    expect(repaired.status).toBe(201);
+    const created = (await repaired.json()) as { world: { name: string }; report: { changes: { kind: string; path: string }[] } };
+    expect(created.world.name).toBe('Imported world');
+    expect(created.report.changes).toContainEqual(expect.objectContaining({ kind: 'dropped', path: 'rules[0].actions[0]' }));
   });
 
   it('bad bodies are 400 in the error shape; no session is 401; nothing is created', async () => {

@@ -1,14 +1,16 @@
 import { type ValidationIssue, validateWorld } from '../schema/validate-world.ts';
 import type { WorldDefinition } from '../schema/world-schema.ts';
 import { convertAssetLinks } from './asset-links.ts';
-import { type ImportAsset, type ImportFormat, type ImportReport, ReportBuilder } from './import-report.ts';
-import { compressedPngTextKeywords, decodeBase64Utf8, isPng, readPngText } from './png-text.ts';
+import { cleanImportedText } from './clean-text.ts';
+import { type ImportAsset, type ImportFormat, type ImportMedia, type ImportReport, ReportBuilder } from './import-report.ts';
+import { compressedPngTextKeywords, decodeBase64Utf8, isPng, readPngTextBytes } from './png-text.ts';
+import { repairWorld } from './repair.ts';
 import { convertCard, isCard } from './sillytavern-card.ts';
 import { convertWorldInfo, isWorldInfo } from './world-info.ts';
 import { majorOf, migrateWorld, NEWEST_IMPORTED_MAJOR, OLDEST_IMPORTED_MAJOR } from './world-versions.ts';
 
 export type ImportResult =
-  | { readonly ok: true; readonly world: WorldDefinition; readonly report: ImportReport }
+  | { readonly ok: true; readonly world: WorldDefinition; readonly report: ImportReport; readonly media: ImportMedia[] }
   | { readonly ok: false; readonly issues: ValidationIssue[]; readonly report: ImportReport | null };
 
 export interface ImportOptions {
@@ -32,13 +34,15 @@ function refused(path: string, message: string): ImportResult {
 function parseInput(input: unknown): { value: unknown; png: boolean; parsedHere: boolean } | ImportResult {
   if (input instanceof Uint8Array) {
     if (isPng(input)) {
-      let texts: Map<string, string>;
+      let texts: Map<string, { bytes: Uint8Array; utf8: boolean }>;
       try {
-        texts = readPngText(input);
+        // Only the two card chunks are read, as bytes: no other chunk becomes a string.
+        texts = readPngTextBytes(input, ['ccv3', 'chara']);
       } catch (error) {
         return refused('', (error as Error).message);
       }
-      const chunk = texts.get('ccv3') ?? texts.get('chara');
+      const text = texts.get('ccv3') ?? texts.get('chara');
+      const chunk = text === undefined ? undefined : text.utf8 ? new TextDecoder().decode(text.bytes) : text.bytes;
       if (chunk === undefined) {
         const compressed = compressedPngTextKeywords(input).filter((keyword) => keyword === 'ccv3' || keyword === 'chara');
         if (compressed.length > 0) return refused('', `this PNG keeps its card in a compressed text chunk ("${compressed[0]}"), which this importer does not read; export the card again from SillyTavern (it writes plain tEXt chunks) or import its JSON`);
@@ -80,6 +84,8 @@ export function importWorld(input: unknown, options: ImportOptions = {}): Import
   // A value parsed here is ours to convert in place; a caller's value is copied first.
   const source = parsed.parsedHere ? parsed.value : structuredClone(parsed.value);
   const report = new ReportBuilder();
+  // Text that cannot be stored is cleaned where the input has it (paths in the input's terms).
+  cleanImportedText(source, report);
   const generateId = options.generateId ?? (() => globalThis.crypto.randomUUID());
   const now = (options.now ?? (() => new Date()))().toISOString();
 
@@ -87,12 +93,18 @@ export function importWorld(input: unknown, options: ImportOptions = {}): Import
   let sourceVersion: string;
   let world: Json;
   let assets: ImportAsset[] = [];
+  const media: ImportMedia[] = [];
   if (isCard(source)) {
     const card = convertCard(source, report);
     format = 'sillytavern-card';
     sourceVersion = parsed.png ? `${card.sourceVersion} (png)` : card.sourceVersion;
     world = card.world;
     assets = card.assets;
+    media.push(...card.media);
+    if (parsed.png && input instanceof Uint8Array) {
+      assets.unshift({ id: 'picture', reference: 'the PNG card\'s image', paths: ['(file)'], embedded: 'picture' });
+      media.unshift({ id: 'picture', embedded: 'picture', bytes: input });
+    }
     world.id = generateId();
     report.defaulted(['id'], `a card has no world id; ${String(world.id)}`);
   } else if (isWorldInfo(source)) {
@@ -116,14 +128,20 @@ export function importWorld(input: unknown, options: ImportOptions = {}): Import
   }
   assets = [...assets, ...convertAssetLinks(world, report)];
 
-  const validation = validateWorld(world);
   const fullReport = (warnings: { path: string; message: string }[]): ImportReport => ({ format, sourceVersion, changes: report.changes, assets, warnings });
-  if (!validation.ok) return { ok: false, issues: validation.issues, report: fullReport([]) };
-  const warnings: { path: string; message: string }[] = [];
+  let validation = validateWorld(world);
+  if (!validation.ok) {
+    // One part that cannot convert never refuses the whole world: repair or drop it, and say so.
+    const repaired = repairWorld(world, report);
+    if (!repaired.ok) return { ok: false, issues: repaired.issues, report: fullReport([]) };
+    validation = validateWorld(world);
+    if (!validation.ok) return { ok: false, issues: validation.issues, report: fullReport([]) };
+  }
+  const warnings: { path: string; message: string }[] = [...report.warnings];
   for (const warning of validation.warnings) {
     if (warning.message === STRIPPED) {
       report.changes.push({ kind: 'dropped', path: warning.path, message: `not a field of WorldDefinition 20.0.0${format === 'world' ? ` (from version ${sourceVersion})` : ''}` });
     } else warnings.push(warning);
   }
-  return { ok: true, world: validation.world, report: fullReport(warnings) };
+  return { ok: true, world: validation.world, report: fullReport(warnings), media };
 }

@@ -1,5 +1,6 @@
 import type { PathSegment } from '../schema/issue-path.ts';
-import type { ImportAsset, ReportBuilder } from './import-report.ts';
+import type { ImportAsset, ImportMedia, ReportBuilder } from './import-report.ts';
+import { decodeBase64 } from './png-text.ts';
 import { convertLorebook } from './world-info.ts';
 
 /**
@@ -41,7 +42,21 @@ function placeholders(value: string, path: PathSegment[], report: ReportBuilder)
 export interface ConvertedCard {
   world: Json;
   assets: ImportAsset[];
+  media: ImportMedia[];
   sourceVersion: string;
+}
+
+/** A `data:` URI's bytes (base64 or percent-encoded), or null when it is not one. */
+function dataUriBytes(uri: string): Uint8Array | null {
+  const match = /^data:([^,]*?),/i.exec(uri);
+  if (!match) return null;
+  const body = uri.slice(match[0].length);
+  try {
+    if (/;base64$/i.test(match[1] ?? '')) return decodeBase64(body);
+    return new TextEncoder().encode(decodeURIComponent(body));
+  } catch {
+    return null;
+  }
 }
 
 export function convertCard(input: Json, report: ReportBuilder): ConvertedCard {
@@ -102,12 +117,28 @@ export function convertCard(input: Json, report: ReportBuilder): ConvertedCard {
     if (!READ.has(key) && meaningful(value)) report.dropped(at(key), `the card's "${key}" has no place in WorldDefinition 20.0.0`);
   }
 
+  // V3 assets: `ccdefault:` is the PNG's own picture; a `data:` URI is kept (stored as an asset of
+  // the world when saved); any other URI is a link whose file must be uploaded by hand.
   const assets: ImportAsset[] = [];
+  const media: ImportMedia[] = [];
   if (Array.isArray(data.assets)) {
+    const names = new Set<string>();
     data.assets.forEach((asset, index) => {
       if (!isObject(asset) || typeof asset.uri !== 'string' || asset.uri === 'ccdefault:') return;
-      const assetName = typeof asset.name === 'string' && asset.name ? asset.name : `asset-${index}`;
-      assets.push({ id: assetName, reference: asset.uri, paths: [`data.assets[${index}]`] });
+      let assetName = typeof asset.name === 'string' && asset.name ? asset.name : `asset-${index}`;
+      if (names.has(assetName)) assetName = `${assetName}-${index}`;
+      names.add(assetName);
+      const path = `data.assets[${index}]`;
+      const bytes = asset.uri.startsWith('data:') ? dataUriBytes(asset.uri) : null;
+      if (bytes && bytes.length > 0) {
+        const type = typeof asset.type === 'string' ? asset.type : undefined;
+        assets.push({ id: assetName, reference: `data: URI (${bytes.length.toLocaleString('en')} bytes${type ? `, ${type}` : ''})`, paths: [path], embedded: 'data' });
+        media.push({ id: assetName, embedded: 'data', bytes, ...(type ? { type } : {}) });
+      } else if (asset.uri.startsWith('data:')) {
+        report.dropped(path, 'a data: URI that could not be decoded');
+      } else {
+        assets.push({ id: assetName, reference: asset.uri, paths: [path] });
+      }
     });
   }
 
@@ -117,6 +148,7 @@ export function convertCard(input: Json, report: ReportBuilder): ConvertedCard {
   return {
     sourceVersion: spec,
     assets,
+    media,
     world: {
       version: '20.0.0',
       name: name.slice(0, 200),
