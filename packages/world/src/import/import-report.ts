@@ -121,7 +121,7 @@ export function reportLines(report: ImportReport): string[] {
   for (const asset of report.assets) {
     if (asset.storedAs) lines.push(`kept asset ${asset.id} → ${asset.storedAs}${asset.role ? ` (${asset.role})` : ''}`);
     else if (asset.notKept) lines.push(`not kept asset ${asset.id}: ${asset.notKept}`);
-    else if (asset.embedded === 'picture') lines.push(`keep picture ${asset.id}: the card's image becomes the world's cover and the character's avatar when saved`);
+    else if (asset.embedded === 'picture') lines.push(`keep ${asset.id}: the card's image becomes the world's cover and the character's avatar when saved`);
     else if (asset.embedded === 'data') lines.push(`keep asset ${asset.id} (embedded in the file, ${asset.paths.join(', ')}): stored as an asset of the world when saved`);
     else lines.push(`upload asset ${asset.id} (${asset.reference}), named at ${asset.paths.join(', ')}`);
   }
