@@ -195,4 +195,23 @@ describe('npm run world -- import (spawned): every accepted form imports, valida
     expect(JSON.parse(readFileSync(out, 'utf8'))).toMatchObject({ name: 'Imported world', variables: [{ id: 'gold', defaultValue: 0 }] });
     expect(lines(repaired.stderr)).toContain('dropped rules[0].actions[0]: could not be kept: names variable "silver", which this world does not define (at variableId)');
   }, 60_000);
+
+  it('imported text passes the text guard: U+0000 and lone surrogates in a card are cleaned with a line naming each path (issue 31)', () => {
+    const file = join(dir, 'knight.png');
+    const card = JSON.stringify({ spec: 'chara_card_v3', spec_version: '3.0', data: { name: 'Null\u0000Knight', description: 'x', first_mes: 'Halt!\u0000', personality: 'a \ud800 b', scenario: '', mes_example: '' } });
+    writeFileSync(file, pngWithText({ ccv3: encodeBase64Utf8(card) }));
+    const result = cli('import', file);
+    expect(result.status).toBe(0);
+    const world = JSON.parse(result.stdout) as { name: string; entries: { id: string; content: string }[] };
+    expect(world.name).toBe('NullKnight');
+    expect(world.entries.find((entry) => entry.id === 'greeting')?.content).toBe('Halt!');
+    expect(result.stdout).not.toMatch(/\\u0000|\\ud800/i);
+    expect(lines(result.stderr)).toEqual(
+      expect.arrayContaining([
+        'converted data.name: 1 U+0000 character removed (text that cannot be stored)',
+        'converted data.first_mes: 1 U+0000 character removed (text that cannot be stored)',
+        'converted data.personality: 1 unpaired surrogate replaced by U+FFFD (text that cannot be stored)',
+      ]),
+    );
+  }, 60_000);
 });
