@@ -96,6 +96,13 @@ describe.runIf(hasPostgres && hasRedis)('imports off the event loop', () => {
         req.end();
       });
     await probe();
+    const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!;
+    // For the record (not asserted): the same probes with no import running, so a slow machine shows as such.
+    const idle: number[] = [];
+    for (let index = 0; index < 200; index++) {
+      idle.push(await probe());
+      await new Promise((r) => setTimeout(r, 5));
+    }
 
     const latencies: number[] = [];
     const statuses: number[] = [];
@@ -112,7 +119,9 @@ describe.runIf(hasPostgres && hasRedis)('imports off the event loop', () => {
     expect(statuses).toEqual(Array(9).fill(201));
     const sorted = [...latencies].sort((a, b) => a - b);
     const p99 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))]!;
-    console.log(`import-stall: ${latencies.length} probes of /health/live during 3 × 3 imports of 10 MB cards: p50 ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${sorted.at(-1)!.toFixed(1)} ms`);
+    console.log(
+      `import-stall: ${latencies.length} probes of /health/live during 3 × 3 imports of 10 MB cards: p50 ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${sorted.at(-1)!.toFixed(1)} ms; with no import: p50 ${percentile(idle, 0.5).toFixed(1)} ms, p99 ${percentile(idle, 0.99).toFixed(1)} ms`,
+    );
     expect(latencies.length).toBeGreaterThanOrEqual(100);
     expect(p99).toBeLessThan(50);
   }, 180_000);

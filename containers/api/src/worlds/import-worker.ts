@@ -1,3 +1,4 @@
+import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { type ImportJob, type ImportJobResult, runImportJob, transferablesOf } from './import-job.ts';
 
@@ -7,6 +8,14 @@ import { type ImportJob, type ImportJobResult, runImportJob, transferablesOf } f
  * `{kind: 'failed'}` with the message; the pool turns that into a 500 (a bug, not the client's).
  */
 if (!parentPort) throw new Error('import-worker.ts runs as a worker thread');
+// On Linux a thread has its own nice value, and setpriority(0) sets the calling thread's: this
+// worker yields the cores to the server's event loop when both want them. (Elsewhere it would
+// renice the whole process, so it is left alone.)
+if (process.platform === 'linux') {
+  try {
+    setPriority(10);
+  } catch {}
+}
 const port = parentPort;
 port.on('message', (message: { id: number; job: ImportJob }) => {
   runImportJob(message.job).then(

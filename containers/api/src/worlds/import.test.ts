@@ -106,7 +106,7 @@ describe.runIf(hasPostgres && hasRedis)('POST /api/worlds/import (real PostgreSQ
     const author = new Browser(server.url);
     await author.fetch('/api/auth/signup', { method: 'POST', json: { email: `bytes-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Bytes' } });
     const png = pngWithText({ ccv3: encodeBase64Utf8(fixture('card-v3.json')) });
-    const raw = await author.fetch('/api/worlds/import?name=lumen.png', { method: 'POST', headers: { 'content-type': 'image/png' }, body: png });
+    const raw = await author.fetch('/api/worlds/import?name=lumen.png', { method: 'POST', headers: { 'content-type': 'image/png' }, body: png as Uint8Array<ArrayBuffer> });
     expect(raw.status).toBe(201);
     expect(((await raw.json()) as { report: { sourceVersion: string } }).report.sourceVersion).toBe('chara_card_v3 (png)');
 

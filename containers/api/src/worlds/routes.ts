@@ -32,6 +32,9 @@ export interface WorldRow {
   live_definition: string | null;
   cover_asset_id: string | null;
   live_cover_asset_id: string | null;
+  /** The character's avatar (migration 088): set by a card import, shown on the character's chat bubbles. */
+  avatar_asset_id: string | null;
+  live_avatar_asset_id: string | null;
 }
 
 /** Validation failures answer 422 with the validator's own shape (not the error shape). */
@@ -68,6 +71,8 @@ export function ownerView(row: WorldRow) {
     liveRevision: row.live_revision ?? null,
     coverUrl: row.cover_asset_id ? assetPath(row.id, row.cover_asset_id) : null,
     coverAssetId: row.cover_asset_id ?? null,
+    avatarUrl: row.avatar_asset_id ? assetPath(row.id, row.avatar_asset_id) : null,
+    avatarAssetId: row.avatar_asset_id ?? null,
     world: JSON.parse(row.definition) as unknown,
   };
 }
@@ -76,7 +81,16 @@ export function ownerView(row: WorldRow) {
 function readerView(row: WorldRow, live: WorldVersion) {
   const view = ownerView(row);
   const cover = row.live_cover_asset_id ?? null;
-  return { ...view, revision: live.revision, coverUrl: cover ? assetPath(row.id, cover) : null, coverAssetId: cover, world: live.world as unknown };
+  const avatar = row.live_avatar_asset_id ?? null;
+  return {
+    ...view,
+    revision: live.revision,
+    coverUrl: cover ? assetPath(row.id, cover) : null,
+    coverAssetId: cover,
+    avatarUrl: avatar ? assetPath(row.id, avatar) : null,
+    avatarAssetId: avatar,
+    world: live.world as unknown,
+  };
 }
 
 const updateBody = z.object({ world: z.unknown(), revision: z.number().int().min(1) });
