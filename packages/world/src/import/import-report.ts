@@ -105,7 +105,7 @@ export interface FoldedChange extends ImportChange {
 export function foldChanges(changes: readonly ImportChange[]): FoldedChange[] {
   const groups = new Map<string, { change: ImportChange; paths: string[] }>();
   for (const change of changes) {
-    const pattern = change.path.replace(/\[\d+\]/g, '[*]');
+    const pattern = change.path.replace(/\[(?:\d+|"\d+")\]/g, '[*]');
     const key = `${change.kind}\u0000${pattern}\u0000${change.message}`;
     const group = groups.get(key);
     if (group) group.paths.push(change.path);
