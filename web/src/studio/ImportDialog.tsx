@@ -1,5 +1,5 @@
 import { foldChanges, type ImportReport, type ImportResult, importWorld } from '@yumina/world';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { navigate } from '../lib/router.tsx';
 import { type Answer, type Issue, send } from './server.ts';
 
@@ -9,7 +9,18 @@ type Source = { kind: 'file'; name: string; bytes: Uint8Array } | { kind: 'text'
 /** Files up to this size go to the server as they are (a binary body), PNG cards included. */
 const FILE_LIMIT = 16 * 1024 * 1024;
 
-function ReportView({ report }: { report: ImportReport }) {
+/** A preview of the card's picture (the chosen PNG file itself). */
+function PicturePreview({ bytes }: { bytes: Uint8Array }) {
+  const [url, setUrl] = useState<string | null>(null);
+  useEffect(() => {
+    const next = URL.createObjectURL(new Blob([bytes as Uint8Array<ArrayBuffer>], { type: 'image/png' }));
+    setUrl(next);
+    return () => URL.revokeObjectURL(next);
+  }, [bytes]);
+  return url ? <img src={url} alt="The card's picture" /> : null;
+}
+
+function ReportView({ report, picture }: { report: ImportReport; picture: Uint8Array | null }) {
   // Repeated per-entry lines (the same change at entries[0], entries[1], …) fold into one counted line.
   const changes = foldChanges(report.changes);
   const kept = report.assets.filter((asset) => asset.embedded);
@@ -49,7 +60,10 @@ function ReportView({ report }: { report: ImportReport }) {
             {kept.map((asset) => (
               <li key={asset.id} data-kept={asset.id}>
                 {asset.embedded === 'picture' ? (
-                  <>The card's picture becomes the world's cover and the character's avatar.</>
+                  <span className="import-picture">
+                    {picture && <PicturePreview bytes={picture} />}
+                    <span>The card's picture becomes the world's cover and the character's avatar.</span>
+                  </span>
                 ) : (
                   <>
                     <code>{asset.id}</code> ({asset.reference}) is stored as an asset of the world.
@@ -184,7 +198,7 @@ export function ImportDialog() {
           </ul>
         </div>
       )}
-      {result?.report && <ReportView report={result.report} />}
+      {result?.report && <ReportView report={result.report} picture={source?.kind === 'file' ? source.bytes : null} />}
     </section>
   );
 }

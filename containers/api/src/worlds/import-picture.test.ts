@@ -4,7 +4,7 @@
  * store as uploads); V3 assets embedded as data: URIs are stored as assets of the world; the report
  * lists what was kept and what was not.
  */
-import { encodeBase64, encodeBase64Utf8, pngReplaceText } from '@yumina/world';
+import { decodeBase64Utf8, encodeBase64, encodeBase64Utf8, pngReplaceText, readPngText } from '@yumina/world';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gradientPng } from '../../../../tests/support/png.ts';
@@ -93,5 +93,36 @@ describe.runIf(hasPostgres && hasRedis)('a card picture becomes the cover and th
     const body = (await res.json()) as Imported;
     expect(body.coverUrl).toBeNull();
     expect(body.report.assets[0]).toMatchObject({ id: 'picture', notKept: expect.stringContaining('the picture could not be read') });
+  });
+
+  it('the studio export: card.png carries the avatar as its picture and the world, and imports back as the same world with its picture', async () => {
+    const png = pngReplaceText(new Uint8Array(gradientPng(400, 600, [250, 200, 0], [0, 80, 160])), { ccv3: encodeBase64Utf8(card({ character_book: { entries: [{ keys: ['paint'], content: 'Iris mixes her own paints.', enabled: true, insertion_order: 3, extensions: { position: 4, depth: 2 } }] } })) });
+    const first = (await (await author.fetch('/api/worlds/import', { method: 'POST', headers: { 'content-type': 'image/png' }, body: png as Uint8Array<ArrayBuffer> })).json()) as Imported & { world: unknown };
+    const res = await author.fetch(`/api/worlds/${first.id}/card.png`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('image/png');
+    expect(res.headers.get('content-disposition')).toContain('Iris.png');
+    const exported = new Uint8Array(await res.arrayBuffer());
+    const texts = readPngText(exported);
+    expect([...texts.keys()]).toEqual(['chara', 'ccv3']);
+    expect((JSON.parse(decodeBase64Utf8(texts.get('ccv3')!)) as { data: { name: string } }).data.name).toBe('Iris');
+    // The picture is the avatar (the whole portrait), as a PNG.
+    expect(await sharp(Buffer.from(exported)).metadata()).toMatchObject({ format: 'png', width: 400, height: 600 });
+
+    const again = await author.fetch('/api/worlds/import?name=Iris.png', { method: 'POST', headers: { 'content-type': 'image/png' }, body: exported as Uint8Array<ArrayBuffer> });
+    expect(again.status).toBe(201);
+    const second = (await again.json()) as Imported & { world: unknown; report: { sourceVersion: string } };
+    expect(second.world).toEqual(first.world);
+    expect(second.report.sourceVersion).toBe('chara_card_v3 (png), world 20.0.0');
+    expect(second.avatarUrl).not.toBeNull();
+
+    const json = await author.fetch(`/api/worlds/${first.id}/card.json`);
+    expect(json.status).toBe(200);
+    expect(((await json.json()) as { spec: string }).spec).toBe('chara_card_v3');
+    // Only the author exports.
+    const stranger = new Browser(server.url);
+    await stranger.fetch('/api/auth/signup', { method: 'POST', json: { email: `stranger-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Stranger' } });
+    expect((await stranger.fetch(`/api/worlds/${first.id}/card.png`)).status).toBe(404);
+    expect((await author.fetch(`/api/worlds/${first.id}/card.gif`)).status).toBe(404);
   });
 });

@@ -7,6 +7,7 @@ import { authenticate, requireAuth } from '../accounts/auth.ts';
 import { newId } from '../accounts/ids.ts';
 import type { AppContext } from '../context.ts';
 import { publishWorld, unpublishWorld } from '../studio/review.ts';
+import { cardRoute } from './card-route.ts';
 import { importRoute } from './import-route.ts';
 import { CARD_SELECT, cardFields, cardView, libraryRoutes } from './library.ts';
 import { variantRoutes } from './variants.ts';
@@ -273,4 +274,6 @@ export async function worldRoutes(app: FastifyInstance, ctx: AppContext): Promis
   await variantRoutes(app, ctx);
   // POST /api/worlds/import: a foreign world, card or lorebook → a new draft world with the import report.
   await importRoute(app, ctx);
+  // GET /api/worlds/:id/card.png|json: the world as a SillyTavern character card (the way back: import).
+  await cardRoute(app, ctx);
 }

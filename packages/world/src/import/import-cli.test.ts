@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { reportLines } from './import-report.ts';
 import { importWorld } from './import-world.ts';
-import { encodeBase64Utf8, pngWithText } from './png-text.ts';
+import { encodeBase64Utf8, pngWithText, readPngText } from './png-text.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../../..');
 const FIXTURES = join(ROOT, 'tests/fixtures/worlds');
@@ -213,5 +213,32 @@ describe('npm run world -- import (spawned): every accepted form imports, valida
         'converted data.personality: 1 unpaired surrogate replaced by U+FFFD (text that cannot be stored)',
       ]),
     );
+  }, 60_000);
+
+  it('export writes a SillyTavern card (PNG with ccv3 and chara, or JSON) that imports back as the same world (issue 31)', () => {
+    const sample = join(ROOT, 'packages/world/samples/changan-nights.json');
+    const world = JSON.parse(cli('import', sample).stdout) as unknown;
+    const png = join(dir, 'changan.png');
+    const exported = cli('export', sample, '--card', png);
+    expect(exported.status).toBe(0);
+    expect(lines(exported.stderr)[0]).toBe(`export: 长安夜话 → SillyTavern chara_card_v3 (png, with a chara_card_v2 copy) ${png}`);
+    const bytes = new Uint8Array(readFileSync(png));
+    expect([...readPngText(bytes).keys()]).toEqual(['chara', 'ccv3']);
+    const back = cli('import', png);
+    expect(back.status).toBe(0);
+    expect(JSON.parse(back.stdout)).toEqual(world);
+    expect(lines(back.stderr)[0]).toBe('import: sillytavern-card chara_card_v3 (png), world 20.0.0 → WorldDefinition 20.0.0');
+
+    const json = join(dir, 'changan.json');
+    expect(cli('export', sample, '--card', json).status).toBe(0);
+    expect((JSON.parse(readFileSync(json, 'utf8')) as { spec: string }).spec).toBe('chara_card_v3');
+    expect(JSON.parse(cli('import', json).stdout)).toEqual(world);
+
+    // Usage errors: no --card, a file that is neither .png nor .json, an image that is not one.
+    expect(cli('export', sample).status).toBe(2);
+    expect(cli('export', sample, '--card', join(dir, 'card.txt')).status).toBe(2);
+    const notImage = cli('export', sample, '--card', png, '--image', sample);
+    expect(notImage.status).toBe(2);
+    expect(notImage.stderr).toContain('is not a picture that can be read');
   }, 60_000);
 });

@@ -191,7 +191,7 @@ export function convertCard(input: Json, report: ReportBuilder): ConvertedCard {
     const names = scripts.map((script) => text(script.scriptName) || '(unnamed)');
     report.warn(
       at('extensions', 'regex_scripts'),
-      `${scripts.length} regex script${scripts.length === 1 ? '' : 's'} (${names.slice(0, 5).map((scriptName) => `"${scriptName}"`).join(', ')}${names.length > 5 ? ', …' : ''}) are not run here: text they hid or rewrote in replies stays visible, so where the card tells the model to write update or status blocks, no script will hide them`,
+      `${scripts.length} regex script${scripts.length === 1 ? '' : 's'} (${names.slice(0, 5).map((scriptName) => `"${scriptName}"`).join(', ')}${names.length > 5 ? ', …' : ''}) ${scripts.length === 1 ? 'is' : 'are'} not run here: text they hid or rewrote in replies stays visible, so where the card tells the model to write update or status blocks, no script will hide them`,
     );
   }
   for (const [key, value] of Object.entries(extensions)) {
