@@ -15,7 +15,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, bench, describe } from 'vitest';
+import { afterAll, bench, describe } from 'vitest';
 import { importWorld, validateWorld } from '../packages/world/src/index.ts';
 import { cardPng } from '../tests/support/card-png.ts';
 
