@@ -14,7 +14,9 @@ import sharp, { type OutputInfo, type Sharp } from 'sharp';
  *
  * `cardPictures` decodes the picture once (to raw pixels at most 1280 px on a side) and makes both
  * sizes from that, so a 10 MB card costs one decode. libvips runs one thread per operation here
- * (sharp.concurrency(1)): on a small machine a burst of imports then takes one core, not all.
+ * (sharp.concurrency(1)) and the process makes one card's pictures at a time (the others wait
+ * their turn): a burst of imports then keeps one core busy with pictures, never all of them, and
+ * the event loop keeps a core.
  */
 
 sharp.concurrency(1);
@@ -57,8 +59,17 @@ async function sizeOf(bytes: Uint8Array): Promise<{ width: number; height: numbe
   }
 }
 
-/** Cover and avatar from one decode of the picture. */
-export async function cardPictures(bytes: Uint8Array): Promise<{ cover: SizedPicture; avatar: SizedPicture }> {
+/** One card's pictures at a time in this process: the tail of the queue. */
+let queue: Promise<unknown> = Promise.resolve();
+
+/** Cover and avatar from one decode of the picture (one card at a time per process). */
+export function cardPictures(bytes: Uint8Array): Promise<{ cover: SizedPicture; avatar: SizedPicture }> {
+  const turn = queue.then(() => makeCardPictures(bytes));
+  queue = turn.catch(() => undefined);
+  return turn;
+}
+
+async function makeCardPictures(bytes: Uint8Array): Promise<{ cover: SizedPicture; avatar: SizedPicture }> {
   await sizeOf(bytes);
   let base: { data: Buffer; info: OutputInfo };
   try {
@@ -68,10 +79,8 @@ export async function cardPictures(bytes: Uint8Array): Promise<{ cover: SizedPic
   }
   const raw = { raw: { width: base.info.width, height: base.info.height, channels: base.info.channels } } as const;
   const position = base.info.height > base.info.width ? 'top' : 'centre';
-  const [cover, avatar] = await Promise.all([
-    output(sharp(base.data, raw).resize({ ...COVER_SIZE, fit: 'cover', position }).webp({ quality: 82 }), 'image/webp'),
-    output(sharp(base.data, raw).resize({ ...AVATAR_BOX, fit: 'inside', withoutEnlargement: true }).webp({ quality: 85 }), 'image/webp'),
-  ]);
+  const cover = await output(sharp(base.data, raw).resize({ ...COVER_SIZE, fit: 'cover', position }).webp({ quality: 82 }), 'image/webp');
+  const avatar = await output(sharp(base.data, raw).resize({ ...AVATAR_BOX, fit: 'inside', withoutEnlargement: true }).webp({ quality: 85 }), 'image/webp');
   return { cover, avatar };
 }
 
