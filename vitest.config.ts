@@ -8,7 +8,7 @@ import { defineConfig } from 'vitest/config';
  * `vitest bench` (mode "benchmark") runs one file at a time in one worker, so benchmarks never
  * compete with each other.
  */
-const timing = ['packages/telemetry/src/sampler.test.ts', 'tests/browser/journey.test.ts'];
+const timing = ['packages/telemetry/src/sampler.test.ts', 'tests/browser/journey.test.ts', 'tests/import-stall.test.ts'];
 const shared = {
   exclude: ['**/node_modules/**', '**/dist/**', '.sst/**'],
   testTimeout: 30_000,

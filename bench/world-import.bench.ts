@@ -3,9 +3,49 @@
  * interface, `@asset:` links) against `validateWorld` of the imported result alone (issue 21).
  * Besides vitest's tables it prints one line `world-import:` with the ratio of the medians of
  * interleaved rounds (import, validate, import, validate, ...).
+ *
+ * The PNG path (issue 31): a 4 MB SillyTavern card (a real picture, and a 1 MB lorebook in its
+ * ccv3 and chara chunks) imported by today's code and by this tree's, each in a process of its
+ * own (bench/world-import-png.ts), interleaved. Today's is BASELINE, the last commit before the
+ * issue-31 work, checked out at run time as a git worktree under .bench/baselines/<commit>
+ * (git-ignored; installed once with `npm ci` and reused; WORLD_IMPORT_BENCH_REVISION names
+ * another). Printed as one `world-import-png:` line with the medians.
  */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { afterAll, bench, describe } from 'vitest';
 import { importWorld, validateWorld } from '../packages/world/src/index.ts';
+import { cardPng } from '../tests/support/card-png.ts';
+
+const root = resolve(import.meta.dirname, '..');
+/** The last commit before issue 31's import work. */
+const BASELINE = process.env.WORLD_IMPORT_BENCH_REVISION ?? '1887fa08a28921269e37cc19e9d3935d059a23de';
+
+const run = (cmd: string, args: string[], cwd: string) => {
+  const result = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout: 900_000, env: { ...process.env, npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' } });
+  if (result.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed in ${cwd}: ${result.stderr || result.stdout || result.error?.message}`);
+  return result.stdout.trim();
+};
+
+/** The checkout of `commit` under .bench/baselines/ (the layout bench/baseline.ts uses), made and installed on first use. */
+function baselineCheckout(commit: string): string {
+  const dir = join(root, '.bench/baselines', commit);
+  const installed = join(dir, '.bench-installed');
+  if (existsSync(installed) && readFileSync(installed, 'utf8').trim() === commit) return dir;
+  mkdirSync(join(root, '.bench/baselines'), { recursive: true });
+  run('git', ['worktree', 'prune'], root);
+  if (existsSync(dir)) {
+    spawnSync('git', ['worktree', 'remove', '--force', dir], { cwd: root });
+    rmSync(dir, { recursive: true, force: true });
+  }
+  run('git', ['worktree', 'add', '--detach', dir, commit], root);
+  if (run('git', ['rev-parse', 'HEAD'], dir) !== commit) throw new Error(`${dir} is not at ${commit}`);
+  run('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund'], dir);
+  writeFileSync(installed, `${commit}\n`);
+  return dir;
+}
 
 function buildWorld(): string {
   const entries: unknown[] = [];
@@ -72,5 +112,41 @@ describe('import a 5 MB world (version 8.0.0)', () => {
 
   bench('validateWorld of the imported result alone (baseline)', () => {
     validateWorld(imported);
+  }, { iterations: 5, warmupIterations: 1 });
+});
+
+// The PNG card and today's checkout, made before any bench runs (top-level await).
+const scratch = mkdtempSync(join(tmpdir(), 'world-import-bench-'));
+const card = join(scratch, 'card.png');
+const cardBytes = new Uint8Array(await cardPng({ bytes: 4 * 1024 * 1024, loreBytes: 1024 * 1024 }));
+writeFileSync(card, cardBytes);
+const baseline = baselineCheckout(BASELINE);
+
+afterAll(() => {
+  const timed = (tree: string) => {
+    const out = run(process.execPath, ['--import', 'tsx', join(root, 'bench/world-import-png.ts'), join(tree, 'packages/world/src/index.ts'), card, '5'], tree);
+    return JSON.parse(out.split('\n').at(-1)!) as { times: number[]; ok: boolean; entries: number };
+  };
+  const today: number[] = [];
+  const now: number[] = [];
+  let entries = 0;
+  for (let round = 0; round < 4; round++) {
+    for (const [tree, into] of (round % 2 === 0 ? [[baseline, today], [root, now]] : [[root, now], [baseline, today]]) as [string, number[]][]) {
+      const result = timed(tree);
+      if (!result.ok) throw new Error(`the card does not import in ${tree}`);
+      entries = result.entries;
+      // The first import of a process pays for loading and compiling; the rest are compared.
+      into.push(...result.times.slice(1));
+    }
+  }
+  console.log(
+    `world-import-png: ${(cardBytes.length / 1024 / 1024).toFixed(1)} MB card (${entries} entries): today (${BASELINE.slice(0, 7)}) ${median(today).toFixed(1)} ms, now ${median(now).toFixed(1)} ms, ${(median(today) / median(now)).toFixed(1)}x faster (medians of ${now.length} imports each, separate processes, interleaved)`,
+  );
+  rmSync(scratch, { recursive: true, force: true });
+}, 900_000);
+
+describe('import a 4 MB PNG card', () => {
+  bench('importWorld of a 4 MB PNG card (this tree)', () => {
+    importWorld(cardBytes.slice());
   }, { iterations: 5, warmupIterations: 1 });
 });

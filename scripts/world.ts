@@ -3,6 +3,7 @@
  *
  *   npm run world -- validate <world.json>
  *   npm run world -- import <file> [--out <world.json>]
+ *   npm run world -- export <world.json> --card <out.png|out.json> [--image <picture>]
  *   npm run world -- action <world.json> <actionId> [--state <state.json>] [--seed N] [--now <ISO time>] [--session <id>]
  *   npm run world -- turn <world.json> [--state <state.json>] --user <text> --reply <text>
  *                         [--history <messages.json>] [--seed N] [--now <ISO time>] [--session <id>]
@@ -15,9 +16,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { parseArgs } from 'node:util';
+import { cardPicturePng, placeholderCardPng } from '../packages/assets/src/card-picture.ts';
 import {
   assemblePrompt,
+  cardPng,
   dispatchEvents,
+  exportCard,
   type HistoryMessage,
   importWorld,
   lintWorld,
@@ -43,6 +47,7 @@ class InvalidWorldError extends Error {
 const USAGE = `usage:
   npm run world -- validate <world.json>
   npm run world -- import <file: world JSON of version 5.x-25.x, SillyTavern card JSON or PNG, World Info JSON> [--out <world.json>]
+  npm run world -- export <world.json> --card <out.png|out.json> [--image <picture: PNG, JPEG, WebP, GIF or AVIF>]
   npm run world -- action <world.json> <actionId> [--state <state.json>] [--seed N] [--now <ISO time>] [--session <id>]
   npm run world -- turn <world.json> [--state <state.json>] --user <text> --reply <text> [--history <messages.json>] [--seed N] [--now <ISO time>] [--session <id>]
   npm run world -- prompt <world.json> [--state <state.json>] [--history <messages.json>] [--user <text>] [--seed N] [--now <ISO time>] [--session <id>]`;
@@ -107,6 +112,38 @@ function importCommand(path: string, out: string | undefined): void {
   } else process.stdout.write(text);
 }
 
+/**
+ * `export`: the world as a SillyTavern V3 card. `out.png` writes the picture (`--image`, resized
+ * to at most 1024 × 1536, else a plain one) with the card in `ccv3` and its V2 copy in `chara`;
+ * `out.json` writes the V3 card as JSON. Prints what went where to stderr.
+ */
+async function exportCommand(path: string, out: string, image: string | undefined): Promise<void> {
+  const world = loadWorld(path);
+  const png = /\.png$/i.test(out);
+  if (!png && !/\.json$/i.test(out)) throw new CliError(`--card must name a .png or .json file: ${out}`);
+  const { card, fields, bookEntries } = exportCard(world);
+  let bytes: Uint8Array;
+  if (png) {
+    let picture: Uint8Array;
+    try {
+      picture = image ? (await cardPicturePng(readBytes(image, 'image'))).bytes : await placeholderCardPng();
+    } catch (error) {
+      if (error instanceof CliError) throw error;
+      throw new CliError(`--image ${image ?? ''} is not a picture that can be read: ${(error as Error).message}`);
+    }
+    bytes = cardPng(picture, card);
+  } else bytes = new TextEncoder().encode(`${JSON.stringify(card, null, 2)}\n`);
+  try {
+    writeFileSync(out, bytes);
+  } catch (error) {
+    throw new CliError(`cannot write ${out}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  process.stderr.write(`export: ${world.name} → SillyTavern chara_card_v3${png ? ' (png, with a chara_card_v2 copy)' : ''} ${out}\n`);
+  for (const [field, ids] of Object.entries(fields)) if (ids.length > 0) process.stderr.write(`${field}: ${ids.join(', ')}\n`);
+  process.stderr.write(`character_book: ${bookEntries.length} entr${bookEntries.length === 1 ? 'y' : 'ies'}${bookEntries.length ? ` (${bookEntries.join(', ')})` : ''}\n`);
+  process.stderr.write(`extensions.yumina: the whole world (variables, rules, reactions, interface, music, settings), for importing it back here\n`);
+}
+
 function printIssues(issues: readonly Issue[]): void {
   process.stdout.write(`invalid: ${issues.length} issue${issues.length === 1 ? '' : 's'}\n`);
   for (const issue of issues) process.stdout.write(`${issue.path || '$'}: ${issue.message}\n`);
@@ -145,7 +182,7 @@ function session(values: Record<string, unknown>) {
   return { now, seed: Number(seed), sessionId: typeof values.session === 'string' ? values.session : 'cli' };
 }
 
-function run(argv: string[]): void {
+function run(argv: string[]): void | Promise<void> {
   const [command, ...rest] = argv;
   if (!command || command === '--help' || command === 'help') throw new CliError(USAGE);
   let parsed: ReturnType<typeof parseArgs>;
@@ -163,6 +200,8 @@ function run(argv: string[]): void {
         now: { type: 'string' },
         session: { type: 'string' },
         out: { type: 'string' },
+        card: { type: 'string' },
+        image: { type: 'string' },
       },
     });
   } catch (error) {
@@ -174,6 +213,11 @@ function run(argv: string[]): void {
     if (!worldPath || positionals.length > 1) throw new CliError(`import needs exactly one file\n${USAGE}`);
     importCommand(worldPath, values.out as string | undefined);
     return;
+  }
+  if (command === 'export') {
+    if (!worldPath || positionals.length > 1) throw new CliError(`export needs exactly one world file\n${USAGE}`);
+    if (typeof values.card !== 'string') throw new CliError(`export needs --card <out.png|out.json>\n${USAGE}`);
+    return exportCommand(worldPath, values.card, values.image as string | undefined);
   }
   if (command === 'action') {
     if (!worldPath || positionals.length !== 2) throw new CliError(`action needs a world file and an action id\n${USAGE}`);
@@ -227,7 +271,7 @@ function run(argv: string[]): void {
 }
 
 try {
-  run(process.argv.slice(2));
+  await run(process.argv.slice(2));
 } catch (error) {
   if (error instanceof InvalidWorldError) {
     printIssues(error.issues);

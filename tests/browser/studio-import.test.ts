@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { encodeBase64Utf8, pngWithText } from '../../packages/world/src/index.ts';
+import { decodeBase64Utf8, encodeBase64Utf8, pngReplaceText, pngWithText, readPngText } from '../../packages/world/src/index.ts';
+import { gradientPng } from '../support/png.ts';
+import { screenPath } from '../support/screens.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 import type { TestServer } from '../support/server.ts';
 
@@ -51,20 +53,52 @@ describe('studio Import button in a real browser', () => {
     await poll(() => page.getByRole('heading', { name: 'Studio · Professor Lumen' }).isVisible()).toBe(true);
   }, 120_000);
 
-  it('pasted JSON with genuine errors shows every issue and cannot be saved', async () => {
+  it('pasted JSON that is not a world shows the issue and cannot be saved', async () => {
     const page = await openImport();
-    await page.getByLabel('Pasted JSON').fill(fixture('refused-8.0.0.json'));
+    await page.getByLabel('Pasted JSON').fill(JSON.stringify({ version: '4.2.0', name: 'Old' }));
     await page.getByRole('button', { name: 'Read pasted JSON' }).click();
     const issues = page.getByTestId('import-issues');
     await poll(() => issues.isVisible()).toBe(true);
-    expect(await issues.locator('[data-issue-path]').evaluateAll((items) => items.map((item) => item.getAttribute('data-issue-path')))).toEqual([
-      'name',
-      'entries[0].id',
-      'entries[0].role',
-      'entries[1].section',
-      'variables[0].defaultValue',
-      'rules[0].actions[0].variableId',
-    ]);
+    expect(await issues.locator('[data-issue-path]').evaluateAll((items) => items.map((item) => item.getAttribute('data-issue-path')))).toEqual(['version']);
     expect(await page.getByRole('button', { name: 'Save as a new world' }).isDisabled()).toBe(true);
   }, 120_000);
+
+  it('a card with a picture and a lorebook: folded report lines, the kept picture, and Export card on the new draft (1280 and 390 px)', async () => {
+    const entries = Array.from({ length: 12 }, (_, index) => ({
+      keys: [`tower ${index}`],
+      content: `Tower ${index} rings at dusk.`,
+      enabled: true,
+      insertion_order: index,
+      extensions: { position: 4, depth: 4, group: 'bells', probability: 100, useProbability: true },
+    }));
+    const card = { spec: 'chara_card_v3', spec_version: '3.0', data: { name: 'Bell Keeper', description: '{{char}} keeps the bells.', first_mes: 'Ding.', personality: '', scenario: '', mes_example: '', extensions: { regex_scripts: [{ scriptName: 'Hide status' }] }, character_book: { entries } } };
+    const png = pngReplaceText(new Uint8Array(gradientPng(400, 600, [40, 60, 160], [200, 120, 40])), { ccv3: encodeBase64Utf8(JSON.stringify(card)) });
+    for (const width of [1280, 390]) {
+      const page = await openImport();
+      await page.setViewportSize({ width, height: 900 });
+      await page.getByLabel('File').setInputFiles({ name: 'bells.png', mimeType: 'image/png', buffer: Buffer.from(png) });
+      const report = page.getByTestId('import-report');
+      await poll(() => report.textContent()).toContain('chara_card_v3 (png)');
+      expect(await report.locator('[data-count="12"]').count()).toBe(1);
+      expect(await report.locator('[data-count="12"]').textContent()).toContain('12×');
+      expect(await report.locator('[data-kept="picture"]').textContent()).toContain("becomes the world's cover and the character's avatar");
+      expect(await report.textContent()).toContain('no script will hide them');
+      await page.screenshot({ path: screenPath(`studio-import-${width}`), fullPage: true });
+      if (width === 390) break;
+      await page.getByRole('button', { name: 'Save as a new world' }).click();
+      await poll(() => page.url()).toMatch(/\/studio\/wld_/);
+      const link = page.getByRole('link', { name: 'Export card' });
+      await poll(() => link.isVisible()).toBe(true);
+      const href = await link.getAttribute('href');
+      const exported = await context.request.get(`${server.url}${href}`);
+      expect(exported.status()).toBe(200);
+      const texts = readPngText(new Uint8Array(await exported.body()));
+      expect((JSON.parse(decodeBase64Utf8(texts.get('ccv3')!)) as { data: { name: string } }).data.name).toBe('Bell Keeper');
+      for (const size of [1280, 390]) {
+        await page.setViewportSize({ width: size, height: 700 });
+        await page.screenshot({ path: screenPath(`studio-export-card-${size}`) });
+      }
+      await page.close();
+    }
+  }, 180_000);
 });

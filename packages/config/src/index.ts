@@ -175,6 +175,7 @@ export const envSchema = z.object({
     .optional(),
   SIGNUP_RATE_LIMIT_PER_HOUR: int(1, 100_000, 30),
   AI_CHECK_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 30),
+  IMPORT_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 20),
   EVENT_STREAMS_PER_ADDRESS: int(1, 100_000, 20),
   EVENT_STREAMS_PER_PROCESS: int(1, 1_000_000, 2_000),
   SMTP_URL: url(['smtp:', 'smtps:']),
@@ -292,6 +293,8 @@ export interface Config {
     accountMailPerHour: number;
     /** AI connection tests and model listings per account per minute. */
     aiChecksPerMinute: number;
+    /** World imports (POST /api/worlds/import) per account per minute. */
+    importsPerMinute: number;
     /** Open live update streams (server-sent events) per client address, and per process. */
     eventStreamsPerAddress: number;
     eventStreamsPerProcess: number;
@@ -447,6 +450,7 @@ export function loadConfig(
       signupsPerHour: e.SIGNUP_RATE_LIMIT_PER_HOUR,
       accountMailPerHour: e.ACCOUNT_MAIL_RATE_LIMIT_PER_HOUR,
       aiChecksPerMinute: e.AI_CHECK_RATE_LIMIT_PER_MINUTE,
+      importsPerMinute: e.IMPORT_RATE_LIMIT_PER_MINUTE,
       eventStreamsPerAddress: e.EVENT_STREAMS_PER_ADDRESS,
       eventStreamsPerProcess: e.EVENT_STREAMS_PER_PROCESS,
     },

@@ -1,3 +1,4 @@
+import { findUnsafeText, isUnsafeText } from '@yumina/world/text';
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from './errors.ts';
 
@@ -25,31 +26,8 @@ export function jsonDepthExceeds(text: string, limit = JSON_MAX_DEPTH): boolean 
   return false;
 }
 
-/** True when a string holds U+0000 or a lone UTF-16 surrogate (neither can be stored as text). */
-export function isUnsafeText(value: string): boolean {
-   
-  return /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(value);
-}
-
-/** The path of the first string (or object key) in `value` that is unsafe text, or null. */
-export function findUnsafeText(value: unknown, path: (string | number)[] = []): (string | number)[] | null {
-  if (typeof value === 'string') return isUnsafeText(value) ? path : null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = findUnsafeText(value[i], [...path, i]);
-      if (found) return found;
-    }
-    return null;
-  }
-  if (value && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
-      if (isUnsafeText(key)) return [...path, key];
-      const found = findUnsafeText(item, [...path, key]);
-      if (found) return found;
-    }
-  }
-  return null;
-}
+// One definition of unsafe text for JSON bodies and imported files alike (@yumina/world/text).
+export { findUnsafeText, isUnsafeText };
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -1,49 +1,40 @@
-import { type ImportReport, type ImportResult, importWorld } from '@yumina/world';
-import { useState } from 'react';
+import { foldChanges, type ImportReport, type ImportResult, importWorld } from '@yumina/world';
+import { useEffect, useState } from 'react';
 import { navigate } from '../lib/router.tsx';
-import { type Issue, send } from './server.ts';
+import { type Answer, type Issue, send } from './server.ts';
 
 /** What the author chose: a file's bytes (a world, a card as JSON or PNG, a lorebook) or pasted JSON. */
 type Source = { kind: 'file'; name: string; bytes: Uint8Array } | { kind: 'text'; text: string };
 
-function toBase64(bytes: Uint8Array): string {
-  let binary = '';
-  for (let index = 0; index < bytes.length; index += 0x8000) binary += String.fromCharCode(...bytes.subarray(index, index + 0x8000));
-  return btoa(binary);
+/** Files up to this size go to the server as they are (a binary body), PNG cards included. */
+const FILE_LIMIT = 16 * 1024 * 1024;
+
+/** A preview of the card's picture (the chosen PNG file itself). */
+function PicturePreview({ bytes }: { bytes: Uint8Array }) {
+  const [url, setUrl] = useState<string | null>(null);
+  useEffect(() => {
+    const next = URL.createObjectURL(new Blob([bytes as Uint8Array<ArrayBuffer>], { type: 'image/png' }));
+    setUrl(next);
+    return () => URL.revokeObjectURL(next);
+  }, [bytes]);
+  return url ? <img src={url} alt="The card's picture" /> : null;
 }
 
-function ReportView({ report }: { report: ImportReport }) {
+function ReportView({ report, picture }: { report: ImportReport; picture: Uint8Array | null }) {
+  // Repeated per-entry lines (the same change at entries[0], entries[1], …) fold into one counted line.
+  const changes = foldChanges(report.changes);
+  const kept = report.assets.filter((asset) => asset.embedded);
+  const links = report.assets.filter((asset) => !asset.embedded);
   return (
     <div data-testid="import-report">
       <p>
         {report.format === 'world' ? 'World' : report.format === 'sillytavern-card' ? 'SillyTavern character card' : 'SillyTavern World Info'}{' '}
         <code>{report.sourceVersion}</code> → WorldDefinition 20.0.0 · {report.changes.length} change{report.changes.length === 1 ? '' : 's'}
       </p>
-      {report.changes.length > 0 && (
-        <ul className="list import-changes">
-          {report.changes.map((change, index) => (
-            <li key={`${index}:${change.path}`} data-kind={change.kind}>
-              <strong>{change.kind}</strong> <code>{change.path || '(world)'}</code> {change.message}
-            </li>
-          ))}
-        </ul>
-      )}
-      {report.assets.length > 0 && (
-        <>
-          <h4>Assets to upload</h4>
-          <ul className="list">
-            {report.assets.map((asset) => (
-              <li key={asset.id} data-asset={asset.id}>
-                <code>{asset.id}</code> ({asset.reference}), named at {asset.paths.join(', ')}
-              </li>
-            ))}
-          </ul>
-        </>
-      )}
       {report.warnings.length > 0 && (
         <>
           <h4>Warnings</h4>
-          <ul className="list">
+          <ul className="list import-warnings">
             {report.warnings.map((warning) => (
               <li key={`${warning.path}\u0000${warning.message}`}>
                 <code>{warning.path || '(world)'}</code> {warning.message}
@@ -52,8 +43,62 @@ function ReportView({ report }: { report: ImportReport }) {
           </ul>
         </>
       )}
+      {changes.length > 0 && (
+        <ul className="list import-changes">
+          {changes.map((change, index) => (
+            <li key={`${index}:${change.path}`} data-kind={change.kind} data-count={change.count}>
+              <strong>{change.kind}</strong> <code>{change.path || '(world)'}</code>
+              {change.count > 1 && <span className="tag">{change.count}×</span>} {change.message}
+            </li>
+          ))}
+        </ul>
+      )}
+      {kept.length > 0 && (
+        <>
+          <h4>Kept with the world</h4>
+          <ul className="list">
+            {kept.map((asset) => (
+              <li key={asset.id} data-kept={asset.id}>
+                {asset.embedded === 'picture' ? (
+                  <span className="import-picture">
+                    {picture && <PicturePreview bytes={picture} />}
+                    <span>The card's picture becomes the world's cover and the character's avatar.</span>
+                  </span>
+                ) : (
+                  <>
+                    <code>{asset.id}</code> ({asset.reference}) is stored as an asset of the world.
+                  </>
+                )}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      {links.length > 0 && (
+        <>
+          <h4>Assets to upload</h4>
+          <ul className="list">
+            {links.map((asset) => (
+              <li key={asset.id} data-asset={asset.id}>
+                <code>{asset.id}</code> ({asset.reference}), named at {asset.paths.join(', ')}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
     </div>
   );
+}
+
+async function sendFile(source: { name: string; bytes: Uint8Array }): Promise<Answer<{ id: string }>> {
+  if (source.bytes.length > FILE_LIMIT) return { status: 413, body: { id: '', error: { code: 'TOO_LARGE', message: `The file is ${(source.bytes.length / 1024 / 1024).toFixed(1)} MiB; at most 16 MiB can be imported.` } } };
+  const res = await fetch(`/api/worlds/import?name=${encodeURIComponent(source.name.slice(0, 255))}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/octet-stream' },
+    body: source.bytes as Uint8Array<ArrayBuffer>,
+    credentials: 'same-origin',
+  });
+  return { status: res.status, body: (await res.json().catch(() => ({}))) as Answer<{ id: string }>['body'] };
 }
 
 /**
@@ -83,8 +128,11 @@ export function ImportDialog() {
     setBusy(true);
     setMessage(null);
     try {
-      const body = source.kind === 'file' ? { file: { name: source.name, base64: toBase64(source.bytes) } } : { world: JSON.parse(source.text) as unknown };
-      const res = await send<{ id: string }>('/api/worlds/import', 'POST', body);
+      // A file goes as it is (a binary body, up to 16 MiB); pasted JSON as {"world": …}.
+      const res =
+        source.kind === 'file'
+          ? await sendFile(source)
+          : await send<{ id: string }>('/api/worlds/import', 'POST', { world: JSON.parse(source.text) as unknown });
       if (res.status === 201) {
         setOpen(false);
         navigate(`/studio/${encodeURIComponent(res.body.id)}`);
@@ -150,7 +198,7 @@ export function ImportDialog() {
           </ul>
         </div>
       )}
-      {result?.report && <ReportView report={result.report} />}
+      {result?.report && <ReportView report={result.report} picture={source?.kind === 'file' ? source.bytes : null} />}
     </section>
   );
 }

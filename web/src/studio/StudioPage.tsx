@@ -252,6 +252,17 @@ function Studio({ worldId, author }: { worldId: string | null; author: string })
           <button type="button" className="secondary" onClick={exportWorld}>
             Export
           </button>
+          {server && (
+            // The saved world as a SillyTavern character card (PNG: its picture is the avatar or the cover).
+            <a
+              className="button secondary"
+              href={`/api/worlds/${encodeURIComponent(server.id)}/card.png`}
+              download
+              title={dirty ? 'Exports the saved version: save first to include your latest changes' : 'A SillyTavern V3 character card (PNG) that imports back here as this world'}
+            >
+              Export card
+            </a>
+          )}
           <button type="button" disabled={busy || issues.length > 0 || !dirty} onClick={() => save()}>
             {busy ? 'Saving…' : 'Save'}
           </button>

@@ -1,4 +1,3 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { HttpError, parseWith } from '@yumina/http';
 import { ASSET_TOKEN_PARAM, assetPath, isAssetId } from '@yumina/sandbox';
 import type { FastifyInstance } from 'fastify';
@@ -8,23 +7,9 @@ import type { Authenticated } from '../accounts/sessions.ts';
 import { assetIsLive, isLive } from '../worlds/version.ts';
 import type { AppContext } from '../context.ts';
 import { AssetLinkSigner } from './asset-link.ts';
-import { sniffAssetType } from './asset-type.ts';
+import { ASSET_LIMITS, assetKey, type AssetRow, storeWorldAsset } from './asset-store.ts';
 
-/** Per-file and per-world limits of world assets (413 beyond them; nothing is stored). */
-export const ASSET_LIMITS = { fileBytes: 8 * 1024 * 1024, worldBytes: 64 * 1024 * 1024, worldFiles: 500 } as const;
-
-export const assetKey = (worldId: string, assetId: string) => `assets/${worldId}/${assetId}`;
-
-interface AssetRow {
-  id: string;
-  world_id: string;
-  kind: string;
-  content_type: string;
-  size: number;
-  name: string;
-  sha256: string;
-  created_at: Date;
-}
+export { ASSET_LIMITS, assetKey };
 
 const assetView = (a: AssetRow) => ({
   id: a.id,
@@ -71,29 +56,10 @@ export async function assetRoutes(app: FastifyInstance, ctx: AppContext): Promis
       await ownWorld(request.params.worldId, auth.account.id);
       const bytes = request.body;
       if (!Buffer.isBuffer(bytes) || bytes.length === 0) throw new HttpError(400, 'EMPTY_UPLOAD', 'Send the file as the request body.');
-      const type = sniffAssetType(bytes);
-      if (!type) throw new HttpError(415, 'UNSUPPORTED_ASSET_TYPE', 'Only images (PNG, JPEG, GIF, WebP, AVIF), audio (MP3, AAC, OGG, WAV, FLAC, M4A) and fonts (WOFF, WOFF2, TTF, OTF) can be uploaded; the content of this file is none of these.');
-      const id = `ast_${randomBytes(16).toString('base64url')}`;
-      const sha256 = createHash('sha256').update(bytes).digest('hex');
       const row = await db.transaction(async (tx) => {
         // One upload at a time per world, so two uploads cannot both pass the per-world limit.
         await tx.query('select 1 from worlds where id = $1 for update', [request.params.worldId]);
-        const { rows } = await tx.query<{ total: string; n: number }>(
-          'select coalesce(sum(size), 0)::text as total, count(*)::int as n from world_assets where world_id = $1',
-          [request.params.worldId],
-        );
-        const used = Number(rows[0]!.total);
-        if (used + bytes.length > ASSET_LIMITS.worldBytes || rows[0]!.n >= ASSET_LIMITS.worldFiles) {
-          throw new HttpError(413, 'WORLD_ASSETS_FULL', `This world's assets would exceed ${ASSET_LIMITS.worldBytes / 1024 / 1024} MiB or ${ASSET_LIMITS.worldFiles} files (in use: ${Math.ceil(used / 1024)} KiB, ${rows[0]!.n} files).`);
-        }
-        const inserted = await tx.query<AssetRow & Record<string, unknown>>(
-          `insert into world_assets (id, world_id, owner_id, kind, content_type, size, name, sha256)
-           values ($1, $2, $3, $4, $5, $6, $7, $8) returning *`,
-          [id, request.params.worldId, auth.account.id, type.kind, type.contentType, bytes.length, q.name, sha256],
-        );
-        // Stored inside the transaction: a failed write rolls the row back, so nothing half-exists.
-        await ctx.objects.put(assetKey(request.params.worldId, id), bytes, type.contentType);
-        return inserted.rows[0]!;
+        return storeWorldAsset(tx, ctx.objects, { worldId: request.params.worldId, ownerId: auth.account.id, bytes, name: q.name });
       });
       reply.code(201);
       return { asset: assetView(row) };
@@ -151,8 +117,8 @@ export async function assetRoutes(app: FastifyInstance, ctx: AppContext): Promis
   app.get<{ Params: { worldId: string; assetId: string }; Querystring: Record<string, unknown> }>('/api/worlds/:worldId/assets/:assetId', async (request, reply) => {
     const { worldId, assetId } = request.params;
     if (!isAssetId(assetId)) throw new HttpError(404, 'NOT_FOUND', 'No such asset.');
-    const { rows } = await db.query<AssetRow & { owner_id: string; status: string; live_definition: string | null; live_cover_asset_id: string | null } & Record<string, unknown>>(
-      `select a.*, w.owner_id, w.status, w.live_definition, w.live_cover_asset_id from world_assets a join worlds w on w.id = a.world_id where a.id = $1 and a.world_id = $2`,
+    const { rows } = await db.query<AssetRow & { owner_id: string; status: string; live_definition: string | null; live_cover_asset_id: string | null; live_avatar_asset_id: string | null } & Record<string, unknown>>(
+      `select a.*, w.owner_id, w.status, w.live_definition, w.live_cover_asset_id, w.live_avatar_asset_id from world_assets a join worlds w on w.id = a.world_id where a.id = $1 and a.world_id = $2`,
       [assetId, worldId],
     );
     const asset = rows[0];

@@ -28,6 +28,7 @@ export interface WorldRowForReview {
   language: string | null;
   live_revision: number | null;
   cover_asset_id?: string | null;
+  avatar_asset_id?: string | null;
 }
 
 export type ReviewState = 'pending' | 'approved' | 'rejected' | 'withdrawn' | 'superseded';
@@ -119,9 +120,9 @@ export async function publishWorld(ctx: AppContext, worldId: string, actorId: st
       const kind: ReviewKind = live ? 'edit' : 'publication';
       const reviewId = newReviewId();
       await tx.query(
-        `insert into world_reviews (id, world_id, owner_id, kind, revision, definition, name, description, tags, language, cover_asset_id)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-        [reviewId, row.id, row.owner_id, kind, row.revision, row.definition, row.name, row.description, row.tags, row.language, row.cover_asset_id ?? null],
+        `insert into world_reviews (id, world_id, owner_id, kind, revision, definition, name, description, tags, language, cover_asset_id, avatar_asset_id)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+        [reviewId, row.id, row.owner_id, kind, row.revision, row.definition, row.name, row.description, row.tags, row.language, row.cover_asset_id ?? null, row.avatar_asset_id ?? null],
       );
       if (kind === 'publication') await tx.query(`update worlds set status = 'held' where id = $1`, [row.id]);
       await recordEvent(tx, { worldId: row.id, ownerId: row.owner_id, actorId, action: 'held', revision: row.revision, reviewId, reason: decision.because });
@@ -131,7 +132,7 @@ export async function publishWorld(ctx: AppContext, worldId: string, actorId: st
       `update worlds set status = 'published', published_at = coalesce(published_at, now()),
               live_revision = revision, live_definition = definition, live_name = name,
               live_description = description, live_tags = tags, live_language = language,
-              live_cover_asset_id = cover_asset_id, live_updated_at = now()
+              live_cover_asset_id = cover_asset_id, live_avatar_asset_id = avatar_asset_id, live_updated_at = now()
         where id = $1`,
       [row.id],
     );
@@ -209,7 +210,7 @@ export async function approveReview(ctx: AppContext, reviewId: string, adminId: 
       `update worlds w set status = 'published', published_at = coalesce(w.published_at, now()),
               live_revision = r.revision, live_definition = r.definition, live_name = r.name,
               live_description = r.description, live_tags = r.tags, live_language = r.language,
-              live_cover_asset_id = r.cover_asset_id, live_updated_at = now()
+              live_cover_asset_id = r.cover_asset_id, live_avatar_asset_id = r.avatar_asset_id, live_updated_at = now()
          from world_reviews r where r.id = $1 and w.id = r.world_id`,
       [reviewId],
     );

@@ -10,7 +10,7 @@ describe('POST /api/worlds/import (real PostgreSQL)', () => {
   let author: Browser;
 
   beforeAll(async () => {
-    server = await startTestServer();
+    server = await startTestServer({ IMPORT_RATE_LIMIT_PER_MINUTE: '30' });
     author = new Browser(server.url);
     await author.fetch('/api/auth/signup', { method: 'POST', json: { email: `importer-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Importer' } });
   });
@@ -69,17 +69,21 @@ describe('POST /api/worlds/import (real PostgreSQL)', () => {
     expect(((await saved.json()) as { world: { id: string; description: string } }).world).toMatchObject({ id: created.world.id, description: 'Edited' });
   });
 
-  it('a refused import is 422 naming every path, and creates nothing', async () => {
+  it('a refused import (not a world at all) is 422 naming its path, and creates nothing; a broken world is repaired instead', async () => {
     const before = await count();
-    const res = await author.fetch('/api/worlds/import', { method: 'POST', json: { world: JSON.parse(fixture('refused-8.0.0.json')) } });
+    const res = await author.fetch('/api/worlds/import', { method: 'POST', json: { world: { version: '4.2.0', name: 'Old' } } });
     expect(res.status).toBe(422);
-    const body = (await res.json()) as { error: { code: string; message: string }; issues: { path: string; message: string }[]; report: { changes: unknown[] } };
+    const body = (await res.json()) as { error: { code: string; message: string }; issues: { path: string; message: string }[]; report: unknown };
     expect(body.error.code).toBe('IMPORT_REFUSED');
-    const paths = ['name', 'entries[0].id', 'entries[0].role', 'entries[1].section', 'variables[0].defaultValue', 'rules[0].actions[0].variableId'];
-    expect(body.issues.map((issue) => issue.path)).toEqual(paths);
-    for (const path of paths) expect(body.error.message).toContain(path);
-    expect(body.report.changes.length).toBeGreaterThan(0);
+    expect(body.issues).toEqual([{ path: 'version', message: '4.2.0 cannot be imported: versions 5.x through 25.x can' }]);
+    expect(body.error.message).toContain('version');
     expect(await count()).toBe(before);
+
+    const repaired = await author.fetch('/api/worlds/import', { method: 'POST', json: { world: JSON.parse(fixture('repairs-8.0.0.json')) } });
+    expect(repaired.status).toBe(201);
+    const created = (await repaired.json()) as { world: { name: string }; report: { changes: { kind: string; path: string }[] } };
+    expect(created.world.name).toBe('Imported world');
+    expect(created.report.changes).toContainEqual(expect.objectContaining({ kind: 'dropped', path: 'rules[0].actions[0]' }));
   });
 
   it('bad bodies are 400 in the error shape; no session is 401; nothing is created', async () => {
@@ -94,5 +98,47 @@ describe('POST /api/worlds/import (real PostgreSQL)', () => {
     const tooBig = await author.fetch('/api/worlds/import', { method: 'POST', json: { world: { version: '20.0.0', name: 'big', description: 'x'.repeat(6 * 1024 * 1024) } } });
     expect(tooBig.status).toBe(413);
     expect(await count()).toBe(before);
+  });
+
+  it('takes a PNG card as the file itself (binary body, ?name=) or as a multipart form; a JSON body stays under 5 MiB, a file under 16 MiB', async () => {
+    const author = new Browser(server.url);
+    await author.fetch('/api/auth/signup', { method: 'POST', json: { email: `bytes-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Bytes' } });
+    const png = pngWithText({ ccv3: encodeBase64Utf8(fixture('card-v3.json')) });
+    const raw = await author.fetch('/api/worlds/import?name=lumen.png', { method: 'POST', headers: { 'content-type': 'image/png' }, body: png as Uint8Array<ArrayBuffer> });
+    expect(raw.status).toBe(201);
+    expect(((await raw.json()) as { report: { sourceVersion: string } }).report.sourceVersion).toBe('chara_card_v3 (png)');
+
+    const form = new FormData();
+    form.append('file', new Blob([fixture('world-info.json')], { type: 'application/json' }), 'Silver Coast.json');
+    const multipart = await author.fetch('/api/worlds/import', { method: 'POST', body: form });
+    expect(multipart.status).toBe(201);
+    expect(((await multipart.json()) as { world: { name: string } }).world.name).toBe('Silver Coast');
+
+    const before = await count();
+    const tooBigFile = await author.fetch('/api/worlds/import', { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array(16 * 1024 * 1024 + 1) });
+    expect(tooBigFile.status).toBe(413);
+    const empty = await author.fetch('/api/worlds/import', { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array(0) });
+    expect(empty.status).toBe(400);
+    const notMultipart = await author.fetch('/api/worlds/import', { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=x' }, body: 'nonsense' });
+    expect(notMultipart.status).toBe(400);
+    expect(((await notMultipart.json()) as { error: { code: string } }).error.code).toBe('BAD_REQUEST');
+    expect(await count()).toBe(before);
+  });
+
+  it('imports are rate limited per account (429 with Retry-After; nothing created)', async () => {
+    const busy = new Browser(server.url);
+    await busy.fetch('/api/auth/signup', { method: 'POST', json: { email: `busy-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Busy' } });
+    const card = JSON.parse(fixture('card-v2.json')) as unknown;
+    for (let index = 0; index < 30; index++) expect((await busy.fetch('/api/worlds/import', { method: 'POST', json: { world: card } })).status).toBe(201);
+    const before = await count();
+    const limited = await busy.fetch('/api/worlds/import', { method: 'POST', json: { world: card } });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(((await limited.json()) as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
+    expect(await count()).toBe(before);
+    // Another account is not limited by it.
+    const other = new Browser(server.url);
+    await other.fetch('/api/auth/signup', { method: 'POST', json: { email: `other-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Other' } });
+    expect((await other.fetch('/api/worlds/import', { method: 'POST', json: { world: card } })).status).toBe(201);
   });
 });

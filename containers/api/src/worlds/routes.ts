@@ -7,6 +7,7 @@ import { authenticate, requireAuth } from '../accounts/auth.ts';
 import { newId } from '../accounts/ids.ts';
 import type { AppContext } from '../context.ts';
 import { publishWorld, unpublishWorld } from '../studio/review.ts';
+import { cardRoute } from './card-route.ts';
 import { importRoute } from './import-route.ts';
 import { CARD_SELECT, cardFields, cardView, libraryRoutes } from './library.ts';
 import { variantRoutes } from './variants.ts';
@@ -32,6 +33,9 @@ export interface WorldRow {
   live_definition: string | null;
   cover_asset_id: string | null;
   live_cover_asset_id: string | null;
+  /** The character's avatar (migration 091): set by a card import, shown on the character's chat bubbles. */
+  avatar_asset_id: string | null;
+  live_avatar_asset_id: string | null;
 }
 
 /** Validation failures answer 422 with the validator's own shape (not the error shape). */
@@ -68,6 +72,8 @@ export function ownerView(row: WorldRow) {
     liveRevision: row.live_revision ?? null,
     coverUrl: row.cover_asset_id ? assetPath(row.id, row.cover_asset_id) : null,
     coverAssetId: row.cover_asset_id ?? null,
+    avatarUrl: row.avatar_asset_id ? assetPath(row.id, row.avatar_asset_id) : null,
+    avatarAssetId: row.avatar_asset_id ?? null,
     world: JSON.parse(row.definition) as unknown,
   };
 }
@@ -76,7 +82,16 @@ export function ownerView(row: WorldRow) {
 function readerView(row: WorldRow, live: WorldVersion) {
   const view = ownerView(row);
   const cover = row.live_cover_asset_id ?? null;
-  return { ...view, revision: live.revision, coverUrl: cover ? assetPath(row.id, cover) : null, coverAssetId: cover, world: live.world as unknown };
+  const avatar = row.live_avatar_asset_id ?? null;
+  return {
+    ...view,
+    revision: live.revision,
+    coverUrl: cover ? assetPath(row.id, cover) : null,
+    coverAssetId: cover,
+    avatarUrl: avatar ? assetPath(row.id, avatar) : null,
+    avatarAssetId: avatar,
+    world: live.world as unknown,
+  };
 }
 
 const updateBody = z.object({ world: z.unknown(), revision: z.number().int().min(1) });
@@ -259,4 +274,6 @@ export async function worldRoutes(app: FastifyInstance, ctx: AppContext): Promis
   await variantRoutes(app, ctx);
   // POST /api/worlds/import: a foreign world, card or lorebook → a new draft world with the import report.
   await importRoute(app, ctx);
+  // GET /api/worlds/:id/card.png|json: the world as a SillyTavern character card (the way back: import).
+  await cardRoute(app, ctx);
 }

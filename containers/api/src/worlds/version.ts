@@ -170,6 +170,9 @@ export async function worldForViewer(db: Queryable, worldId: string, viewer: Wor
  * Whether an asset of a world is public: the world is live and its live version names the asset.
  * An asset only a held edit uses stays private (its author, administrators, or a signed link).
  */
-export function assetIsLive(row: { status: string; live_definition: string | null; live_cover_asset_id?: string | null }, assetId: string): boolean {
-  return isLive(row) && (row.live_definition!.includes(assetId) || row.live_cover_asset_id === assetId);
+export function assetIsLive(
+  row: { status: string; live_definition: string | null; live_cover_asset_id?: string | null; live_avatar_asset_id?: string | null },
+  assetId: string,
+): boolean {
+  return isLive(row) && (row.live_definition!.includes(assetId) || row.live_cover_asset_id === assetId || row.live_avatar_asset_id === assetId);
 }

@@ -79,7 +79,9 @@ function label(entry: EngineEntry): string {
 /**
  * Decides which entries apply to the next prompt. `scanMessages` are the recent message texts
  * (the caller passes the last `lorebookScanDepth` of them). Sections system-presets, examples
- * and post-history always apply when enabled and their conditions hold. A chat-history entry
+ * and post-history always apply when enabled and their conditions hold, except a system-presets
+ * entry with keywords: it applies like a chat-history entry (keywords, secondary keywords,
+ * conditions, recursion) and then sits at its position in step 1. A chat-history entry
  * applies when a keyword matches the scanned text (then secondary keywords and conditions must
  * also hold), or, when it has no keywords but has conditions, when those conditions hold.
  * Entries whose content mentions keywords of others trigger them for up to
@@ -93,7 +95,9 @@ export function selectEntries(world: EngineWorld, state: WorldState, scanMessage
   for (const entry of world.entries) {
     // Greetings open the chat as the first assistant message (startSession), not prompt text.
     if (!isEntryEnabled(entry, state) || entry.role === 'greeting') continue;
-    if (entry.section === 'chat-history') {
+    // A system-presets entry with keywords is keyword-triggered too, and sent in its place in step 1
+    // (SillyTavern's "before/after character" lorebook entries keep their place that way).
+    if (entry.section === 'chat-history' || (entry.section === 'system-presets' && (entry.keywords ?? []).some((keyword) => keyword.trim() !== ''))) {
       candidates.push(entry);
       continue;
     }
@@ -162,6 +166,12 @@ export function selectEntries(world: EngineWorld, state: WorldState, scanMessage
         if (selection.activated.at(-1)?.entry === entry) lastLevel.push(entry);
       }
     }
+  }
+  const inPlace = selection.activated.filter((activation) => activation.entry.section === 'system-presets');
+  if (inPlace.length > 0) {
+    selection.activated = selection.activated.filter((activation) => activation.entry.section !== 'system-presets');
+    selection.systemPresets.push(...inPlace.map((activation) => activation.entry));
+    selection.systemPresets.sort(byPosition);
   }
   selection.activated.sort((left, right) => byPosition(left.entry, right.entry));
   return selection;

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { reportLines } from './import-report.ts';
 import { importWorld } from './import-world.ts';
-import { encodeBase64Utf8, pngWithText } from './png-text.ts';
+import { encodeBase64Utf8, pngWithText, readPngText } from './png-text.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../../..');
 const FIXTURES = join(ROOT, 'tests/fixtures/worlds');
@@ -181,20 +181,64 @@ describe('npm run world -- import (spawned): every accepted form imports, valida
     expect(JSON.parse(printed.stdout)).toMatchObject({ version: '20.0.0', id: '0d9b7a44-5c1e-4f7e-9a52-3b8f0c6e2d11', name: 'Harbor Watch' });
 
     const out = join(dir, 'refused.json');
-    const refused = cli('import', join(FIXTURES, 'refused-8.0.0.json'), '--out', out);
+    const tooOld = join(dir, 'too-old.json');
+    writeFileSync(tooOld, JSON.stringify({ version: '4.2.0', name: 'Old' }));
+    const refused = cli('import', tooOld, '--out', out);
     expect(refused.status).toBe(1);
     expect(refused.stdout).toBe('');
     expect(existsSync(out)).toBe(false);
-    const errors = lines(refused.stderr);
-    const at = errors.indexOf('refused: 6 issues');
-    expect(at).toBeGreaterThan(0);
-    expect(errors.slice(at + 1).map((line) => line.split(': ')[0])).toEqual([
-      'name',
-      'entries[0].id',
-      'entries[0].role',
-      'entries[1].section',
-      'variables[0].defaultValue',
-      'rules[0].actions[0].variableId',
-    ]);
+    expect(lines(refused.stderr)).toEqual(['refused: 1 issue', 'version: 4.2.0 cannot be imported: versions 5.x through 25.x can']);
+
+    // One part that cannot convert is repaired or dropped, and said: the world is still imported.
+    const repaired = cli('import', join(FIXTURES, 'repairs-8.0.0.json'), '--out', out);
+    expect(repaired.status).toBe(0);
+    expect(JSON.parse(readFileSync(out, 'utf8'))).toMatchObject({ name: 'Imported world', variables: [{ id: 'gold', defaultValue: 0 }] });
+    expect(lines(repaired.stderr)).toContain('dropped rules[0].actions[0]: could not be kept: names variable "silver", which this world does not define (at variableId)');
+  }, 60_000);
+
+  it('imported text passes the text guard: U+0000 and lone surrogates in a card are cleaned with a line naming each path (issue 31)', () => {
+    const file = join(dir, 'knight.png');
+    const card = JSON.stringify({ spec: 'chara_card_v3', spec_version: '3.0', data: { name: 'Null\u0000Knight', description: 'x', first_mes: 'Halt!\u0000', personality: 'a \ud800 b', scenario: '', mes_example: '' } });
+    writeFileSync(file, pngWithText({ ccv3: encodeBase64Utf8(card) }));
+    const result = cli('import', file);
+    expect(result.status).toBe(0);
+    const world = JSON.parse(result.stdout) as { name: string; entries: { id: string; content: string }[] };
+    expect(world.name).toBe('NullKnight');
+    expect(world.entries.find((entry) => entry.id === 'greeting')?.content).toBe('Halt!');
+    expect(result.stdout).not.toMatch(/\\u0000|\\ud800/i);
+    expect(lines(result.stderr)).toEqual(
+      expect.arrayContaining([
+        'converted data.name: 1 U+0000 character removed (text that cannot be stored)',
+        'converted data.first_mes: 1 U+0000 character removed (text that cannot be stored)',
+        'converted data.personality: 1 unpaired surrogate replaced by U+FFFD (text that cannot be stored)',
+      ]),
+    );
+  }, 60_000);
+
+  it('export writes a SillyTavern card (PNG with ccv3 and chara, or JSON) that imports back as the same world (issue 31)', () => {
+    const sample = join(ROOT, 'packages/world/samples/changan-nights.json');
+    const world = JSON.parse(cli('import', sample).stdout) as unknown;
+    const png = join(dir, 'changan.png');
+    const exported = cli('export', sample, '--card', png);
+    expect(exported.status).toBe(0);
+    expect(lines(exported.stderr)[0]).toBe(`export: 长安夜话 → SillyTavern chara_card_v3 (png, with a chara_card_v2 copy) ${png}`);
+    const bytes = new Uint8Array(readFileSync(png));
+    expect([...readPngText(bytes).keys()]).toEqual(['chara', 'ccv3']);
+    const back = cli('import', png);
+    expect(back.status).toBe(0);
+    expect(JSON.parse(back.stdout)).toEqual(world);
+    expect(lines(back.stderr)[0]).toBe('import: sillytavern-card chara_card_v3 (png), world 20.0.0 → WorldDefinition 20.0.0');
+
+    const json = join(dir, 'changan.json');
+    expect(cli('export', sample, '--card', json).status).toBe(0);
+    expect((JSON.parse(readFileSync(json, 'utf8')) as { spec: string }).spec).toBe('chara_card_v3');
+    expect(JSON.parse(cli('import', json).stdout)).toEqual(world);
+
+    // Usage errors: no --card, a file that is neither .png nor .json, an image that is not one.
+    expect(cli('export', sample).status).toBe(2);
+    expect(cli('export', sample, '--card', join(dir, 'card.txt')).status).toBe(2);
+    const notImage = cli('export', sample, '--card', png, '--image', sample);
+    expect(notImage.status).toBe(2);
+    expect(notImage.stderr).toContain('is not a picture that can be read');
   }, 60_000);
 });

@@ -17,7 +17,11 @@ export interface ImportChange {
   readonly message: string;
 }
 
-/** An asset the imported world names that must be uploaded to this platform. */
+/**
+ * A file the imported world names or carries. Without `embedded` it is a link whose file must be
+ * uploaded to this platform by hand; with it, the file is inside the import and is stored as an
+ * asset of the new world when it is saved (then `storedAs` says where, and `role` what for).
+ */
 export interface ImportAsset {
   /** The id as the source named it (`@asset:<id>`, or a card asset's name). */
   readonly id: string;
@@ -25,6 +29,24 @@ export interface ImportAsset {
   readonly reference: string;
   /** Every path that names it. */
   readonly paths: string[];
+  /** `picture`: the PNG card's own image (the cover and the character's avatar); `data`: a `data:` URI inside the file. */
+  readonly embedded?: 'picture' | 'data';
+  /** After saving: the stored asset (`asset://ast_…`), or why it was not stored. */
+  storedAs?: string;
+  /** After saving: `cover and avatar` for the picture, `asset` for the others. */
+  role?: string;
+  /** After saving: why an embedded file was not kept (not an image, audio or font; over a limit). */
+  notKept?: string;
+}
+
+/** The bytes of an embedded asset (`ImportAsset.embedded`), to be stored when the world is saved. */
+export interface ImportMedia {
+  /** The ImportAsset's id. */
+  readonly id: string;
+  readonly embedded: 'picture' | 'data';
+  readonly bytes: Uint8Array;
+  /** A V3 asset's type (`icon`, `background`, `emotion`, …), when the card said. */
+  readonly type?: string;
 }
 
 export type ImportFormat = 'world' | 'sillytavern-card' | 'sillytavern-world-info';
@@ -42,29 +64,67 @@ export interface ImportReport {
 /** Collects changes while a converter walks its input. */
 export class ReportBuilder {
   readonly changes: ImportChange[] = [];
+  /** The importer's own warnings (what a SillyTavern extension would have done), before the validator's. */
+  readonly warnings: { path: string; message: string }[] = [];
 
-  add(kind: ImportChangeKind, path: readonly PathSegment[], message: string): void {
-    this.changes.push({ kind, path: formatIssuePath(path), message });
+  warn(path: readonly PathSegment[] | string, message: string): void {
+    this.warnings.push({ path: typeof path === 'string' ? path : formatIssuePath(path), message });
   }
-  renamed(path: readonly PathSegment[], message: string): void {
+
+  /** `path` as segments, or already written out (`rules[2].actions[1]`). */
+  add(kind: ImportChangeKind, path: readonly PathSegment[] | string, message: string): void {
+    this.changes.push({ kind, path: typeof path === 'string' ? path : formatIssuePath(path), message });
+  }
+  renamed(path: readonly PathSegment[] | string, message: string): void {
     this.add('renamed', path, message);
   }
-  converted(path: readonly PathSegment[], message: string): void {
+  converted(path: readonly PathSegment[] | string, message: string): void {
     this.add('converted', path, message);
   }
-  defaulted(path: readonly PathSegment[], message: string): void {
+  defaulted(path: readonly PathSegment[] | string, message: string): void {
     this.add('defaulted', path, message);
   }
-  dropped(path: readonly PathSegment[], message: string): void {
+  dropped(path: readonly PathSegment[] | string, message: string): void {
     this.add('dropped', path, message);
   }
 }
 
-/** One line per change, as the CLI prints them. */
+/** A change as shown: one line for the same change at many list items (`entries[*]`), with how many. */
+export interface FoldedChange extends ImportChange {
+  /** How many changes this line stands for (1 when not folded). */
+  readonly count: number;
+  /** The paths folded into it (just `path` when not folded). */
+  readonly paths: string[];
+}
+
+/**
+ * Folds repeated per-item lines (the same kind and message at `entries[0].probability`,
+ * `entries[1].probability`, …) into one counted line `entries[*].probability (34×)`, so the real
+ * losses stay readable. Keeps the order of first appearance.
+ */
+export function foldChanges(changes: readonly ImportChange[]): FoldedChange[] {
+  const groups = new Map<string, { change: ImportChange; paths: string[] }>();
+  for (const change of changes) {
+    const pattern = change.path.replace(/\[(?:\d+|"\d+")\]/g, '[*]');
+    const key = `${change.kind}\u0000${pattern}\u0000${change.message}`;
+    const group = groups.get(key);
+    if (group) group.paths.push(change.path);
+    else groups.set(key, { change: { ...change, path: pattern }, paths: [change.path] });
+  }
+  return [...groups.values()].map(({ change, paths }) => ({ ...change, path: paths.length === 1 ? paths[0]! : change.path, count: paths.length, paths }));
+}
+
+/** One line per (folded) change, as the CLI prints them. */
 export function reportLines(report: ImportReport): string[] {
   const lines = [`import: ${report.format} ${report.sourceVersion} → WorldDefinition 20.0.0`];
-  for (const change of report.changes) lines.push(`${change.kind} ${change.path || '(world)'}: ${change.message}`);
-  for (const asset of report.assets) lines.push(`upload asset ${asset.id} (${asset.reference}), named at ${asset.paths.join(', ')}`);
+  for (const change of foldChanges(report.changes)) lines.push(`${change.kind} ${change.path || '(world)'}${change.count > 1 ? ` (${change.count}×)` : ''}: ${change.message}`);
+  for (const asset of report.assets) {
+    if (asset.storedAs) lines.push(`kept asset ${asset.id} → ${asset.storedAs}${asset.role ? ` (${asset.role})` : ''}`);
+    else if (asset.notKept) lines.push(`not kept asset ${asset.id}: ${asset.notKept}`);
+    else if (asset.embedded === 'picture') lines.push(`keep ${asset.id}: the card's image becomes the world's cover and the character's avatar when saved`);
+    else if (asset.embedded === 'data') lines.push(`keep asset ${asset.id} (embedded in the file, ${asset.paths.join(', ')}): stored as an asset of the world when saved`);
+    else lines.push(`upload asset ${asset.id} (${asset.reference}), named at ${asset.paths.join(', ')}`);
+  }
   for (const warning of report.warnings) lines.push(`warning ${warning.path || '(world)'}: ${warning.message}`);
   return lines;
 }

@@ -1,14 +1,17 @@
 import { type ValidationIssue, validateWorld } from '../schema/validate-world.ts';
 import type { WorldDefinition } from '../schema/world-schema.ts';
 import { convertAssetLinks } from './asset-links.ts';
-import { type ImportAsset, type ImportFormat, type ImportReport, ReportBuilder } from './import-report.ts';
-import { compressedPngTextKeywords, decodeBase64Utf8, isPng, readPngText } from './png-text.ts';
+import { CARD_EXTENSION, cardFingerprints, type CardWorldExtension } from './card-export.ts';
+import { cleanImportedText } from './clean-text.ts';
+import { type ImportAsset, type ImportFormat, type ImportMedia, type ImportReport, ReportBuilder } from './import-report.ts';
+import { compressedPngTextKeywords, decodeBase64Utf8, isPng, readPngTextBytes } from './png-text.ts';
+import { repairWorld } from './repair.ts';
 import { convertCard, isCard } from './sillytavern-card.ts';
 import { convertWorldInfo, isWorldInfo } from './world-info.ts';
 import { majorOf, migrateWorld, NEWEST_IMPORTED_MAJOR, OLDEST_IMPORTED_MAJOR } from './world-versions.ts';
 
 export type ImportResult =
-  | { readonly ok: true; readonly world: WorldDefinition; readonly report: ImportReport }
+  | { readonly ok: true; readonly world: WorldDefinition; readonly report: ImportReport; readonly media: ImportMedia[] }
   | { readonly ok: false; readonly issues: ValidationIssue[]; readonly report: ImportReport | null };
 
 export interface ImportOptions {
@@ -32,13 +35,15 @@ function refused(path: string, message: string): ImportResult {
 function parseInput(input: unknown): { value: unknown; png: boolean; parsedHere: boolean } | ImportResult {
   if (input instanceof Uint8Array) {
     if (isPng(input)) {
-      let texts: Map<string, string>;
+      let texts: Map<string, { bytes: Uint8Array; utf8: boolean }>;
       try {
-        texts = readPngText(input);
+        // Only the two card chunks are read, as bytes: no other chunk becomes a string.
+        texts = readPngTextBytes(input, ['ccv3', 'chara']);
       } catch (error) {
         return refused('', (error as Error).message);
       }
-      const chunk = texts.get('ccv3') ?? texts.get('chara');
+      const text = texts.get('ccv3') ?? texts.get('chara');
+      const chunk = text === undefined ? undefined : text.utf8 ? new TextDecoder().decode(text.bytes) : text.bytes;
       if (chunk === undefined) {
         const compressed = compressedPngTextKeywords(input).filter((keyword) => keyword === 'ccv3' || keyword === 'chara');
         if (compressed.length > 0) return refused('', `this PNG keeps its card in a compressed text chunk ("${compressed[0]}"), which this importer does not read; export the card again from SillyTavern (it writes plain tEXt chunks) or import its JSON`);
@@ -67,6 +72,52 @@ function parseInput(input: unknown): { value: unknown; png: boolean; parsedHere:
 }
 
 /**
+ * The world a card exported from this platform carries (`data.extensions.yumina`), or null. Card
+ * fields edited elsewhere since the export (their fingerprint differs) are put back into the
+ * entry they came from when that is one entry (the name and creator notes into the world's name
+ * and description); an edit that cannot be placed (the character book, example chats, alternate
+ * greetings, a field made of several entries) is a warning naming the field.
+ */
+function carriedWorld(card: Json, report: ReportBuilder): Json | null {
+  const data = isObject(card.data) ? card.data : card;
+  const extensions = isObject(data.extensions) ? data.extensions : null;
+  const carried = extensions && isObject(extensions[CARD_EXTENSION]) ? (extensions[CARD_EXTENSION] as Partial<CardWorldExtension> & Json) : null;
+  if (!carried || !isObject(carried.world)) return null;
+  const world = carried.world as unknown as Json;
+  const base = isObject(card.data) ? 'data' : '';
+  const at = (field: string) => (base ? `${base}.${field}` : field);
+  const now = cardFingerprints(data);
+  const then = isObject(carried.fingerprints) ? (carried.fingerprints as Record<string, string>) : {};
+  const sources = isObject(carried.sources) ? (carried.sources as CardWorldExtension['sources']) : {};
+  const text = (value: unknown) => (typeof value === 'string' ? value : '');
+  const unplaced: string[] = [];
+  for (const [field, hash] of Object.entries(now)) {
+    if (then[field] === undefined || then[field] === hash) continue;
+    if (field === 'name' && text(data.name).trim()) {
+      world.name = text(data.name).trim().slice(0, 200);
+      report.converted(at('name'), 'edited after the card was exported: the world takes the new name');
+    } else if (field === 'creator_notes') {
+      world.description = text(data.creator_notes);
+      report.converted(at('creator_notes'), "edited after the card was exported: the world's description takes it");
+    } else if (sources[field] && Array.isArray(world.entries)) {
+      const source = sources[field];
+      const entry = world.entries.find((item) => isObject(item) && item.id === source.entryId) as Json | undefined;
+      if (entry) {
+        entry.content = `${source.prefix}${text(data[field])}`;
+        report.converted(at(field), `edited after the card was exported: entry "${source.entryId}" takes the new text`);
+      } else unplaced.push(field);
+    } else unplaced.push(field);
+  }
+  if (unplaced.length > 0) {
+    report.warn(
+      base || '(card)',
+      `the card was edited after it was exported from here (${unplaced.join(', ')}); the world it carries was imported, and those edits were not applied: make them again in the studio`,
+    );
+  }
+  return world;
+}
+
+/**
  * Imports a world from any accepted form: WorldDefinition 5.x–25.x of the public format, a
  * SillyTavern character card (V1/V2/V3 JSON, or a PNG with a `chara`/`ccv3` text chunk) or a
  * SillyTavern World Info file. The result is a valid WorldDefinition 20.0.0 and a report of every
@@ -80,6 +131,8 @@ export function importWorld(input: unknown, options: ImportOptions = {}): Import
   // A value parsed here is ours to convert in place; a caller's value is copied first.
   const source = parsed.parsedHere ? parsed.value : structuredClone(parsed.value);
   const report = new ReportBuilder();
+  // Text that cannot be stored is cleaned where the input has it (paths in the input's terms).
+  cleanImportedText(source, report);
   const generateId = options.generateId ?? (() => globalThis.crypto.randomUUID());
   const now = (options.now ?? (() => new Date()))().toISOString();
 
@@ -87,12 +140,31 @@ export function importWorld(input: unknown, options: ImportOptions = {}): Import
   let sourceVersion: string;
   let world: Json;
   let assets: ImportAsset[] = [];
-  if (isCard(source)) {
+  const media: ImportMedia[] = [];
+  const carried = isCard(source) ? carriedWorld(source, report) : null;
+  if (carried) {
+    // A card exported from here: the world it carries, with any card field edited since put back.
+    format = 'sillytavern-card';
+    const spec = typeof source.spec === 'string' ? source.spec : 'chara_card_v1';
+    sourceVersion = `${spec}${parsed.png ? ' (png)' : ''}, world ${carried.version}`;
+    world = carried;
+    const major = majorOf(world.version);
+    if (major !== null && major >= OLDEST_IMPORTED_MAJOR && major <= NEWEST_IMPORTED_MAJOR && world.version !== '20.0.0') migrateWorld(world, report, generateId, now);
+    if (parsed.png && input instanceof Uint8Array) {
+      assets.push({ id: 'picture', reference: "the PNG card's image", paths: ['(file)'], embedded: 'picture' });
+      media.push({ id: 'picture', embedded: 'picture', bytes: input });
+    }
+  } else if (isCard(source)) {
     const card = convertCard(source, report);
     format = 'sillytavern-card';
     sourceVersion = parsed.png ? `${card.sourceVersion} (png)` : card.sourceVersion;
     world = card.world;
     assets = card.assets;
+    media.push(...card.media);
+    if (parsed.png && input instanceof Uint8Array) {
+      assets.unshift({ id: 'picture', reference: 'the PNG card\'s image', paths: ['(file)'], embedded: 'picture' });
+      media.unshift({ id: 'picture', embedded: 'picture', bytes: input });
+    }
     world.id = generateId();
     report.defaulted(['id'], `a card has no world id; ${String(world.id)}`);
   } else if (isWorldInfo(source)) {
@@ -116,14 +188,20 @@ export function importWorld(input: unknown, options: ImportOptions = {}): Import
   }
   assets = [...assets, ...convertAssetLinks(world, report)];
 
-  const validation = validateWorld(world);
   const fullReport = (warnings: { path: string; message: string }[]): ImportReport => ({ format, sourceVersion, changes: report.changes, assets, warnings });
-  if (!validation.ok) return { ok: false, issues: validation.issues, report: fullReport([]) };
-  const warnings: { path: string; message: string }[] = [];
+  let validation = validateWorld(world);
+  if (!validation.ok) {
+    // One part that cannot convert never refuses the whole world: repair or drop it, and say so.
+    const repaired = repairWorld(world, report);
+    if (!repaired.ok) return { ok: false, issues: repaired.issues, report: fullReport([]) };
+    validation = validateWorld(world);
+    if (!validation.ok) return { ok: false, issues: validation.issues, report: fullReport([]) };
+  }
+  const warnings: { path: string; message: string }[] = [...report.warnings];
   for (const warning of validation.warnings) {
     if (warning.message === STRIPPED) {
       report.changes.push({ kind: 'dropped', path: warning.path, message: `not a field of WorldDefinition 20.0.0${format === 'world' ? ` (from version ${sourceVersion})` : ''}` });
     } else warnings.push(warning);
   }
-  return { ok: true, world: validation.world, report: fullReport(warnings) };
+  return { ok: true, world: validation.world, report: fullReport(warnings), media };
 }

@@ -1,4 +1,5 @@
-export { type ImportAsset, type ImportChange, type ImportChangeKind, type ImportFormat, type ImportReport, reportLines } from './import-report.ts';
+export { type FoldedChange, foldChanges, type ImportAsset, type ImportChange, type ImportChangeKind, type ImportFormat, type ImportMedia, type ImportReport, reportLines } from './import-report.ts';
 export { type ImportOptions, type ImportResult, importWorld } from './import-world.ts';
-export { decodeBase64Utf8, encodeBase64Utf8, isPng, pngWithText, PngTextError, readPngText } from './png-text.ts';
+export { Base64Error, decodeBase64, decodeBase64Utf8, encodeBase64, encodeBase64Utf8, isPng, pngReplaceText, pngWithText, PngTextError, readPngText, readPngTextBytes } from './png-text.ts';
 export { uuidFromText } from './world-versions.ts';
+export { CARD_EXTENSION, type CardExport, type CardWorldExtension, cardAsV2, cardPng, exportCard } from './card-export.ts';

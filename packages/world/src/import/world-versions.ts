@@ -252,6 +252,29 @@ function migrateReactions(world: Json, report: ReportBuilder): void {
   });
 }
 
+/**
+ * Rules of older versions list their actions as `effects`; a rule with `effects: []` only marks a
+ * condition (editors showed it as a switch). Renamed to `actions`; an empty list is kept (the rule
+ * still fires, counts and cools down, and does nothing), and the report says so.
+ */
+function migrateRules(world: Json, report: ReportBuilder): void {
+  if (!Array.isArray(world.rules)) return;
+  world.rules.forEach((raw, index) => {
+    if (!isObject(raw)) return;
+    const at: PathSegment[] = ['rules', index];
+    if (raw.actions === undefined && Array.isArray(raw.effects)) {
+      const effects = raw.effects;
+      raw.actions = effects;
+      delete raw.effects;
+      if (effects.length === 0) report.converted([...at, 'effects'], 'no effects: kept as a rule (a condition) that does nothing when it fires');
+      else report.renamed([...at, 'effects'], 'effects → actions');
+    } else if (raw.actions === undefined) {
+      raw.actions = [];
+      report.defaulted([...at, 'actions'], 'missing; [] (kept as a rule that does nothing when it fires)');
+    }
+  });
+}
+
 /** Converts a world of the public format in place. `updatedAt` is used where a timestamp is missing. */
 export function migrateWorld(world: Json, report: ReportBuilder, generateId: () => string, updatedAt: string): void {
   const from = String(world.version);
@@ -271,6 +294,7 @@ export function migrateWorld(world: Json, report: ReportBuilder, generateId: () 
   }
   migrateEntries(world, report);
   migrateReactions(world, report);
+  migrateRules(world, report);
   if (Array.isArray(world.variables)) {
     world.variables.forEach((variable, index) => {
       if (isObject(variable) && variable.category !== undefined) {

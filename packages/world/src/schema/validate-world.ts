@@ -55,7 +55,7 @@ function quoteList(values: readonly unknown[]): string {
 }
 
 /** Turns a zod issue into one plain sentence (zod's own wording is terse and technical). */
-function plainMessage(issue: z.core.$ZodIssue): string {
+export function plainMessage(issue: z.core.$ZodIssue): string {
   const input = (issue as { input?: unknown }).input;
   switch (issue.code) {
     case 'invalid_type': {

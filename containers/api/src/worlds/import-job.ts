@@ -1,0 +1,131 @@
+import { findUnsafeText, JSON_MAX_DEPTH, jsonDepthExceeds } from '@yumina/http';
+import { decodeBase64, type ImportMedia, type ImportResult, importWorld } from '@yumina/world';
+import { z } from 'zod';
+
+/**
+ * One import, from the request body's bytes to the import result: everything that costs time in
+ * proportion to the file (reading the body's JSON or multipart form, base64, the PNG's chunks, the
+ * conversion and validation) happens here, so that a large file runs in a worker thread
+ * (import-pool.ts) and never on the event loop. Node-only; no database, no store.
+ *
+ * Bodies:
+ *  - `application/json`: `{"world": <any JSON>}` or `{"file": {"name", "base64"}}` (at most 5 MiB),
+ *    checked by the same guards as every JSON body (depth, U+0000 and lone surrogates, prototype
+ *    keys), then parsed here;
+ *  - `multipart/form-data`: the first file field (its file name names a lorebook that has none);
+ *  - anything else (`image/png`, `application/octet-stream`, …): the file's bytes themselves, with
+ *    `?name=` for its name.
+ */
+
+export interface ImportJob {
+  bytes: Uint8Array;
+  contentType: string;
+  /** `?name=` of a raw body. */
+  fileName?: string;
+}
+
+export type ImportJobResult =
+  | { kind: 'done'; result: ImportResult; fileName: string | null }
+  | { kind: 'bad-body'; status: 400 | 413 | 415; code: string; message: string };
+
+/** JSON import bodies keep the limit of the other world routes. */
+export const JSON_IMPORT_LIMIT = 5 * 1024 * 1024;
+/** A card file (PNG or JSON) sent as a binary body or a multipart form. */
+export const FILE_IMPORT_LIMIT = 16 * 1024 * 1024;
+
+const jsonBody = z
+  .object({
+    world: z.unknown().optional(),
+    file: z.object({ name: z.string().max(255).optional(), base64: z.string().min(1) }).strict().optional(),
+  })
+  .strict()
+  .refine((body) => (body.world === undefined) !== (body.file === undefined), { message: 'send exactly one of "world" (JSON) or "file" ({name, base64})' });
+
+const bad = (status: 400 | 413 | 415, code: string, message: string): ImportJobResult => ({ kind: 'bad-body', status, code, message });
+const describe = (path: (string | number)[]) => (path.length ? path.join('.') : '(body)');
+
+/** Keys JSON bodies may not carry (Fastify's parser refuses them the same way). */
+function poisonedKey(value: unknown, path: (string | number)[] = []): (string | number)[] | null {
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      const found = poisonedKey(value[index], [...path, index]);
+      if (found) return found;
+    }
+  } else if (value && typeof value === 'object') {
+    for (const key of Object.keys(value)) {
+      const item = (value as Record<string, unknown>)[key];
+      if (key === '__proto__' || (key === 'constructor' && item && typeof item === 'object' && 'prototype' in item)) return [...path, key];
+      const found = poisonedKey(item, [...path, key]);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
+const nameOf = (fileName: string | null | undefined) => fileName?.replace(/\.[^.]+$/, '').trim() || undefined;
+
+function importBytes(input: Uint8Array | unknown, fileName: string | null): ImportJobResult {
+  const fallbackName = nameOf(fileName);
+  return { kind: 'done', result: importWorld(input, fallbackName ? { fallbackName } : {}), fileName };
+}
+
+export async function runImportJob(job: ImportJob): Promise<ImportJobResult> {
+  const type = job.contentType.split(';')[0]!.trim().toLowerCase();
+  if (job.bytes.length === 0) return bad(400, 'EMPTY_UPLOAD', 'Send the file as the request body (or as a multipart form field named "file").');
+
+  if (type === 'application/json') {
+    if (job.bytes.length > JSON_IMPORT_LIMIT) return bad(413, 'FST_ERR_CTP_BODY_TOO_LARGE', `A JSON import body may be at most ${JSON_IMPORT_LIMIT / 1024 / 1024} MiB; send a larger card as the file itself (a binary body or a multipart form, up to ${FILE_IMPORT_LIMIT / 1024 / 1024} MiB).`);
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(job.bytes);
+    } catch {
+      return bad(400, 'BAD_REQUEST', 'The request body is not UTF-8 text.');
+    }
+    if (jsonDepthExceeds(text)) return bad(400, 'JSON_TOO_DEEP', `The request body nests deeper than ${JSON_MAX_DEPTH} levels.`);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      return bad(400, 'FST_ERR_CTP_INVALID_JSON_BODY', `The request body is not valid JSON: ${(error as Error).message}`);
+    }
+    const poisoned = poisonedKey(parsed);
+    if (poisoned) return bad(400, 'FST_ERR_CTP_INVALID_JSON_BODY', `Invalid request body: ${describe(poisoned)} is not allowed`);
+    const unsafe = findUnsafeText(parsed);
+    if (unsafe) return bad(400, 'INVALID_TEXT', `Invalid request body: ${describe(unsafe)}: must not contain U+0000 or unpaired surrogate characters`);
+    const body = jsonBody.safeParse(parsed);
+    if (!body.success) return bad(400, 'VALIDATION_FAILED', `Invalid request body: ${body.error.issues.map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`).join('; ')}`);
+    if (body.data.file) {
+      const base64 = body.data.file.base64;
+      if (!/^[A-Za-z0-9+/\s]*={0,2}\s*$/.test(base64)) return bad(400, 'BAD_REQUEST', 'file.base64 is not base64.');
+      return importBytes(decodeBase64(base64), body.data.file.name ?? null);
+    }
+    return importBytes(body.data.world, null);
+  }
+
+  if (job.bytes.length > FILE_IMPORT_LIMIT) return bad(413, 'FST_ERR_CTP_BODY_TOO_LARGE', `A file to import may be at most ${FILE_IMPORT_LIMIT / 1024 / 1024} MiB.`);
+  if (type === 'multipart/form-data') {
+    let form: FormData;
+    try {
+      // undici's multipart reader (Node's own fetch): no dependency, and this runs off the event loop.
+      form = await new Response(job.bytes as Uint8Array<ArrayBuffer>, { headers: { 'content-type': job.contentType } }).formData();
+    } catch (error) {
+      return bad(400, 'BAD_REQUEST', `The multipart form could not be read: ${(error as Error).message}`);
+    }
+    const named = form.get('file');
+    const file = named instanceof Blob ? named : [...form.values()].find((value): value is File => value instanceof Blob);
+    if (!file) return bad(400, 'BAD_REQUEST', 'The multipart form has no file: send the card as a field named "file".');
+    return importBytes(new Uint8Array(await file.arrayBuffer()), 'name' in file && typeof file.name === 'string' ? file.name : null);
+  }
+  return importBytes(job.bytes, job.fileName ?? null);
+}
+
+/** The buffers of a job result, to be moved (not copied) between threads. */
+export function transferablesOf(result: ImportJobResult): ArrayBuffer[] {
+  if (result.kind !== 'done' || !result.result.ok) return [];
+  const seen = new Set<ArrayBuffer>();
+  for (const item of result.result.media as ImportMedia[]) {
+    const buffer = item.bytes.buffer;
+    if (buffer instanceof ArrayBuffer && item.bytes.byteOffset === 0 && item.bytes.byteLength === buffer.byteLength) seen.add(buffer);
+  }
+  return [...seen];
+}

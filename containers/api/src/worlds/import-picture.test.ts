@@ -1,0 +1,126 @@
+/**
+ * Issue 31 point 2: a card's picture is kept. A PNG card's image becomes the world's cover (sized
+ * for the library card) and the character's avatar (an asset of the world through the same asset
+ * store as uploads); V3 assets embedded as data: URIs are stored as assets of the world; the report
+ * lists what was kept and what was not.
+ */
+import { decodeBase64Utf8, encodeBase64, encodeBase64Utf8, pngReplaceText, readPngText } from '@yumina/world';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gradientPng } from '../../../../tests/support/png.ts';
+import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
+
+interface Imported {
+  id: string;
+  coverUrl: string | null;
+  avatarUrl: string | null;
+  avatarAssetId: string | null;
+  report: { assets: { id: string; embedded?: string; storedAs?: string; role?: string; notKept?: string }[] };
+}
+
+const card = (extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ spec: 'chara_card_v3', spec_version: '3.0', data: { name: 'Iris', description: '{{char}} paints.', first_mes: 'Hello.', personality: '', scenario: '', mes_example: '', ...extra } });
+
+describe('a card picture becomes the cover and the avatar (real PostgreSQL)', () => {
+  let server: TestServer;
+  let author: Browser;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    author = new Browser(server.url);
+    await author.fetch('/api/auth/signup', { method: 'POST', json: { email: `picture-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Picture' } });
+  });
+  afterAll(() => server?.stop());
+
+  const picture = async (url: string) => {
+    const res = await author.fetch(url);
+    expect(res.status).toBe(200);
+    const bytes = Buffer.from(await res.arrayBuffer());
+    return { type: res.headers.get('content-type'), meta: await sharp(bytes).metadata() };
+  };
+
+  it('a PNG card: cover 640 × 360 and avatar with the whole portrait, stored as assets of the world', async () => {
+    const png = pngReplaceText(new Uint8Array(gradientPng(600, 900, [200, 40, 40], [40, 40, 200])), { ccv3: encodeBase64Utf8(card()) });
+    const res = await author.fetch('/api/worlds/import?name=iris.png', { method: 'POST', headers: { 'content-type': 'image/png' }, body: png as Uint8Array<ArrayBuffer> });
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as Imported;
+    expect(body.coverUrl).toMatch(/^\/api\/worlds\/wld_[^/]+\/assets\/ast_/);
+    expect(body.avatarUrl).toMatch(/^\/api\/worlds\/wld_[^/]+\/assets\/ast_/);
+    const cover = await picture(body.coverUrl!);
+    expect(cover).toMatchObject({ type: 'image/webp', meta: { width: 640, height: 360 } });
+    const avatar = await picture(body.avatarUrl!);
+    expect(avatar).toMatchObject({ type: 'image/webp', meta: { width: 512, height: 768 } });
+    // The same asset store as uploads: both are listed among the world's assets.
+    const assets = (await (await author.fetch(`/api/worlds/${body.id}/assets`)).json()) as { assets: { id: string; kind: string }[] };
+    expect(assets.assets.map((asset) => asset.kind)).toEqual(['image', 'image']);
+    expect(assets.assets.map((asset) => asset.id)).toContain(body.avatarAssetId);
+    expect(body.report.assets[0]).toMatchObject({ id: 'picture', embedded: 'picture', storedAs: `asset://${body.avatarAssetId}`, role: expect.stringContaining('the library cover is asset://') });
+    // The world's reader view carries the avatar too (issue 30 B reads it there).
+    expect(((await (await author.fetch(`/api/worlds/${body.id}`)).json()) as { avatarUrl: string }).avatarUrl).toBe(body.avatarUrl);
+  });
+
+  it('a V3 JSON card: an embedded icon becomes the picture, other data: assets are stored, and what is not kept is said', async () => {
+    const icon = `data:image/png;base64,${encodeBase64(new Uint8Array(gradientPng(300, 200, [0, 120, 0], [0, 0, 0])))}`;
+    const json = card({
+      assets: [
+        { type: 'icon', uri: icon, name: 'main', ext: 'png' },
+        { type: 'background', uri: `data:image/png;base64,${encodeBase64(new Uint8Array(gradientPng(64, 32, [1, 2, 3], [4, 5, 6])))}`, name: 'hall', ext: 'png' },
+        { type: 'emotion', uri: 'data:text/plain,hello', name: 'note', ext: 'txt' },
+        { type: 'emotion', uri: 'https://example.invalid/joy.png', name: 'joy', ext: 'png' },
+      ],
+    });
+    const res = await author.fetch('/api/worlds/import', { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: json });
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as Imported;
+    const byId = Object.fromEntries(body.report.assets.map((asset) => [asset.id, asset]));
+    expect(byId.main).toMatchObject({ embedded: 'data', storedAs: `asset://${body.avatarAssetId}` });
+    expect(byId.hall).toMatchObject({ embedded: 'data', storedAs: expect.stringMatching(/^asset:\/\/ast_/), role: 'a background asset of the card' });
+    expect(byId.note).toMatchObject({ embedded: 'data', notKept: expect.stringContaining('Only images') });
+    expect(byId.joy).toEqual({ id: 'joy', reference: 'https://example.invalid/joy.png', paths: ['data.assets[3]'] });
+    expect(await picture(body.coverUrl!)).toMatchObject({ meta: { width: 640, height: 360 } });
+    expect(await picture(body.avatarUrl!)).toMatchObject({ meta: { width: 300, height: 200 } });
+  });
+
+  it('a PNG card whose picture cannot be decoded is imported without a cover, and the report says why', async () => {
+    const png = pngReplaceText(new Uint8Array(gradientPng(40, 40, [0, 0, 0], [9, 9, 9])), { ccv3: encodeBase64Utf8(card()) });
+    // Break the image data (IDAT) but keep the chunks readable.
+    const at = Buffer.from(png).indexOf('IDAT') + 6;
+    png.fill(0x55, at, at + 20);
+    const res = await author.fetch('/api/worlds/import', { method: 'POST', headers: { 'content-type': 'image/png' }, body: png as Uint8Array<ArrayBuffer> });
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as Imported;
+    expect(body.coverUrl).toBeNull();
+    expect(body.report.assets[0]).toMatchObject({ id: 'picture', notKept: expect.stringContaining('the picture could not be read') });
+  });
+
+  it('the studio export: card.png carries the avatar as its picture and the world, and imports back as the same world with its picture', async () => {
+    const png = pngReplaceText(new Uint8Array(gradientPng(400, 600, [250, 200, 0], [0, 80, 160])), { ccv3: encodeBase64Utf8(card({ character_book: { entries: [{ keys: ['paint'], content: 'Iris mixes her own paints.', enabled: true, insertion_order: 3, extensions: { position: 4, depth: 2 } }] } })) });
+    const first = (await (await author.fetch('/api/worlds/import', { method: 'POST', headers: { 'content-type': 'image/png' }, body: png as Uint8Array<ArrayBuffer> })).json()) as Imported & { world: unknown };
+    const res = await author.fetch(`/api/worlds/${first.id}/card.png`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('image/png');
+    expect(res.headers.get('content-disposition')).toContain('Iris.png');
+    const exported = new Uint8Array(await res.arrayBuffer());
+    const texts = readPngText(exported);
+    expect([...texts.keys()]).toEqual(['chara', 'ccv3']);
+    expect((JSON.parse(decodeBase64Utf8(texts.get('ccv3')!)) as { data: { name: string } }).data.name).toBe('Iris');
+    // The picture is the avatar (the whole portrait), as a PNG.
+    expect(await sharp(Buffer.from(exported)).metadata()).toMatchObject({ format: 'png', width: 400, height: 600 });
+
+    const again = await author.fetch('/api/worlds/import?name=Iris.png', { method: 'POST', headers: { 'content-type': 'image/png' }, body: exported as Uint8Array<ArrayBuffer> });
+    expect(again.status).toBe(201);
+    const second = (await again.json()) as Imported & { world: unknown; report: { sourceVersion: string } };
+    expect(second.world).toEqual(first.world);
+    expect(second.report.sourceVersion).toBe('chara_card_v3 (png), world 20.0.0');
+    expect(second.avatarUrl).not.toBeNull();
+
+    const json = await author.fetch(`/api/worlds/${first.id}/card.json`);
+    expect(json.status).toBe(200);
+    expect(((await json.json()) as { spec: string }).spec).toBe('chara_card_v3');
+    // Only the author exports.
+    const stranger = new Browser(server.url);
+    await stranger.fetch('/api/auth/signup', { method: 'POST', json: { email: `stranger-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Stranger' } });
+    expect((await stranger.fetch(`/api/worlds/${first.id}/card.png`)).status).toBe(404);
+    expect((await author.fetch(`/api/worlds/${first.id}/card.gif`)).status).toBe(404);
+  });
+});
