@@ -219,6 +219,12 @@ export class BackendSocketServer {
     this.#connections.add(conn);
     socket.on('data', (chunk: Buffer) => this.#receive(conn, chunk));
     socket.on('error', () => socket.destroy());
+    // A client's end of the stream without Terminate (a deadline destroyed its socket) means it went
+    // away: noticed at 'end', in the same turn of the event loop as the read, not at 'close', which
+    // comes after the setImmediate that picks the next statement to run (its queued statement would run).
+    socket.on('end', () => {
+      if (!conn.ending) this.#gone(conn);
+    });
     socket.on('close', () => this.#gone(conn));
   }
 
