@@ -105,11 +105,12 @@ for (const [i, replica] of replicas.entries()) {
 
 // The functions: this process is their Lambda environment (their settings reach config as a Lambda's would).
 env.IDENTITY_SIGNING_KEY = signingKey;
+env.PUBLIC_ORIGIN = origin;
+env.PARTNERS = partners;
 const functions = {} as Record<FunctionName, LambdaHandler>;
 for (const route of FUNCTION_ROUTES) {
-  const dot = route.handler.lastIndexOf('.');
-  const module = (await import(join(root, `${route.handler.slice(0, dot)}.ts`))) as Record<string, LambdaHandler>;
-  functions[route.function] = module[route.handler.slice(dot + 1)]!;
+  const module = (await import(join(root, 'functions', route.folder, 'handler.ts'))) as Record<string, LambdaHandler>;
+  functions[route.function] = module.handler!;
 }
 
 const router = createLocalRouter({ routes: routeTable([...registry.keys()]), replicas, functions, webDist });

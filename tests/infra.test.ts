@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { CONTAINER_REQUIRED, loadConfig, settingsFromLinks } from '@yumina/config';
+import { existsSync } from 'node:fs';
+import { CONTAINER_REQUIRED, loadConfig, loadFunctionConfig, settingsFromLinks } from '@yumina/config';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEEP_LINKS, FUNCTION_ROUTES, matchRoute, partnerSlugs, routeTable } from '../infra/routes.ts';
+import { BUNDLE_HANDLER, DEEP_LINKS, FUNCTION_ROUTES, functionBundle, hasParameters, matchRoute, partnerSlugs, routeTable } from '../infra/routes.ts';
 
 /**
  * sst.config.ts and infra/*.ts evaluated with stand-ins for SST's globals that record every
@@ -28,7 +29,7 @@ interface Recorded {
   instance: Record<string, unknown>;
 }
 const recorded: Recorded[] = [];
-const routes: [pattern: string, url: unknown][] = [];
+const routes: [pattern: string, url: unknown, args?: { rewrite?: { regex: string; to: string } }][] = [];
 const SAMPLE_PARTNERS = JSON.stringify([
   { slug: 'starfall', clientOrigin: 'https://play.starfall.example', issuer: 'https://platform.example', audience: 'starfall' },
   { slug: 'tidewater', clientOrigin: 'https://client.tidewater.example', issuer: 'https://platform.example', audience: 'tidewater', enabled: false },
@@ -70,7 +71,7 @@ const globals = {
       Function: standIn('Function', (name) => ({ url: new Out(`${name}.url`, `https://${name.toLowerCase()}.lambda-url.example/`) })),
       Router: standIn('Router', (name) => ({
         url: new Out(`${name}.url`, 'https://d1234.cloudfront.example'),
-        route: (pattern: string, url: unknown) => routes.push([pattern, url]),
+        route: (pattern: string, url: unknown, args?: { rewrite?: { regex: string; to: string } }) => routes.push([pattern, url, args]),
       })),
       StaticSite: standIn('StaticSite', (name) => ({ url: new Out(`${name}.url`, 'https://d1234.cloudfront.example') })),
     },
@@ -133,28 +134,130 @@ describe('sst.config.ts and infra/ (recorded with stand-ins for SST)', () => {
 
   it('routes every path the container serves to the service, every function path to its function, the rest to the static site', () => {
     const api = one('Service', 'Api');
+    const lambdaOf = (name: string) => one('Function', name[0]!.toUpperCase() + name.slice(1)).name;
     const table = routeTable(partnerSlugs(SAMPLE_PARTNERS));
+    // The Router matches prefixes: the plain patterns are its routes; the `:name` ones go through a marker route each.
     const expected = table
-      .filter((r) => r.target.kind !== 'static')
-      .map((r): [string, string] => [r.pattern, r.target.kind === 'service' ? 'Api.url' : `${one('Function', r.target.kind === 'function' ? r.target.function[0]!.toUpperCase() + r.target.function.slice(1) : '').name}.url`]);
+      .filter((r) => r.target.kind !== 'static' && !hasParameters(r.pattern))
+      .map((r): [string, string] => [r.pattern, r.target.kind === 'function' ? `${lambdaOf(r.target.function)}.url` : 'Api.url']);
+    for (const r of table.filter((r) => hasParameters(r.pattern))) {
+      const key = r.target.kind === 'function' ? r.target.function : r.target.kind;
+      expected.push([`/_route/${key}`, r.target.kind === 'function' ? `${lambdaOf(r.target.function)}.url` : 'Api.url']);
+    }
     const actual = routes.map(([pattern, url]): [string, string] => [pattern, (url as Out).label]);
     expect(new Map(actual)).toEqual(new Map(expected));
-    expect(actual).toHaveLength(expected.length);
+    expect(actual).toHaveLength(new Map(expected).size);
     expect(actual).toContainEqual(['/starfall', 'Api.url']);
     expect(actual).toContainEqual(['/tidewater', 'Api.url']);
     expect(actual).toContainEqual(['/games', 'Api.url']);
     expect(actual).toContainEqual(['/api/auth/jwks', 'Jwks.url']);
+    expect(actual).toContainEqual(['/_route/worldUpdates', 'WorldUpdates.url']);
     expect(outputs.partnerRoutes).toBeInstanceOf(Out);
     expect((outputs.partnerRoutes as Out).value).toEqual(['/tidewater', '/starfall']);
     for (const route of FUNCTION_ROUTES) {
-      const fn = recorded.find((r) => r.type === 'Function' && r.args.handler === route.handler);
-      expect(fn, route.handler).toBeDefined();
-      expect(fn!.args.url).toBe(true);
+      const fn = one('Function', lambdaOf(route.function));
+      expect(fn.args.bundle).toBe(functionBundle(route)); // the compiled bundle, not SST's own build of the source
+      expect(fn.args.handler).toBe(BUNDLE_HANDLER);
+      expect(fn.args.url).toBe(true);
     }
     expect(api.args.link).toBeDefined();
     const site = one('StaticSite', 'Web');
     expect(site.args.errorPage).toBe('index.html'); // deep links answered by the app
     expect((site.args.router as { instance: unknown }).instance).toBe(one('Router', 'Router').instance);
+  });
+
+  it('sends every path where the route table says through the Router as CloudFront runs it (viewer-request code, then prefix matching and rewrite)', () => {
+    const router = one('Router', 'Router');
+    const injection = (router.args.edge as { viewerRequest: { injection: string } }).viewerRequest.injection;
+    // The Router's CloudFront function: the injection first, then the longest registered prefix at a segment boundary.
+    const viewerRequest = new Function('event', `${injection}\nreturn event.request;`) as (event: { request: { uri: string } }) => { uri?: string; statusCode?: number };
+    const cloudFront = (uri: string): string => {
+      const request = viewerRequest({ request: { uri } });
+      if (request.statusCode) return String(request.statusCode);
+      const path = request.uri!;
+      let best: (typeof routes)[number] | undefined;
+      for (const r of routes) {
+        const matches = path.startsWith(r[0]) && (path === r[0] || r[0].endsWith('/') || path[r[0].length] === '/');
+        if (matches && (!best || r[0].length > best[0].length)) best = r;
+      }
+      if (!best) return 'static';
+      const rewritten = best[2]?.rewrite ? path.replace(new RegExp(best[2].rewrite.regex), best[2].rewrite.to) : path;
+      expect(rewritten, `the backend sees the original path of ${uri}`).toBe(uri);
+      return (best[1] as Out).label;
+    };
+    const table = routeTable(partnerSlugs(SAMPLE_PARTNERS));
+    const label = (path: string) => {
+      const t = matchRoute(table, path).target;
+      if (t.kind === 'static') return 'static';
+      return t.kind === 'service' ? 'Api.url' : `${t.function[0]!.toUpperCase()}${t.function.slice(1)}.url`;
+    };
+    const paths = [
+      '/api/partners/starfall/config',
+      '/api/partners/starfall/token',
+      '/api/partners/unknown/token',
+      '/api/partners/starfall',
+      '/api/partners/starfall/token/x',
+      '/api/auth/jwks',
+      '/api/auth/login',
+      '/api/worlds/w1/updates',
+      '/api/worlds/w1/updates/u2',
+      '/api/worlds/w1/updates/events',
+      '/api/worlds/w1/updatesx',
+      '/api/worlds/w1',
+      '/api/worlds/validate',
+      '/api/worlds',
+      '/api/sessions/s1/messages',
+      '/health',
+      '/health/live',
+      '/games/demo/',
+      '/starfall',
+      '/',
+      '/play/w1',
+      '/assets/index-abc.js',
+    ];
+    for (const path of paths) expect(cloudFront(path), path).toBe(label(path));
+    expect(cloudFront('/api/worlds/w1/updates')).toBe('WorldUpdates.url');
+    expect(cloudFront('/api/partners/starfall/token')).toBe('PartnerToken.url');
+    expect(cloudFront('/api/worlds/w1/updates/events')).toBe('Api.url');
+    // Naming a marker route directly reaches nothing.
+    expect(cloudFront('/_route/worldUpdates/api/worlds/w1/updates')).toBe('404');
+    expect(cloudFront('/_route/service/api/x')).toBe('404');
+  });
+
+  it('has a function and a route for every handler of the design card, each linked to exactly what its handler requires', async () => {
+    // The design card (docs/DEPLOY.md): partner token and config, the key set, update records, world validation.
+    const card = [
+      { method: 'GET', path: '/api/partners/starfall/config', function: 'partnerConfig', folder: 'partner-config' },
+      { method: 'POST', path: '/api/partners/starfall/token', function: 'partnerToken', folder: 'partner-token' },
+      { method: 'GET', path: '/api/auth/jwks', function: 'jwks', folder: 'jwks' },
+      { method: 'GET', path: '/api/worlds/w1/updates', function: 'worldUpdates', folder: 'world-updates' },
+      { method: 'POST', path: '/api/worlds/w1/updates', function: 'worldUpdates', folder: 'world-updates' },
+      { method: 'PATCH', path: '/api/worlds/w1/updates/u1', function: 'worldUpdates', folder: 'world-updates' },
+      { method: 'POST', path: '/api/worlds/validate', function: 'worldValidate', folder: 'world-validate' },
+    ];
+    const table = routeTable();
+    for (const handler of card) {
+      expect(matchRoute(table, handler.path).target, `${handler.method} ${handler.path}`).toEqual({ kind: 'function', function: handler.function });
+    }
+    expect(new Set(FUNCTION_ROUTES.map((r) => r.function))).toEqual(new Set(card.map((h) => h.function)));
+    for (const route of FUNCTION_ROUTES) {
+      const source = resolve(import.meta.dirname, '../functions', route.folder, 'handler.ts');
+      expect(existsSync(source), source).toBe(true);
+      const module = (await import(/* @vite-ignore */ source)) as { handler?: unknown; SETTINGS?: readonly string[] };
+      expect(typeof module.handler, `${route.folder} exports its deployed handler`).toBe('function');
+      expect([...(module.SETTINGS ?? [])].sort(), `${route.folder}: the settings its handler requires are the ones infra links`).toEqual([...route.settings].sort());
+      // Its links and environment give exactly those settings (through packages/config) and nothing it does not need.
+      const fn = one('Function', route.function[0]!.toUpperCase() + route.function.slice(1));
+      const env = environmentOf(fn);
+      const given = { ...settingsFromLinks(linksOf(fn)), ...env };
+      expect(Object.keys(given).filter((k) => ['DATABASE_URL', 'REDIS_URL', 'PUBLIC_ORIGIN', 'IDENTITY_SIGNING_KEY', 'PARTNERS', 'SECRETS_KEY', 'METRICS_TOKEN', 'GAMES_BUCKET'].includes(k)).sort()).toEqual([...route.settings].sort());
+      expect(() => loadFunctionConfig(route.folder, route.settings, env, linksOf(fn))).not.toThrow();
+      for (const missing of route.settings) {
+        const links = Object.fromEntries(Object.entries(linksOf(fn)).filter(([name]) => settingsFromLinks({ [name]: linksOf(fn)[name] })[missing] === undefined));
+        const { [missing]: _gone, ...rest } = env;
+        expect(() => loadFunctionConfig(route.folder, route.settings, rest, links), `${route.folder} without ${missing}`).toThrow(new RegExp(`^Invalid configuration: ${missing} is required by the ${route.folder} function`));
+      }
+    }
   });
 
   it('checks the container with node on /health/live and the load balancer on /health', () => {
@@ -179,6 +282,7 @@ describe('sst.config.ts and infra/ (recorded with stand-ins for SST)', () => {
     const rotation = ['IdentitySigningKey', 'IdentitySigningKeyNext', 'IdentitySigningKeyPrevious'];
     expect(Object.keys(linksOf(one('Service', 'Api')))).toEqual(expect.arrayContaining(rotation));
     expect(Object.keys(linksOf(one('Function', 'Jwks')))).toEqual(rotation);
+    expect(Object.keys(linksOf(one('Function', 'PartnerToken')))).toEqual(expect.arrayContaining(rotation));
     // Unset rotation secrets hold the placeholder, which config reads as "no key".
     const config = loadConfig({}, '0', linksOf(one('Function', 'Jwks')));
     expect(config.partners.signingKey).toEqual({ current: 'x', next: undefined, previous: undefined });
@@ -191,10 +295,12 @@ describe('sst.config.ts and infra/ (recorded with stand-ins for SST)', () => {
     expect(replicas).toBe(2);
     const perReplica = Number(env.DATABASE_POOL_MAX) + Number(env.DATABASE_READ_POOL_MAX);
     expect(perReplica).toBe(180);
-    const lambdas = recorded
-      .filter((r) => r.type === 'Function')
-      .reduce((sum, f) => sum + (f.args.concurrency as { reserved: number }).reserved * Number(environmentOf(f).DATABASE_POOL_MAX), 0);
+    // The functions that open the database: those linked to it.
     const db = one('Postgres', 'Database');
+    const withDatabase = recorded.filter((r) => r.type === 'Function' && (r.args.link as unknown[]).includes(db.instance));
+    expect(withDatabase.map((f) => f.name).sort()).toEqual(['PartnerToken', 'WorldUpdates']);
+    const lambdas = withDatabase
+      .reduce((sum, f) => sum + (f.args.concurrency as { reserved: number }).reserved * Number(environmentOf(f).DATABASE_POOL_MAX), 0);
     const group: { parameters?: unknown } = { parameters: [{ name: 'rds.force_ssl', value: '0' }] };
     (db.args.transform as { parameterGroup(a: typeof group): void }).parameterGroup(group);
     const parameters = resolveValue(group.parameters) as { name: string; value: string }[];
@@ -203,7 +309,8 @@ describe('sst.config.ts and infra/ (recorded with stand-ins for SST)', () => {
     expect(replicas * perReplica + lambdas).toBeLessThan(limit);
     // docs/OPERATIONS.md shows the same sum.
     const operations = readFileSync(resolve(import.meta.dirname, '../docs/OPERATIONS.md'), 'utf8');
-    expect(operations).toContain(`${replicas} × (${env.DATABASE_POOL_MAX} + ${env.DATABASE_READ_POOL_MAX}) + ${lambdas / Number(environmentOf(one('Function', 'Jwks')).DATABASE_POOL_MAX)} × ${environmentOf(one('Function', 'Jwks')).DATABASE_POOL_MAX} = ${replicas * perReplica + lambdas} < ${limit}`);
+    const lambdaPool = Number(environmentOf(withDatabase[0]!).DATABASE_POOL_MAX);
+    expect(operations).toContain(`${replicas} × (${env.DATABASE_POOL_MAX} + ${env.DATABASE_READ_POOL_MAX}) + ${lambdas / lambdaPool} × ${lambdaPool} = ${replicas * perReplica + lambdas} < ${limit}`);
   });
 
   it('one Redis endpoint without cluster mode (packages/store speaks to one node)', () => {
@@ -218,11 +325,18 @@ describe('the route table', () => {
     return t.kind === 'function' ? t.function : t.kind;
   };
 
-  it('matches like the router: longest pattern at a segment boundary', () => {
+  it('matches like the router: longest pattern at a segment boundary, a `:name` segment matching one segment', () => {
     expect(target('/api/auth/jwks')).toBe('jwks');
     expect(target('/api/worlds/validate')).toBe('worldValidate');
     expect(target('/api/worlds/w1')).toBe('service');
-    expect(target('/api/partners/starfall/token')).toBe('service');
+    expect(target('/api/worlds/w1/updates')).toBe('worldUpdates');
+    expect(target('/api/worlds/w1/updates/u1')).toBe('worldUpdates');
+    expect(target('/api/worlds/w1/updates/events')).toBe('service'); // the live stream: the container holds the connection
+    expect(target('/api/worlds/w1/updatesx')).toBe('service');
+    expect(target('/api/worlds//updates')).toBe('service'); // an empty segment is no id
+    expect(target('/api/partners/starfall/token')).toBe('partnerToken');
+    expect(target('/api/partners/starfall/config')).toBe('partnerConfig');
+    expect(target('/api/partners/starfall')).toBe('service');
     expect(target('/health')).toBe('service');
     expect(target('/health/live')).toBe('service');
     expect(target('/metrics')).toBe('service');

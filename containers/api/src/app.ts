@@ -21,7 +21,7 @@ import { billingRoutes } from './billing/routes.ts';
 import { companionRoutes } from './companion/routes.ts';
 import { gameDeliveryRoutes } from './games/delivery.ts';
 import { gameSaveRoutes } from './games/saves.ts';
-import { SESSION_COOKIE } from './accounts/sessions.ts';
+import { SESSION_COOKIE } from '@yumina/accounts';
 import type { AppContext } from './context.ts';
 import { healthRoutes, livenessFastPath } from './health.ts';
 import { serveWeb, webNotFound } from './web.ts';
@@ -47,7 +47,8 @@ export interface BuildOptions {
 
 /**
  * The container's Fastify app. In local mode it also mounts every function's plugin, so one
- * process serves the whole platform; in container mode the functions run as Lambdas.
+ * process serves the whole platform; in container mode the functions run as Lambdas and the
+ * container answers none of their paths.
  */
 export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Promise<FastifyInstance> {
   const web = options.web ?? ctx.config.mode === 'local';
@@ -112,11 +113,11 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     await modelRoutes(app, ctx);
     await gameDeliveryRoutes(app, ctx.objects);
 
-    // Functions that need the login session (and share a path prefix with one that does) are
-    // served by the container in every mode; the others run as Lambdas in production.
-    await app.register(partnerConfigPlugin, { partners: ctx.partners.registry });
-    await app.register(partnerTokenPlugin, partnerTokenOptions(ctx));
+    // Every function of functions/ runs as a Lambda in production (infra/routes.ts FUNCTION_ROUTES);
+    // in local mode this one process serves them too, with the same plugins.
     if (ctx.config.mode === 'local') {
+      await app.register(partnerConfigPlugin, { partners: ctx.partners.registry });
+      await app.register(partnerTokenPlugin, partnerTokenOptions(ctx));
       await app.register(worldValidate, {});
       await app.register(jwksPlugin, { keys: ctx.partners.keys });
     }

@@ -1,7 +1,7 @@
 import { settleAbandonedReservations } from '@yumina/billing';
 import { withMaintenanceDeadline } from '@yumina/db';
 import { LeaderScheduler, type ScheduledJob } from '@yumina/store';
-import { purgeOldSessions } from './accounts/sessions.ts';
+import { purgeOldSessions } from '@yumina/accounts';
 import { settleStaleReplies } from './conversations/turn-lock.ts';
 import type { AppContext } from './context.ts';
 

@@ -93,11 +93,11 @@ export interface LambdaResponse {
   isBase64Encoded?: boolean;
 }
 
-export function lambdaHandler<O extends object>(plugin: FastifyPluginAsync<O>, options: () => O | Promise<O>) {
+export function lambdaHandler<O extends object>(plugin: FastifyPluginAsync<O>, options: () => O | Promise<O>, server: FastifyServerOptions = { logger: false }) {
   type Proxy = (event: unknown, context: unknown) => Promise<LambdaResponse>;
   let proxy: Promise<Proxy> | null = null;
   const build = async (): Promise<Proxy> => {
-    const app = await functionApp(plugin, await options(), { logger: false });
+    const app = await functionApp(plugin, await options(), server);
     const lambda = awsLambdaFastify(app) as unknown as Proxy; // decorates the app, so before ready()
     await app.ready();
     return lambda;

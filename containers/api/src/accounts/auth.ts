@@ -1,12 +1,13 @@
-import { HttpError } from '@yumina/http';
+import type { Authenticated } from '@yumina/accounts';
+import { HttpError, type LoginSettings, requestLogin, sendRenewedCookie as sendCookie, sessionCookieOptions as cookieOptions } from '@yumina/http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { type Authenticated, resolveSession, SESSION_COOKIE } from './sessions.ts';
 
-const resolved = new WeakMap<FastifyRequest, Promise<Authenticated | null>>();
+/** The container's login settings for @yumina/http's requestLogin (the functions use the same). */
+export const loginSettings = (ctx: AppContext): LoginSettings => ({ db: ctx.db.primary, sessionTtlDays: ctx.config.auth.sessionTtlDays, secureCookies: ctx.config.auth.secureCookies });
 
 export function sessionCookieOptions(ctx: AppContext, expires: Date) {
-  return { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: ctx.config.auth.secureCookies, expires };
+  return cookieOptions(ctx.config.auth.secureCookies, expires);
 }
 
 /**
@@ -16,7 +17,7 @@ export function sessionCookieOptions(ctx: AppContext, expires: Date) {
  * (../event-stream.ts).
  */
 export function sendRenewedCookie(ctx: AppContext, reply: FastifyReply, token: string, expires: Date): void {
-  reply.header('set-cookie', reply.server.serializeCookie(SESSION_COOKIE, token, sessionCookieOptions(ctx, expires)));
+  sendCookie(reply, token, expires, ctx.config.auth.secureCookies);
 }
 
 /** The answer to a request that needs a login and has none (or one that ended or expired). */
@@ -24,19 +25,7 @@ export const notSignedIn = () => new HttpError(401, 'UNAUTHENTICATED', 'Sign in 
 
 /** The current login (account + session) of a request, or null; resolved once per request. */
 export function authenticate(ctx: AppContext, request: FastifyRequest, reply?: FastifyReply): Promise<Authenticated | null> {
-  let pending = resolved.get(request);
-  if (!pending) {
-    const token = request.cookies[SESSION_COOKIE];
-    pending = token ? resolveSession(ctx.db.primary, token, ctx.config.auth.sessionTtlDays) : Promise.resolve(null);
-    resolved.set(request, pending);
-    if (token && reply) {
-      pending.then((auth) => {
-        // Sliding expiry: the same token (and so the same sid) with a later expiry.
-        if (auth?.renewed) sendRenewedCookie(ctx, reply, token, auth.session.expiresAt);
-      }, () => {});
-    }
-  }
-  return pending;
+  return requestLogin(request, reply, loginSettings(ctx));
 }
 
 /** The auth guard: the current login, or a 401. */

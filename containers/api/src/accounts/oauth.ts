@@ -6,8 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import type { AppContext } from '../context.ts';
 import { authenticate, requireAuth, sessionCookieOptions } from './auth.ts';
-import { newId, newSecret } from './ids.ts';
-import { createSession, SESSION_COOKIE } from './sessions.ts';
+import { createSession, newId, newSecret, SESSION_COOKIE } from '@yumina/accounts';
 
 /** What a completed OAuth flow proves: the provider's own subject id, plus profile hints. */
 interface ProviderIdentity {

@@ -3,12 +3,10 @@ import { HttpError, parseWith } from '@yumina/http';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { findAccount, linkedIdentities } from './account.ts';
+import { createSession, endSession, findAccount, linkedIdentities, newId, SESSION_COOKIE } from '@yumina/accounts';
 import { authenticate, requireAuth, sessionCookieOptions } from './auth.ts';
-import { newId } from './ids.ts';
 import { limitLogin, limitSignup } from './request-limits.ts';
 import { DUMMY_HASH, hashPassword, verifyPassword } from './password.ts';
-import { createSession, endSession, SESSION_COOKIE } from './sessions.ts';
 
 const email = z.string().trim().normalize('NFKC').toLowerCase().pipe(z.email('must be an e-mail address')).pipe(z.string().max(254));
 const password = z.string().min(8, 'must be at least 8 characters').max(200, 'must be at most 200 characters');

@@ -3,7 +3,7 @@ import { importWorld } from '@yumina/world';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { requireAuth } from '../accounts/auth.ts';
-import { newId } from '../accounts/ids.ts';
+import { newId } from '@yumina/accounts';
 import type { AppContext } from '../context.ts';
 import { ownerView, summary, WORLD_BODY_LIMIT, type WorldRow } from './routes.ts';
 
