@@ -260,21 +260,28 @@ describe('sst.config.ts and infra/ (recorded with stand-ins for SST)', () => {
     }
   });
 
-  it('checks the container with node on /health/live and the load balancer on /health', () => {
+  it('health as seed 000 §4 defines it: the load balancer and deployments check /health; nothing restarts a task because of /health/live', () => {
     const api = one('Service', 'Api');
-    const health = api.args.health as { command: string[] };
-    expect(health.command[0]).toBe('CMD');
-    expect(health.command[1]).toBe('node');
-    const script = readFileSync(resolve(import.meta.dirname, '..', health.command[2]!), 'utf8');
-    expect(script).toMatch(/\/health\/live/);
-    expect(script).not.toMatch(/\/health['"`]/);
-    expect(health.command.join(' ')).not.toMatch(/wget|curl/);
+    // No container health check: the one ECS would restart a task for.
+    expect(api.args.health).toBeUndefined();
     const lb = api.args.loadBalancer as { health: Record<string, { path: string }> };
     expect(Object.values(lb.health).map((h) => h.path)).toEqual(['/health']);
-    // The image's own HEALTHCHECK is the same command.
+    // A new task gets the grace period before ECS acts on the load balancer's verdict (migrations run at start).
+    const service: Record<string, unknown> = {};
+    (api.args.transform as { service(a: Record<string, unknown>): void }).service(service);
+    expect(service.healthCheckGracePeriodSeconds).toBeGreaterThanOrEqual(30);
+    // Nor does the image carry one (ECS ignores an image's HEALTHCHECK, Docker and local runs would not).
     const dockerfile = readFileSync(resolve(import.meta.dirname, '../containers/api/Dockerfile'), 'utf8');
-    expect(dockerfile).toMatch(/^HEALTHCHECK .* CMD \["node", "containers\/api\/liveness-check\.mjs"\]$/m);
-    expect(dockerfile).not.toMatch(/wget|curl/);
+    expect(dockerfile).not.toMatch(/^HEALTHCHECK/m);
+    expect(dockerfile).toMatch(/^STOPSIGNAL SIGTERM$/m);
+    // docs/OPERATIONS.md says what restarts a replica and what takes it out of rotation, matching the above.
+    const operations = readFileSync(resolve(import.meta.dirname, '../docs/OPERATIONS.md'), 'utf8');
+    const section = operations.slice(operations.indexOf('### What restarts a replica, what takes it out of rotation'));
+    expect(section.length).toBeGreaterThan(0);
+    expect(section).toMatch(/process exits/);
+    expect(section).toMatch(/`GET \/health` answers 503/);
+    expect(section).toMatch(/`\/health\/live` restarts nothing/);
+    expect(section).toContain(`${service.healthCheckGracePeriodSeconds} s`);
   });
 
   it('has the rotation secrets and links them to the service and the key set function', () => {

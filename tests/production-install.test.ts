@@ -23,7 +23,6 @@ const instructions = finalStage
   .map((l) => ({ op: l.slice(0, l.indexOf(' ')), arg: l.slice(l.indexOf(' ') + 1).trim() }));
 const execForm = (arg: string) => JSON.parse(arg.slice(arg.indexOf('['))) as string[];
 const cmd = execForm(instructions.find((i) => i.op === 'CMD')!.arg);
-const healthcheck = execForm(instructions.find((i) => i.op === 'HEALTHCHECK')!.arg);
 const imageEnv = Object.fromEntries(
   instructions
     .filter((i) => i.op === 'ENV')
@@ -123,13 +122,7 @@ describe.runIf(hasPostgres && hasRedis)('the production install runs the contain
     expect(landing.headers.get('content-security-policy')).toMatch(/frame-src https:\/\/play\.starfall\.example/);
   });
 
-  it('the image’s HEALTHCHECK command (node, /health/live) passes; SIGTERM drains and exits 0', async () => {
-    expect(healthcheck[0]).toBe('node');
-    const check = spawnSync(process.execPath, healthcheck.slice(1), { cwd: app, env: { PATH: process.env.PATH, PORT: String(port) }, timeout: 10_000 });
-    expect(check.status).toBe(0);
-    const wrongPort = spawnSync(process.execPath, healthcheck.slice(1), { cwd: app, env: { PATH: process.env.PATH, PORT: String(await freePort()) }, timeout: 10_000 });
-    expect(wrongPort.status).toBe(1);
-
+  it('SIGTERM drains and exits 0', async () => {
     const exited = new Promise<number | null>((done) => server!.once('exit', (code) => done(code)));
     server!.kill('SIGTERM');
     expect(await exited).toBe(0);
