@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { database } from './database';
 import { vpc } from './network';
 import { publicOrigin } from './router';
@@ -40,6 +41,9 @@ const provides = {
 const componentName = (name: string) => name[0]!.toUpperCase() + name.slice(1);
 
 function lambda(route: FunctionRoute): sst.aws.Function {
+  if (!existsSync(`${functionBundle(route)}/handler.mjs`)) {
+    throw new Error(`${functionBundle(route)}/handler.mjs is missing: run \`npm run build\` before deploying (docs/DEPLOY.md)`);
+  }
   const given = route.settings.map((s) => provides[s] as { link?: unknown[]; environment?: Record<string, $util.Input<string>> });
   return new sst.aws.Function(componentName(route.function), {
     ...common,

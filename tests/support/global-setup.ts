@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
 
 /**
- * Builds the web app once before the suites, so browser tests run against the current source.
+ * Builds the web app and the server bundles (scripts/build.ts) once before the suites, so browser
+ * tests run against the current source.
  * vitest sets NODE_ENV=test, and Vite bakes NODE_ENV into the bundle: without the production value
  * the browser tests would run React's development build (StrictMode's doubled effects and requests),
  * not the bundle that ships.
@@ -16,4 +17,8 @@ export default async function setup(): Promise<void> {
   } finally {
     process.env.NODE_ENV = nodeEnv;
   }
+  // The compiled server side (container and function bundles) that production runs: the topology
+  // and production-install tests run it.
+  const { buildServer } = await import('../../scripts/build.ts');
+  await buildServer();
 }

@@ -67,13 +67,24 @@ export function parseWith<S extends ZodType>(schema: S, value: unknown, what = '
   throw new HttpError(400, 'INVALID_REQUEST', `Invalid ${what}: ${path}${issue.message}`);
 }
 
+/**
+ * A function's routes validate with zod (parseWith), never with JSON schemas: in place of
+ * Fastify's JSON-schema compilers (ajv, fast-json-stringify), which Fastify then never loads and
+ * the function bundles leave out (scripts/build.ts), a route that declares a schema is refused
+ * when the app gets ready.
+ */
+const ZOD_ONLY = (): never => {
+  throw new Error('function routes validate with zod (parseWith), not JSON schemas: functionApp has no schema compiler');
+};
+const zodOnlySchemas = { compilersFactory: { buildValidator: () => ZOD_ONLY, buildSerializer: () => ZOD_ONLY } };
+
 /** A Fastify app holding one function's plugin, with the shared error handling (not yet ready). */
 export async function functionApp<O extends object>(
   plugin: FastifyPluginAsync<O>,
   options: O,
   server: FastifyServerOptions = {},
 ): Promise<FastifyInstance> {
-  const app = Fastify({ logger: { level: 'info' }, genReqId: () => randomUUID(), frameworkErrors, ...server });
+  const app = Fastify({ logger: { level: 'info' }, genReqId: () => randomUUID(), frameworkErrors, schemaController: zodOnlySchemas, ...server });
   installErrorHandling(app);
   installInputGuards(app);
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- plugin options are the plugin's own interface
