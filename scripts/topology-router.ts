@@ -11,8 +11,11 @@ import { functionUrlEvent, type LambdaHandler, writeFunctionUrlResult } from './
  *
  * - service: round robin over the replicas the load balancer considers healthy (GET /health 200,
  *   polled every second); a replica that refuses the connection is taken out at once and the
- *   request goes to the next one, as the load balancer does after a failed target.
- * - function: the function's real `handler` export, invoked with a Function URL event.
+ *   request goes to the next one, as the load balancer does after a failed target. The answer
+ *   carries `x-topology-replica: <replica id>` (this router's own diagnostic header: the load
+ *   balancer adds none), so a rehearsal can tell which replica served what.
+ * - function: the function's deployed `handler`, invoked with a Function URL event (in production
+ *   the Lambda's own process: scripts/topology.ts gives each function one).
  * - static: the built web app; a path without a file is answered by index.html (the site's error page).
  */
 export interface Replica {
@@ -81,6 +84,7 @@ export function createLocalRouter(options: LocalRouterOptions): LocalRouter {
       const upstream = httpRequest(`${replica.url}${request.url ?? '/'}`, { method: request.method, headers, agent }, (answer) => {
         const out: Record<string, string | string[]> = {};
         for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
+        out['x-topology-replica'] = replica.id;
         response.writeHead(answer.statusCode ?? 502, out);
         answer.pipe(response);
         answer.on('end', () => done(true));

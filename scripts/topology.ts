@@ -1,8 +1,12 @@
 /**
  * npm run start:topology — what production runs, on this machine (docs/DEPLOY.md: rehearse a deploy):
- * two container-mode replicas of containers/api on the real PostgreSQL and Redis, each function of
- * the route table invoked through its real Lambda `handler` export with Function URL events, and
- * the static web build, all behind one local router built from infra/routes.ts.
+ * the compiled output of `npm run build` and nothing else. Two container-mode replicas
+ * (`node containers/api/dist/main.mjs`, the image's command) on the real PostgreSQL and Redis;
+ * every function of the route table as its own process loading its bundle
+ * (dist/functions/<folder>/handler.mjs, through scripts/lambda-runtime.mjs) with only the settings
+ * its Lambda is linked to, invoked through its deployed `handler` export with Function URL events;
+ * the static web build; all behind one local router built from infra/routes.ts. The server bundles
+ * are built first when missing (`npm run start:topology` always builds them).
  *
  * Needs DATABASE_URL and REDIS_URL. Optional: TOPOLOGY_PORT (default 8080), PARTNERS (default: the
  * demo partner's site, started here on a loopback port), SECRETS_KEY and IDENTITY_SIGNING_KEY
@@ -20,8 +24,11 @@ import { loadConfig } from '@yumina/config';
 import { generateSigningKeyMaterial, type PartnerRegistry, parsePartners } from '@yumina/identity';
 import { openObjectStore, publishDemoGame } from '../containers/api/src/games/demo.ts';
 import { startDemoPartner } from '../containers/api/src/partners/demo-partner.ts';
+import { existsSync } from 'node:fs';
 import { ensureWebBuild } from '../containers/api/src/web.ts';
 import { FUNCTION_ROUTES, type FunctionName, routeTable } from '../infra/routes.ts';
+import { buildServer, CONTAINER_BUNDLE, functionBundleFile } from './build.ts';
+import { FunctionProcess } from './function-process.ts';
 import type { LambdaHandler } from './function-url-event.ts';
 import { createLocalRouter, type Replica } from './topology-router.ts';
 
@@ -45,6 +52,10 @@ const origin = `http://localhost:${port}`; // a loopback origin: container mode 
 
 await ensureWebBuild('web/dist', { info: say });
 const webDist = join(root, 'web/dist');
+if (![CONTAINER_BUNDLE, ...FUNCTION_ROUTES.map(functionBundleFile)].every((f) => existsSync(join(root, f)))) {
+  say('Building the container and function bundles (npm run build)…');
+  await buildServer();
+}
 
 // The secrets, as `sst secret set` would hold them.
 const secretsKey = env.SECRETS_KEY ?? randomBytes(32).toString('base64url');
@@ -65,7 +76,7 @@ const children: ChildProcess[] = [];
 const replicas: (Replica & { pid: number })[] = [];
 for (const id of ['replica-1', 'replica-2']) {
   const replicaPort = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'containers/api/src/main.ts')], {
+  const child = spawn(process.execPath, [join(root, CONTAINER_BUNDLE)], {
     cwd: root,
     env: {
       ...env,
@@ -89,6 +100,28 @@ for (const id of ['replica-1', 'replica-2']) {
   children.push(child);
   replicas.push({ id, url: `http://127.0.0.1:${replicaPort}`, pid: child.pid! });
 }
+// The functions: one process each, with the settings its Lambda is linked to (infra/functions.ts)
+// and nothing else of this environment, as a Lambda gets them.
+const lambdaSettings: Record<string, string | undefined> = {
+  DATABASE_URL: env.DATABASE_URL,
+  REDIS_URL: env.REDIS_URL,
+  PUBLIC_ORIGIN: origin,
+  IDENTITY_SIGNING_KEY: signingKey,
+  PARTNERS: partners,
+};
+const functionProcesses: FunctionProcess[] = [];
+const functions = {} as Record<FunctionName, LambdaHandler>;
+for (const route of FUNCTION_ROUTES) {
+  const fnEnv: Record<string, string | undefined> = { PATH: env.PATH, NODE_ENV: 'production', AWS_LAMBDA_FUNCTION_NAME: route.function };
+  for (const setting of route.settings) fnEnv[setting] = lambdaSettings[setting];
+  if ((route.settings as readonly string[]).includes('DATABASE_URL')) fnEnv.DATABASE_POOL_MAX = '2';
+  // The test's Redis key prefix, so functions and replicas share one namespace as they do in production.
+  if ((route.settings as readonly string[]).includes('REDIS_URL') && env.REDIS_KEY_PREFIX) fnEnv.REDIS_KEY_PREFIX = env.REDIS_KEY_PREFIX;
+  const fn = new FunctionProcess({ module: join(root, functionBundleFile(route)), env: fnEnv, label: route.folder });
+  functionProcesses.push(fn);
+  functions[route.function] = fn.handler;
+}
+
 for (const [i, replica] of replicas.entries()) {
   const until = Date.now() + 120_000;
   for (;;) {
@@ -99,24 +132,23 @@ for (const [i, replica] of replicas.entries()) {
       for (const c of children) c.kill('SIGKILL');
       process.exit(1);
     }
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
-
-// The functions: this process is their Lambda environment (their settings reach config as a Lambda's would).
-env.IDENTITY_SIGNING_KEY = signingKey;
-env.PUBLIC_ORIGIN = origin;
-env.PARTNERS = partners;
-const functions = {} as Record<FunctionName, LambdaHandler>;
-for (const route of FUNCTION_ROUTES) {
-  const module = (await import(join(root, 'functions', route.folder, 'handler.ts'))) as Record<string, LambdaHandler>;
-  functions[route.function] = module.handler!;
-}
+await Promise.all(functionProcesses.map((f) => f.ready));
 
 const router = createLocalRouter({ routes: routeTable([...registry.keys()]), replicas, functions, webDist });
 await new Promise<void>((r) => router.server.listen(port, '127.0.0.1', r));
 say(`Production topology at ${origin} (replicas ${replicas.map((r) => r.url).join(', ')}; partner site ${demo.origin})`);
-say(JSON.stringify({ type: 'topology.ready', url: origin, replicas, partner: demo.origin, functions: FUNCTION_ROUTES.map((r) => r.pattern) }));
+say(
+  JSON.stringify({
+    type: 'topology.ready',
+    url: origin,
+    replicas,
+    partner: demo.origin,
+    functions: FUNCTION_ROUTES.map((r, i) => ({ function: r.function, pattern: r.pattern, pid: functionProcesses[i]!.child.pid })),
+  }),
+);
 
 let stopping = false;
 const stop = async () => {
@@ -124,6 +156,7 @@ const stop = async () => {
   stopping = true;
   await router.close();
   await demo.app.close();
+  await Promise.all(functionProcesses.map((f) => f.stop()));
   await Promise.all(
     children.map(
       (c) =>
