@@ -271,8 +271,6 @@ function parseTrustProxy(raw: string | undefined, mode: 'local' | 'container'): 
     .filter(Boolean);
 }
 
-const VERSION = '0.1.0';
-
 export class ConfigError extends Error {
   readonly code = 'CONFIG_INVALID';
   constructor(
@@ -365,7 +363,7 @@ function settingsOf(source: Record<string, string | undefined>, links: LinkedRes
  */
 export function loadConfig(
   source: Record<string, string | undefined> = process.env,
-  version = VERSION,
+  version = '0.1.0',
   links: LinkedResources = source === process.env ? sstLinks() : linksFromVariables(source),
 ): Config {
   const cleaned = settingsOf(source, links);
