@@ -3,10 +3,10 @@
  * build): esbuild bundles the TypeScript sources of the workspace and their dependencies into
  * plain JavaScript, so production runs no TypeScript loader and needs no install:
  *
- *  - containers/api/dist/main.mjs: the container (the Dockerfile's final stage copies it and runs
- *    `node containers/api/dist/main.mjs`). It sits as deep in the tree as containers/api/src, so
- *    the paths it finds from its own location (the repository root: migrations, web/dist) are the
- *    same as the source's;
+ *  - containers/api/dist/main.mjs and the files it loads: the container (the Dockerfile's final
+ *    stage copies the folder and runs `node containers/api/dist/main.mjs`). It sits as deep in the
+ *    tree as containers/api/src, so the paths it finds from its own location (the repository root:
+ *    migrations, web/dist) are the same as the source's;
  *  - dist/functions/<folder>/handler.mjs: one bundle per function of infra/routes.ts
  *    FUNCTION_ROUTES, the folder SST zips for that Lambda (infra/functions.ts `bundle`).
  *
@@ -17,7 +17,7 @@
  * bundles are minified (their size is their cold start); the container's keeps its names for
  * readable stack traces. Prints one line per output with its size; `--json` prints them as JSON.
  */
-import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { type BuildOptions, build, type Plugin } from 'esbuild';
 import { FUNCTION_ROUTES, functionBundle } from '../infra/routes.ts';
@@ -59,33 +59,43 @@ export async function buildContainer(): Promise<BuiltFile> {
   rmSync(join(root, 'containers/api/dist'), { recursive: true, force: true });
   await build({
     ...common,
-    entryPoints: ['containers/api/src/main.ts'],
-    outfile: CONTAINER_BUNDLE,
+    entryPoints: { main: 'containers/api/src/main.ts' },
+    outdir: 'containers/api/dist',
+    outExtension: { '.js': '.mjs' },
+    // What the code imports only when it needs it (the tokenizer's 1 MB of ranks, loaded after the
+    // server listens) stays in a file of its own, beside main.mjs (at the same depth, so the paths
+    // a module finds from its own location stay right), and is not parsed at start.
+    splitting: true,
+    chunkNames: '[name]-[hash]',
     external: ['pg-native', 'vite'],
     minifySyntax: true,
     minifyWhitespace: true,
+    plugins: [lean({ shakeWorkspace: false })],
   });
-  return { file: CONTAINER_BUNDLE, bytes: statSync(join(root, CONTAINER_BUNDLE)).size };
+  const dir = join(root, 'containers/api/dist');
+  return { file: 'containers/api/dist/', bytes: readdirSync(dir).reduce((sum, f) => sum + statSync(join(dir, f)).size, 0) };
 }
 
 /**
- * What a function bundle leaves out, for its size (each ≤ 1 MB, docs/BENCHMARKS.md):
- *  - the workspace's own modules (packages/, functions/) count as free of import-time side
- *    effects, so a module none of the function's code uses is not bundled (a jwks function does
- *    not carry pg and ioredis because @yumina/http also exports the database helpers);
+ * What a bundle leaves out, for its size (each function ≤ 1 MB, docs/BENCHMARKS.md) and its start:
  *  - zod's translations of its error messages into other languages (`z.locales`, about 250 KB):
- *    nothing here selects one, and the English messages zod uses by default stay.
+ *    nothing here selects one, and the English messages zod uses by default stay;
+ *  - in a function (`shakeWorkspace`), the workspace's own modules (packages/, functions/) count
+ *    as free of import-time side effects, so a module none of the function's code uses is not
+ *    bundled (a jwks function does not carry pg and ioredis because @yumina/http also exports the
+ *    database helpers).
  */
-const functionDiet: Plugin = {
-  name: 'function-diet',
+const lean = (options: { shakeWorkspace: boolean }): Plugin => ({
+  name: 'lean',
   setup(b) {
     const workspace = new RegExp(`^${root.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/(packages|functions)/`);
     b.onResolve({ filter: /.*/ }, async (args) => {
-      if (args.pluginData === 'function-diet' || args.kind === 'entry-point') return undefined;
+      if (args.pluginData === 'lean' || args.kind === 'entry-point') return undefined;
       if (args.path === '../locales/index.js' && /[/\\]zod[/\\]v4[/\\](classic|core)[/\\]/.test(args.importer)) {
         return { path: join(dirname(args.importer), '../locales/index.js'), namespace: 'zod-english' };
       }
-      const resolved = await b.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: 'function-diet' });
+      if (!options.shakeWorkspace) return undefined;
+      const resolved = await b.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: 'lean' });
       if (resolved.errors.length || !workspace.test(resolved.path)) return undefined;
       return { ...resolved, sideEffects: false };
     });
@@ -94,7 +104,7 @@ const functionDiet: Plugin = {
       resolveDir: dirname(args.path),
     }));
   },
-};
+});
 
 /** Builds one bundle per function. */
 export async function buildFunctions(): Promise<BuiltFile[]> {
@@ -110,10 +120,11 @@ export async function buildFunctions(): Promise<BuiltFile[]> {
         // Never loaded by a function: its app has no JSON-schema compilers (@yumina/http functionApp).
         external: ['pg-native', 'vite', '@electric-sql/pglite', '@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler'],
         minify: true,
-        plugins: [functionDiet],
+        plugins: [lean({ shakeWorkspace: true })],
       });
-      // What went in, for who wants to see where the bytes are (esbuild's analyzer reads it).
-      writeFileSync(join(root, functionBundle(route), 'meta.json'), JSON.stringify(result.metafile));
+      // What went in, for who wants to see where the bytes are (esbuild's analyzer reads it); beside
+      // the bundle's folder, which SST zips as it is.
+      writeFileSync(join(root, 'dist/functions', `${route.folder}.meta.json`), JSON.stringify(result.metafile));
       return { file, bytes: statSync(join(root, file)).size };
     }),
   );
