@@ -6,7 +6,11 @@
  *  - containers/api/dist/main.mjs and the files it loads: the container (the Dockerfile's final
  *    stage copies the folder and runs `node containers/api/dist/main.mjs`). It sits as deep in the
  *    tree as containers/api/src, so the paths it finds from its own location (the repository root:
- *    migrations, web/dist) are the same as the source's;
+ *    migrations, web/dist) are the same as the source's. Beside it: import-worker.mjs, the import
+ *    pool's worker thread (containers/api/src/worlds/import-pool.ts starts `./import-worker.mjs`
+ *    next to its own module: in the source a tsx shim, here the compiled worker), and
+ *    node_modules/@img/, sharp's native part for this platform (its prebuilt binary and libvips,
+ *    which no bundle can hold; the bundled sharp loads them from there);
  *  - dist/functions/<folder>/handler.mjs: one bundle per function of infra/routes.ts
  *    FUNCTION_ROUTES, the folder SST zips for that Lambda (infra/functions.ts `bundle`).
  *
@@ -17,7 +21,8 @@
  * bundles are minified (their size is their cold start); the container's keeps its names for
  * readable stack traces. Prints one line per output with its size; `--json` prints them as JSON.
  */
-import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { type BuildOptions, build, type Plugin } from 'esbuild';
 import { FUNCTION_ROUTES, functionBundle } from '../infra/routes.ts';
@@ -59,7 +64,7 @@ export async function buildContainer(): Promise<BuiltFile> {
   rmSync(join(root, 'containers/api/dist'), { recursive: true, force: true });
   await build({
     ...common,
-    entryPoints: { main: 'containers/api/src/main.ts' },
+    entryPoints: { main: 'containers/api/src/main.ts', 'import-worker': 'containers/api/src/worlds/import-worker.ts' },
     outdir: 'containers/api/dist',
     outExtension: { '.js': '.mjs' },
     // What the code imports only when it needs it (the tokenizer's 1 MB of ranks, loaded after the
@@ -73,7 +78,35 @@ export async function buildContainer(): Promise<BuiltFile> {
     plugins: [lean({ shakeWorkspace: false })],
   });
   const dir = join(root, 'containers/api/dist');
-  return { file: 'containers/api/dist/', bytes: readdirSync(dir).reduce((sum, f) => sum + statSync(join(dir, f)).size, 0) };
+  const bytes = readdirSync(dir).reduce((sum, f) => sum + (f.endsWith('.mjs') ? statSync(join(dir, f)).size : 0), 0);
+  copyNativeImageLibrary(dir);
+  return { file: 'containers/api/dist/', bytes };
+}
+
+/**
+ * sharp's native part, the one dependency of the container that cannot be bundled: the platform
+ * packages of sharp's optional dependencies that the install chose for this machine (its prebuilt
+ * `.node` binary and libvips, e.g. @img/sharp-linux-x64 and @img/sharp-libvips-linux-x64), copied
+ * to `<dir>/node_modules/@img/`, where the bundled sharp's own require finds them. Build on the
+ * platform the image runs on (the Dockerfile's build stage does).
+ */
+function copyNativeImageLibrary(dir: string): void {
+  // Where Node's resolution finds a package from `from` (its folder; package.json is not in every exports map).
+  const installed = (from: string, name: string) =>
+    (createRequire(from).resolve.paths(name) ?? []).map((p) => join(p, name)).find((p) => existsSync(join(p, 'package.json')));
+  const sharp = installed(join(root, 'packages/assets/package.json'), 'sharp');
+  if (!sharp) throw new Error('sharp is not installed (packages/assets depends on it): run npm ci');
+  const optional = Object.keys((JSON.parse(readFileSync(join(sharp, 'package.json'), 'utf8')) as { optionalDependencies?: Record<string, string> }).optionalDependencies ?? {});
+  const copied: string[] = [];
+  for (const name of optional) {
+    const found = installed(join(sharp, 'package.json'), name);
+    if (!found) continue;
+    cpSync(found, join(dir, 'node_modules', name), { recursive: true, verbatimSymlinks: true });
+    copied.push(name);
+  }
+  if (!copied.some((name) => name.startsWith('@img/sharp-') && !name.startsWith('@img/sharp-libvips-'))) {
+    throw new Error(`sharp has no native package installed for ${process.platform}-${process.arch}: run npm ci on the platform the image runs on`);
+  }
 }
 
 /**
