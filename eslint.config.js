@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', '.sst/**', '.data/**', 'packages/tokens/.scratch/**'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', '.sst/**', '.data/**', '.bench/**', 'packages/tokens/.scratch/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, bench, describe } from 'vitest';
 import { Browser } from '../tests/support/server.ts';
+import { type BaselineServer, baselineCheckout, processCpu, startBaselineServer } from './baseline.ts';
 import { BenchChild } from './turn-ipc.ts';
 
 /**
@@ -10,35 +11,41 @@ import { BenchChild } from './turn-ipc.ts';
  * machines, so that none blocks the others' event loop or is charged with their CPU:
  *  - the provider (./turn-provider.ts, forked): the fake provider (tests/support/fake-openai.ts);
  *  - the server (./turn-server.ts, forked, with this process's environment): the container on a
- *    fresh database, plus a second app on the same context (same pools, store, secrets) serving
- *    today's send path on a port of its own;
+ *    fresh database;
+ *  - today's server (./baseline.ts): the platform at BASELINE, the last commit before the
+ *    issue-24 rework of the turn, checked out as a git worktree under .bench/baselines/ (installed
+ *    once, then reused) and run from its own source in a process of its own, on a fresh database
+ *    of the same PostgreSQL and the same Redis (TURN_BENCH_REVISION=<commit> names another);
  *  - this process: the client (signups, settings, worlds, sessions, the turns, the report).
  * Three paths run interleaved in one run, in rotating order, at concurrency 1, 10 and 50 (one
  * session per account, N accounts):
  *  - `provider`: the same provider called directly (the floor: what a turn costs without us);
- *  - `today`: the send path as it was before the issue's rework, kept in bench/legacy/turn-route.ts
- *    (with the provider client of that time in bench/legacy/ai/ and the turn lock of that time in
- *    bench/legacy/turn-lock.ts);
+ *  - `today`: POST /api/sessions/:id/messages as BASELINE serves it (everything of that revision:
+ *    the send path, the provider client, the turn lock, token counting, prompt assembly);
  *  - `new`: POST /api/sessions/:id/messages as the server serves it now.
  * Printed as `turn:` lines: time-to-first-token overhead over the provider alone (p50, p99),
- * turns per second, and server CPU milliseconds per turn: the server process's CPU (user + system,
- * process.cpuUsage() asked over IPC before and after each phase) during the phases of a path
- * divided by their turns. It includes both apps' share of the process (GC, the idle app's timers)
- * and nothing of the provider's or the client's work. A last line per concurrency gives the provider
+ * turns per second, and server CPU milliseconds per turn: the CPU (user + system, read from
+ * /proc/<pid>/stat before and after each phase) of the server process of that path during its
+ * phases divided by their turns. It includes the process's idle share (GC, timers) and nothing of
+ * the provider's, the client's or the other server's work. A last line per concurrency gives the provider
  * process's CPU per call in each path, for information (it grows with the prompt it parses).
  * Goals: CPU per turn ≤ 0.5× today's, TTFT overhead ≤ 5 ms p50 at concurrency 1, turns/s at
  * concurrency 50 ≥ 2× today's.
  * TURN_BENCH_PROFILE=<file.cpuprofile> writes a CPU profile of the server process during runs of
- * the new path alone (TURN_BENCH_PROFILE_PATH=today for today's, TURN_BENCH_PROFILE_CONCURRENCY).
+ * the new path alone (TURN_BENCH_PROFILE_CONCURRENCY sets their concurrency).
  */
 const ACCOUNTS = 50;
+/** The last commit before the issue-24 rework of the turn (6e23461 started it). */
+const BASELINE = process.env.TURN_BENCH_REVISION ?? 'b8579489e989940ce24ceb674d01c8435c6e8e4a';
 const sample = JSON.parse(readFileSync(new URL('../packages/world/samples/ashen-depths.json', import.meta.url), 'utf8'));
 
 type Path = 'provider' | 'today' | 'new';
 interface Player {
   browser: Browser;
+  /** The same player on today's server (an account, a world and sessions of its own there). */
   legacy: Browser;
   worldId: string;
+  legacyWorldId: string;
   sessions: Record<'today' | 'new', string>;
 }
 interface Cpu {
@@ -48,8 +55,10 @@ interface Cpu {
 
 let serverChild: BenchChild | undefined;
 let providerChild: BenchChild | undefined;
+let baseline: BaselineServer | undefined;
+/** Rejects when today's server exits. */
+let baselineExited: Promise<never> | undefined;
 let serverUrl = '';
-let legacyUrl = '';
 let providerUrl = '';
 let chunks = 0;
 const players: Player[] = [];
@@ -90,8 +99,7 @@ async function oneTurn(path: Path, player: Player): Promise<number> {
     return readTurn(res, started, '"content":"The', '[DONE]');
   }
   const client = path === 'today' ? player.legacy : player.browser;
-  const prefix = path === 'today' ? '/legacy' : '/api';
-  const res = await client.fetch(`${prefix}/sessions/${player.sessions[path]}/messages`, { method: 'POST', json: { content: 'I walk on.' } });
+  const res = await client.fetch(`/api/sessions/${player.sessions[path]}/messages`, { method: 'POST', json: { content: 'I walk on.' } });
   return readTurn(res, started, 'event: delta', 'event: done');
 }
 
@@ -101,7 +109,7 @@ async function oneTurn(path: Path, player: Player): Promise<number> {
  * child's failure is what is reported.
  */
 async function watched<T>(work: Promise<T>): Promise<T> {
-  const children = [serverChild!.failed, providerChild!.failed];
+  const children = [serverChild!.failed, providerChild!.failed, baselineExited!];
   try {
     return await Promise.race([work, ...children]);
   } catch (err) {
@@ -119,7 +127,7 @@ interface Phase {
   ttft: number[];
   turns: number;
   wallMs: number;
-  /** The server process's CPU during the phase. */
+  /** The path's server process's CPU during the phase. */
   cpuMs: number;
   /** The provider process's CPU during the phase. */
   providerCpuMs: number;
@@ -128,7 +136,9 @@ interface Phase {
 /** `perWorker` turns in each of `concurrency` sessions at once. */
 async function phase(path: Path, concurrency: number, perWorker: number): Promise<Phase> {
   const ttft: number[] = [];
-  const [serverBefore, providerBefore] = await Promise.all([serverChild!.request<Cpu>('cpu'), providerChild!.request<Cpu>('cpu')]);
+  const serverPid = path === 'today' ? baseline!.pid : serverChild!.child.pid!;
+  const serverBefore = processCpu(serverPid);
+  const providerBefore = await providerChild!.request<Cpu>('cpu');
   const started = performance.now();
   await watched(
     Promise.all(
@@ -138,7 +148,8 @@ async function phase(path: Path, concurrency: number, perWorker: number): Promis
     ),
   );
   const wallMs = performance.now() - started;
-  const [serverAfter, providerAfter] = await Promise.all([serverChild!.request<Cpu>('cpu'), providerChild!.request<Cpu>('cpu')]);
+  const serverAfter = processCpu(serverPid);
+  const providerAfter = await providerChild!.request<Cpu>('cpu');
   if (path === 'new' && process.env.TURN_BENCH_BASELINE !== 'short') baselinePrompt = (await providerChild!.request<unknown[] | null>('last-prompt')) ?? SHORT_PROMPT;
   await providerChild!.request('reset'); // the loopback provider records requests: keep its memory flat
   return { ttft, turns: concurrency * perWorker, wallMs, cpuMs: cpuMsSince(serverBefore, serverAfter), providerCpuMs: cpuMsSince(providerBefore, providerAfter) };
@@ -153,14 +164,19 @@ const median = (xs: number[]) => quantile(xs, 0.5);
 /** Fresh sessions for both server paths (history stays comparable: both grow by the same turns). */
 async function freshSessions(): Promise<void> {
   for (const player of players) {
-    for (const path of ['today', 'new'] as const) {
-      const res = await player.browser.fetch(`/api/worlds/${player.worldId}/sessions`, { method: 'POST' });
-      player.sessions[path] = ((await res.json()) as { session: { id: string } }).session.id;
-    }
+    const today = await player.legacy.fetch(`/api/worlds/${player.legacyWorldId}/sessions`, { method: 'POST' });
+    player.sessions.today = ((await today.json()) as { session: { id: string } }).session.id;
+    const now = await player.browser.fetch(`/api/worlds/${player.worldId}/sessions`, { method: 'POST' });
+    player.sessions.new = ((await now.json()) as { session: { id: string } }).session.id;
   }
 }
 
 beforeAll(async () => {
+  // Today's code: checked out and installed on first use, then reused.
+  baseline = await startBaselineServer(baselineCheckout(BASELINE), { SIGNUP_RATE_LIMIT_PER_HOUR: '1000', DATABASE_POOL_MAX: '20', AI_PRIVATE_NETWORK_ACCESS: 'allow' });
+  const child = baseline.child;
+  baselineExited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`today's server (${BASELINE}) exited (${code})`))));
+  baselineExited.catch(() => {});
   const [provider, server] = await Promise.allSettled([
     BenchChild.start('provider', new URL('./turn-provider.ts', import.meta.url)),
     BenchChild.start('server', new URL('./turn-server.ts', import.meta.url)),
@@ -174,17 +190,19 @@ beforeAll(async () => {
   providerUrl = String(providerReady.url);
   chunks = Number(providerReady.chunks);
   serverUrl = String(serverReady.url);
-  legacyUrl = String(serverReady.legacyUrl);
   const stamp = Date.now();
-  for (let i = 0; i < ACCOUNTS; i++) {
-    const browser = new Browser(serverUrl);
+  /** An account with the provider connected and the sample world, on one server. */
+  const player = async (url: string, i: number) => {
+    const browser = new Browser(url);
     const signUp = await watched(browser.fetch('/api/auth/signup', { method: 'POST', json: { email: `turn${i}-${stamp}@example.com`, password: 'long enough pw' } }));
-    if (signUp.status !== 201) throw new Error(`signup: ${signUp.status} ${await signUp.text()}`);
+    if (signUp.status !== 201) throw new Error(`signup on ${url}: ${signUp.status} ${await signUp.text()}`);
     await browser.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: providerUrl, defaultModel: 'story-model', apiKey: 'any-key' } });
     const world = (await (await browser.fetch('/api/worlds', { method: 'POST', json: { world: sample } })).json()) as { id: string };
-    const legacy = new Browser(legacyUrl);
-    legacy.cookies = browser.cookies;
-    players.push({ browser, legacy, worldId: world.id, sessions: { today: '', new: '' } });
+    return { browser, worldId: world.id };
+  };
+  for (let i = 0; i < ACCOUNTS; i++) {
+    const [now, today] = await Promise.all([player(serverUrl, i), player(baseline.url, i)]);
+    players.push({ browser: now.browser, worldId: now.worldId, legacy: today.browser, legacyWorldId: today.worldId, sessions: { today: '', new: '' } });
   }
   await watched(freshSessions());
   if (process.env.TURN_BENCH_PROFILE) {
@@ -192,13 +210,13 @@ beforeAll(async () => {
     for (const path of ['today', 'new'] as const) await phase(path, 10, 2);
     await serverChild!.request('profile-start');
     const c = Number(process.env.TURN_BENCH_PROFILE_CONCURRENCY ?? 10);
-    for (let r = 0; r < 5; r++) await phase(process.env.TURN_BENCH_PROFILE_PATH === 'today' ? 'today' : 'new', c, Math.ceil(40 / c));
+    for (let r = 0; r < 5; r++) await phase('new', c, Math.ceil(40 / c));
     await serverChild!.request('profile-stop', { file: process.env.TURN_BENCH_PROFILE });
     await watched(freshSessions());
   }
 
   const paths: Path[] = ['provider', 'today', 'new'];
-  const lines = ['', `turn: one turn through the HTTP API (~300-token reply in ${chunks} chunks, real PostgreSQL + Redis), interleaved rounds in rotating order`];
+  const lines = ['', `turn: one turn through the HTTP API (~300-token reply in ${chunks} chunks, real PostgreSQL + Redis), interleaved rounds in rotating order; today = ${BASELINE.slice(0, 7)}`];
   const tps: Record<Path, number[]> = { provider: [], today: [], new: [] };
   const cpuRatios: number[] = [];
   for (const [concurrency, perWorker, rounds] of [
@@ -246,11 +264,11 @@ beforeAll(async () => {
 }, 900_000);
 
 afterAll(async () => {
-  await Promise.all([serverChild?.stop(), providerChild?.stop()]);
+  await Promise.all([serverChild?.stop(), providerChild?.stop(), baseline?.stop()]);
 });
 
 describe('turn: one turn through the HTTP API, concurrency 1', () => {
   bench('provider alone (baseline)', async () => void (await oneTurn('provider', players[0]!)), { time: 1500, warmupTime: 200 });
-  bench("today's send path (bench/legacy/turn-route.ts)", async () => void (await oneTurn('today', players[1]!)), { time: 1500, warmupTime: 200 });
+  bench(`today's send path (${BASELINE.slice(0, 7)}, its own server)`, async () => void (await oneTurn('today', players[1]!)), { time: 1500, warmupTime: 200 });
   bench('POST /api/sessions/:id/messages', async () => void (await oneTurn('new', players[2]!)), { time: 1500, warmupTime: 200 });
 });

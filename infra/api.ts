@@ -12,15 +12,16 @@ export const cluster = new sst.aws.Cluster('Cluster', { vpc });
 export const REPLICAS = 2;
 export const POOL = { primary: 100, read: 80 };
 export const CONTAINER_PORT = 3000;
+export const HEALTH_CHECK_GRACE_SECONDS = 60;
 
 /**
  * The long-lived server (containers/api). It reads its database, store, bucket, mail sender and
  * keys from the links below (packages/config maps them); container mode refuses to start without them.
  *
- * Two health checks with two jobs: the container's own check (ECS restarts a task that fails it)
- * only asks whether the process answers, GET /health/live, with `node` (the image has no wget or
- * curl); the load balancer's target health and deployments use GET /health, so a database outage
- * takes replicas out of rotation without killing them.
+ * Health as seed 000 §4 defines it: the load balancer's target health and the deployment checks
+ * use GET /health (readiness); there is no container health check, so nothing restarts a task
+ * because of GET /health/live, which stays diagnostic only. ECS replaces a task whose process
+ * exits (docs/OPERATIONS.md: what restarts a replica, what takes it out of rotation).
  */
 export const api = new sst.aws.Service('Api', {
   cluster,
@@ -43,13 +44,6 @@ export const api = new sst.aws.Service('Api', {
   scaling: { min: REPLICAS, max: REPLICAS },
   cpu: '1 vCPU',
   memory: '2 GB',
-  health: {
-    command: ['CMD', 'node', 'containers/api/liveness-check.mjs'],
-    interval: '10 seconds',
-    timeout: '5 seconds',
-    retries: 3,
-    startPeriod: '60 seconds',
-  },
   loadBalancer: {
     // Only requests that came through the Router carry its proof; anything else (a client that
     // found the load balancer's address) gets the listener's default answer, 403.
@@ -62,6 +56,13 @@ export const api = new sst.aws.Service('Api', {
     ],
     health: {
       [`${CONTAINER_PORT}/http`]: { path: '/health', interval: '10 seconds', timeout: '6 seconds', healthyThreshold: 2, unhealthyThreshold: 2 },
+    },
+  },
+  transform: {
+    // ECS ignores the load balancer's verdict on a new task for this long: a first start applies
+    // the migrations before /health can answer.
+    service: (args) => {
+      args.healthCheckGracePeriodSeconds = HEALTH_CHECK_GRACE_SECONDS;
     },
   },
   environment: {

@@ -1,44 +1,61 @@
-import { FUNCTION_ROUTES, type FunctionName } from './routes';
-import { secrets } from './secrets';
+import { existsSync } from 'node:fs';
+import { database } from './database';
 import { vpc } from './network';
+import { FUNCTION_TRUST_PROXY } from './proxy-proof';
+import { publicOrigin } from './router';
+import { BUNDLE_HANDLER, FUNCTION_ROUTES, type FunctionName, type FunctionRoute, functionBundle } from './routes';
+import { secrets } from './secrets';
+import { store } from './store';
 
-/** Per Lambda instance; with reserved concurrency this bounds what the functions may open. */
+/** Per Lambda instance of a function that opens the database; with reserved concurrency this bounds what the functions may open. */
 export const LAMBDA_POOL_MAX = 2;
 export const LAMBDA_RESERVED_CONCURRENCY = 50;
 
 /**
- * Every function path of the route table (infra/routes.ts) as its own Lambda, each the `handler`
- * export of functions/<name>/handler.ts. `pg` stays external in the bundles. Their configuration
- * comes from links through the same loader as the container (packages/config); they are not the
- * container, so they do not run in container mode.
+ * Every handler of the design card (infra/routes.ts FUNCTION_ROUTES) as its own Lambda: the
+ * bundle `npm run build` made of functions/<folder>/handler.ts (dist/functions/<folder>, plain
+ * JavaScript with its dependencies inside; SST zips it as it is and does not build again). Each
+ * gets what its settings need, through links that packages/config reads (the database through
+ * the RDS Proxy, the store, the secrets) and PUBLIC_ORIGIN; none gets more. A missing one fails
+ * its cold start with a line naming it. Each is linked to the TrustProxySecret: its Function URL
+ * is public, and it answers only requests that carry the Router's proof (infra/proxy-proof.ts).
  */
 const common = {
   vpc,
   runtime: 'nodejs22.x' as const,
-  nodejs: { install: ['pg'] },
-  environment: { NODE_ENV: 'production', DATABASE_POOL_MAX: String(LAMBDA_POOL_MAX) },
+  architecture: 'arm64' as const,
+  memory: '1024 MB' as const,
+  environment: { NODE_ENV: 'production' },
   concurrency: { reserved: LAMBDA_RESERVED_CONCURRENCY },
   timeout: '30 seconds' as const,
   url: true,
 };
 
-/** What each function needs linked. */
-const links: Record<FunctionName, unknown[]> = {
-  jwks: [secrets.identitySigningKey, secrets.identitySigningKeyNext, secrets.identitySigningKeyPrevious],
-  worldValidate: [],
-};
+/** The links and environment that provide each setting a function may require. */
+const provides = {
+  DATABASE_URL: { link: [database], environment: { DATABASE_POOL_MAX: String(LAMBDA_POOL_MAX) } },
+  REDIS_URL: { link: [store] },
+  IDENTITY_SIGNING_KEY: { link: [secrets.identitySigningKey, secrets.identitySigningKeyNext, secrets.identitySigningKeyPrevious] },
+  PARTNERS: { link: [secrets.partners] },
+  PUBLIC_ORIGIN: { environment: { PUBLIC_ORIGIN: publicOrigin } },
+  // The Router's proof: a function refuses a request without it, and trusts the one hop in front (CloudFront) to name the client.
+  TRUST_PROXY_SECRET: { link: [secrets.trustProxySecret], environment: { TRUST_PROXY: FUNCTION_TRUST_PROXY } },
+} satisfies Record<FunctionRoute['settings'][number], { link?: unknown[]; environment?: Record<string, unknown> }>;
 
 const componentName = (name: string) => name[0]!.toUpperCase() + name.slice(1);
 
-export const functions = Object.fromEntries(
-  FUNCTION_ROUTES.map((route) => [
-    route.function,
-    new sst.aws.Function(componentName(route.function), { ...common, handler: route.handler, link: links[route.function] }),
-  ]),
-) as Record<FunctionName, sst.aws.Function>;
-/*
- * partner-config, partner-token and world-updates are functions too (plugin + handler, each tested
- * through a Lambda event), but production serves them from the container: partner-token and
- * world-updates need the platform login session, which lives in the container, and partner-config
- * shares the /api/partners prefix with partner-token.
- */
+function lambda(route: FunctionRoute): sst.aws.Function {
+  if (!existsSync(`${functionBundle(route)}/handler.mjs`)) {
+    throw new Error(`${functionBundle(route)}/handler.mjs is missing: run \`npm run build\` before deploying (docs/DEPLOY.md)`);
+  }
+  const given = route.settings.map((s) => provides[s] as { link?: unknown[]; environment?: Record<string, $util.Input<string>> });
+  return new sst.aws.Function(componentName(route.function), {
+    ...common,
+    bundle: functionBundle(route),
+    handler: BUNDLE_HANDLER,
+    link: given.flatMap((g) => g.link ?? []),
+    environment: Object.assign({}, common.environment, ...given.map((g) => g.environment ?? {})),
+  });
+}
+
+export const functions = Object.fromEntries(FUNCTION_ROUTES.map((route) => [route.function, lambda(route)])) as Record<FunctionName, sst.aws.Function>;

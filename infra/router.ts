@@ -1,27 +1,27 @@
 import { FRAME_POLICY_INJECTION } from './frame-policy';
+import { PROXY_SECRET_HEADER, proofInjection } from './proxy-proof';
+import { edgeRouting, routeTable } from './routes';
 import { secrets } from './secrets';
+
+export { PROXY_SECRET_HEADER };
 
 /**
  * The one origin of the platform (CloudFront): paths go to the container, a function or the static
  * web app as infra/routes.ts says (routes are added in infra/web.ts). With PLATFORM_DOMAIN set at
- * deploy time the router answers on that domain; otherwise on its CloudFront URL. Every answer
- * passes the viewer-response function of infra/frame-policy.ts: HTML pages say who may frame them.
+ * deploy time the router answers on that domain; otherwise on its CloudFront URL.
+ *
+ * Its viewer-request function does two things, in this order: it adds the Router's proof
+ * (infra/proxy-proof.ts: the TrustProxySecret as a header, overwriting a viewer's own), then sends
+ * the paths of patterns with a `:name` segment to their marker routes (infra/routes.ts
+ * edgeRouting; a path naming a marker route itself is answered 404 there). Every answer passes the
+ * viewer-response function of infra/frame-policy.ts: HTML pages say who may frame them.
+ * tests/infra.test.ts runs both as CloudFront does.
  */
 export const domain = process.env.PLATFORM_DOMAIN || undefined;
 
-/** The header that carries the TrustProxySecret (packages/config PROXY_SECRET_HEADER; tests/infra.test.ts checks they agree). */
-export const PROXY_SECRET_HEADER = 'x-yumina-proxy-secret';
+const viewerRequest = secrets.trustProxySecret.value.apply((secret) => `${proofInjection(secret)}\n${edgeRouting(routeTable()).injection}`);
 
-/**
- * The Router's viewer-request function adds the proof to every request before it is routed (a
- * viewer's own header of that name is overwritten). The load balancer forwards only requests that
- * carry it (infra/api.ts), and the container trusts the forwarded client address only with it.
- */
-const proof = secrets.trustProxySecret.value.apply(
-  (secret) => `event.request.headers[${JSON.stringify(PROXY_SECRET_HEADER)}] = { value: ${JSON.stringify(secret)} };`,
-);
-
-const edge = { viewerRequest: { injection: proof }, viewerResponse: { injection: FRAME_POLICY_INJECTION } };
+const edge = { viewerRequest: { injection: viewerRequest }, viewerResponse: { injection: FRAME_POLICY_INJECTION } };
 export const router = new sst.aws.Router('Router', { ...(domain ? { domain } : {}), edge });
 /** PUBLIC_ORIGIN of the platform: cookies, the cross-site guard, identity token issuers. */
 export const publicOrigin = domain ? `https://${domain}` : router.url;

@@ -1,20 +1,26 @@
 import { api } from './api';
 import { functions } from './functions';
+import { edgeRouting, hasParameters, partnerSlugs, type Route, routeTable } from './routes';
 import { router } from './router';
-import { partnerSlugs, type Route, routeTable } from './routes';
 import { secrets } from './secrets';
 
-const backend = (route: Route) => (route.target.kind === 'function' ? functions[route.target.function].url : api.url);
+const backend = (target: Route['target']) => (target.kind === 'function' ? functions[target.function].url : api.url);
 
-/** The route table on the router: the container's paths and each function's path; the rest is the web app. */
+/**
+ * The route table on the router: each path prefix to the container or its function; patterns with
+ * a `:name` segment through their marker routes (infra/routes.ts edgeRouting, whose viewer-request
+ * code infra/router.ts installs); the rest is the web app.
+ */
 for (const route of routeTable()) {
-  if (route.target.kind !== 'static') router.route(route.pattern, backend(route));
+  if (route.target.kind !== 'static' && !hasParameters(route.pattern)) router.route(route.pattern, backend(route.target));
 }
+for (const marker of edgeRouting(routeTable()).markers) router.route(marker.pattern, backend(marker.target), { rewrite: marker.rewrite });
+
 /** Each configured partner's landing page `/<partner>` goes to the container; the slugs come from the Partners secret. */
 export const partnerRoutes = secrets.partners.value.apply((json) => {
   const fixed = new Set(routeTable().map((r) => r.pattern));
   const added = routeTable(partnerSlugs(json)).filter((r) => !fixed.has(r.pattern));
-  for (const route of added) router.route(route.pattern, backend(route));
+  for (const route of added) router.route(route.pattern, backend(route.target));
   return added.map((r) => r.pattern);
 });
 

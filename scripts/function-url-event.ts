@@ -44,20 +44,47 @@ const TEXT_TYPES = /^(text\/|application\/(json|x-www-form-urlencoded|xml|javasc
 
 /** An HTTP request as a Function URL event: headers lower-cased and comma-joined, cookies apart, binary bodies in base64. */
 export async function functionUrlEvent(request: IncomingMessage, functionHost: string): Promise<FunctionUrlEvent> {
-  const url = new URL(request.url ?? '/', 'http://function.invalid');
   const chunks: Buffer[] = [];
   for await (const chunk of request) chunks.push(chunk as Buffer);
-  const body = Buffer.concat(chunks);
+  return buildFunctionUrlEvent({
+    method: request.method ?? 'GET',
+    url: request.url ?? '/',
+    headers: request.headers,
+    body: Buffer.concat(chunks),
+    sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+    functionHost,
+  });
+}
+
+export interface RequestParts {
+  method: string;
+  /** Path and query. */
+  url: string;
+  headers?: Record<string, string | string[] | undefined>;
+  body?: Buffer | string;
+  sourceIp?: string;
+  functionHost?: string;
+}
+
+/** The Function URL event (payload 2.0) of a request given by its parts. */
+export function buildFunctionUrlEvent(parts: RequestParts): FunctionUrlEvent {
+  const functionHost = parts.functionHost ?? 'function.lambda-url.local';
+  const url = new URL(parts.url, 'http://function.invalid');
+  const body = typeof parts.body === 'string' ? Buffer.from(parts.body) : (parts.body ?? Buffer.alloc(0));
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value === undefined || name === 'cookie') continue;
-    headers[name] = Array.isArray(value) ? value.join(',') : value;
+  let cookieHeader: string | undefined;
+  for (const [rawName, value] of Object.entries(parts.headers ?? {})) {
+    const name = rawName.toLowerCase();
+    if (value === undefined) continue;
+    const joined = Array.isArray(value) ? value.join(name === 'cookie' ? '; ' : ',') : value;
+    if (name === 'cookie') cookieHeader = joined;
+    else headers[name] = joined;
   }
   headers.host = functionHost;
   const query: Record<string, string> = {};
   for (const [name, value] of url.searchParams) query[name] = query[name] === undefined ? value : `${query[name]},${value}`;
-  const cookies = request.headers.cookie?.split(/;\s*/).filter(Boolean);
-  const text = TEXT_TYPES.test(request.headers['content-type'] ?? '');
+  const cookies = cookieHeader?.split(/;\s*/).filter(Boolean);
+  const text = TEXT_TYPES.test(headers['content-type'] ?? '');
   const now = new Date();
   return {
     version: '2.0',
@@ -73,11 +100,11 @@ export async function functionUrlEvent(request: IncomingMessage, functionHost: s
       domainName: functionHost,
       domainPrefix: functionHost.split('.')[0]!,
       http: {
-        method: request.method ?? 'GET',
+        method: parts.method,
         path: url.pathname,
         protocol: 'HTTP/1.1',
-        sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
-        userAgent: request.headers['user-agent'] ?? '',
+        sourceIp: parts.sourceIp ?? '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
       },
       requestId: randomUUID(),
       routeKey: '$default',

@@ -2,6 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { Agent, createServer, type IncomingMessage, type OutgoingHttpHeaders, request as httpRequest, type Server, type ServerResponse } from 'node:http';
 import { extname, join, resolve, sep } from 'node:path';
 import { viewerResponse } from '../infra/frame-policy.ts';
+import { addProof } from '../infra/proxy-proof.ts';
 import { type FunctionName, matchRoute, type Route } from '../infra/routes.ts';
 import { functionUrlEvent, type LambdaHandler, writeFunctionUrlResult } from './function-url-event.ts';
 
@@ -12,9 +13,17 @@ import { functionUrlEvent, type LambdaHandler, writeFunctionUrlResult } from './
  *
  * - service: round robin over the replicas the load balancer considers healthy (GET /health 200,
  *   polled every second); a replica that refuses the connection is taken out at once and the
- *   request goes to the next one, as the load balancer does after a failed target.
- * - function: the function's real `handler` export, invoked with a Function URL event.
+ *   request goes to the next one, as the load balancer does after a failed target. The answer
+ *   carries `x-topology-replica: <replica id>` (this router's own diagnostic header: the load
+ *   balancer adds none), so a rehearsal can tell which replica served what.
+ * - function: the function's deployed `handler`, invoked with a Function URL event (in production
+ *   the Lambda's own process: scripts/topology.ts gives each function one).
  * - static: the built web app; a path without a file is answered by index.html (the site's error page).
+ * - every request to a replica or a function carries the Router's proof (infra/proxy-proof.ts, the
+ *   viewer-request code CloudFront runs; a viewer's own header of that name is overwritten) and
+ *   this hop's X-Forwarded-For entry for the client: the replicas and the functions trust the
+ *   forwarded address only with it (TRUST_PROXY, TRUST_PROXY_SECRET), and a function refuses a
+ *   request without it.
  * - every answer passes the router's viewer-response function (infra/frame-policy.ts), as at the CDN.
  */
 export interface Replica {
@@ -27,6 +36,8 @@ export interface LocalRouterOptions {
   replicas: readonly Replica[];
   functions: Record<FunctionName, LambdaHandler>;
   webDist: string;
+  /** TRUST_PROXY_SECRET of the replicas and the functions: the proof this router adds to every request it forwards. */
+  proxySecret: string;
   healthEveryMs?: number;
 }
 
@@ -66,6 +77,13 @@ function edgeResponse(uri: string, response: ServerResponse): void {
   } as typeof response.writeHead;
 }
 
+/** The request's X-Forwarded-For with this hop's entry for its peer appended, as CloudFront and the load balancer do. */
+function forwardedFor(request: IncomingMessage): string {
+  const client = request.socket.remoteAddress ?? '127.0.0.1';
+  const given = request.headers['x-forwarded-for'];
+  return given ? `${Array.isArray(given) ? given.join(', ') : given}, ${client}` : client;
+}
+
 export function createLocalRouter(options: LocalRouterOptions): LocalRouter {
   const agent = new Agent({ keepAlive: true });
   const webRoot = resolve(options.webDist);
@@ -87,13 +105,14 @@ export function createLocalRouter(options: LocalRouterOptions): LocalRouter {
     return new Promise((done) => {
       const headers: Record<string, string | string[]> = {};
       for (const [name, value] of Object.entries(request.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
-      const client = request.socket.remoteAddress ?? '127.0.0.1';
-      headers['x-forwarded-for'] = request.headers['x-forwarded-for'] ? `${request.headers['x-forwarded-for']}, ${client}` : client;
+      headers['x-forwarded-for'] = forwardedFor(request);
       headers['x-forwarded-proto'] = 'http';
       headers['x-forwarded-host'] = request.headers.host ?? '';
+      addProof(headers, options.proxySecret);
       const upstream = httpRequest(`${replica.url}${request.url ?? '/'}`, { method: request.method, headers, agent }, (answer) => {
         const out: Record<string, string | string[]> = {};
         for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
+        out['x-topology-replica'] = replica.id;
         response.writeHead(answer.statusCode ?? 502, out);
         answer.pipe(response);
         answer.on('end', () => done(true));
@@ -129,6 +148,10 @@ export function createLocalRouter(options: LocalRouterOptions): LocalRouter {
 
   async function fn(name: FunctionName, request: IncomingMessage, response: ServerResponse): Promise<void> {
     const event = await functionUrlEvent(request, `${name.toLowerCase()}.lambda-url.local`);
+    // The Function URL's caller is this router (CloudFront), which names the viewer and adds its proof.
+    event.requestContext.http.sourceIp = '127.0.0.1';
+    event.headers['x-forwarded-for'] = forwardedFor(request);
+    addProof(event.headers, options.proxySecret);
     try {
       writeFunctionUrlResult(await options.functions[name](event, { functionName: name, awsRequestId: event.requestContext.requestId }), response);
     } catch {

@@ -1,12 +1,18 @@
 /**
  * npm run start:topology — what production runs, on this machine (docs/DEPLOY.md: rehearse a deploy):
- * two container-mode replicas of containers/api on the real PostgreSQL and Redis, each function of
- * the route table invoked through its real Lambda `handler` export with Function URL events, and
- * the static web build, all behind one local router built from infra/routes.ts.
+ * the compiled output of `npm run build` and nothing else. Two container-mode replicas
+ * (`node containers/api/dist/main.mjs`, the image's command) on the real PostgreSQL and Redis;
+ * every function of the route table as its own process loading its bundle
+ * (dist/functions/<folder>/handler.mjs, through scripts/lambda-runtime.mjs) with only the settings
+ * its Lambda is linked to, invoked through its deployed `handler` export with Function URL events;
+ * the static web build; all behind one local router built from infra/routes.ts. The server bundles
+ * are built first when missing (`npm run start:topology` always builds them).
  *
  * Needs DATABASE_URL and REDIS_URL. Optional: TOPOLOGY_PORT (default 8080), PARTNERS (default: the
  * demo partner's site, started here on a loopback port), SECRETS_KEY and IDENTITY_SIGNING_KEY
- * (default: generated for this run), TOPOLOGY_DATA_DIR (the folder that stands for the object
+ * and TRUST_PROXY_SECRET (default: generated for this run; the router adds it to every request it
+ * forwards, as CloudFront does, and the replicas and functions trust forwarded addresses only with
+ * it), TOPOLOGY_DATA_DIR (the folder that stands for the object
  * bucket both replicas share; mail goes to its outbox/ folder unless SMTP_URL is set). Every other
  * variable reaches the replicas as it is.
  * Prints one JSON line `{"type":"topology.ready",…}` (router URL, replica ids, pids and URLs).
@@ -21,8 +27,12 @@ import { loadConfig } from '@yumina/config';
 import { generateSigningKeyMaterial, type PartnerRegistry, parsePartners } from '@yumina/identity';
 import { openObjectStore, publishDemoGame } from '../containers/api/src/games/demo.ts';
 import { startDemoPartner } from '../containers/api/src/partners/demo-partner.ts';
+import { existsSync } from 'node:fs';
 import { ensureWebBuild } from '../containers/api/src/web.ts';
+import { FUNCTION_TRUST_PROXY } from '../infra/proxy-proof.ts';
 import { FUNCTION_ROUTES, type FunctionName, routeTable } from '../infra/routes.ts';
+import { buildServer, CONTAINER_BUNDLE, functionBundleFile } from './build.ts';
+import { FunctionProcess } from './function-process.ts';
 import type { LambdaHandler } from './function-url-event.ts';
 import { createLocalRouter, type Replica } from './topology-router.ts';
 
@@ -46,10 +56,15 @@ const origin = `http://localhost:${port}`; // a loopback origin: container mode 
 
 await ensureWebBuild('web/dist', { info: say });
 const webDist = join(root, 'web/dist');
+if (![CONTAINER_BUNDLE, ...FUNCTION_ROUTES.map(functionBundleFile)].every((f) => existsSync(join(root, f)))) {
+  say('Building the container and function bundles (npm run build)…');
+  await buildServer();
+}
 
 // The secrets, as `sst secret set` would hold them.
 const secretsKey = env.SECRETS_KEY ?? randomBytes(32).toString('base64url');
 const signingKey = env.IDENTITY_SIGNING_KEY ?? (await generateSigningKeyMaterial()).key;
+const proxySecret = env.TRUST_PROXY_SECRET ?? randomBytes(32).toString('hex');
 
 // A partner's own site (its client and API), on another origin; PARTNERS lists it unless given.
 let registry: PartnerRegistry = new Map();
@@ -66,7 +81,7 @@ const children: ChildProcess[] = [];
 const replicas: (Replica & { pid: number })[] = [];
 for (const id of ['replica-1', 'replica-2']) {
   const replicaPort = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'containers/api/src/main.ts')], {
+  const child = spawn(process.execPath, [join(root, CONTAINER_BUNDLE)], {
     cwd: root,
     env: {
       ...env,
@@ -83,7 +98,9 @@ for (const id of ['replica-1', 'replica-2']) {
       ...(env.SMTP_URL || env.MAIL_SES_SENDER ? {} : { MAIL_OUTBOX_DIR: env.MAIL_OUTBOX_DIR ?? join(dataDir, 'outbox') }),
       REPLICA_ID: id,
       DEPLOYMENT_ID: env.DEPLOYMENT_ID ?? 'topology',
+      // One hop in front (the local router, standing for CloudFront and the load balancer), trusted only with its proof.
       TRUST_PROXY: env.TRUST_PROXY ?? '1',
+      TRUST_PROXY_SECRET: proxySecret,
       LOG_LEVEL: env.LOG_LEVEL ?? 'warn',
     },
     stdio: ['ignore', 'inherit', 'inherit'],
@@ -92,6 +109,30 @@ for (const id of ['replica-1', 'replica-2']) {
   children.push(child);
   replicas.push({ id, url: `http://127.0.0.1:${replicaPort}`, pid: child.pid! });
 }
+// The functions: one process each, with the settings its Lambda is linked to (infra/functions.ts)
+// and nothing else of this environment, as a Lambda gets them.
+const lambdaSettings: Record<string, string | undefined> = {
+  DATABASE_URL: env.DATABASE_URL,
+  REDIS_URL: env.REDIS_URL,
+  PUBLIC_ORIGIN: origin,
+  IDENTITY_SIGNING_KEY: signingKey,
+  PARTNERS: partners,
+  TRUST_PROXY_SECRET: proxySecret,
+};
+const functionProcesses: FunctionProcess[] = [];
+const functions = {} as Record<FunctionName, LambdaHandler>;
+for (const route of FUNCTION_ROUTES) {
+  const fnEnv: Record<string, string | undefined> = { PATH: env.PATH, NODE_ENV: 'production', AWS_LAMBDA_FUNCTION_NAME: route.function };
+  for (const setting of route.settings) fnEnv[setting] = lambdaSettings[setting];
+  if ((route.settings as readonly string[]).includes('TRUST_PROXY_SECRET')) fnEnv.TRUST_PROXY = FUNCTION_TRUST_PROXY;
+  if ((route.settings as readonly string[]).includes('DATABASE_URL')) fnEnv.DATABASE_POOL_MAX = '2';
+  // The test's Redis key prefix, so functions and replicas share one namespace as they do in production.
+  if ((route.settings as readonly string[]).includes('REDIS_URL') && env.REDIS_KEY_PREFIX) fnEnv.REDIS_KEY_PREFIX = env.REDIS_KEY_PREFIX;
+  const fn = new FunctionProcess({ module: join(root, functionBundleFile(route)), env: fnEnv, label: route.folder });
+  functionProcesses.push(fn);
+  functions[route.function] = fn.handler;
+}
+
 for (const [i, replica] of replicas.entries()) {
   const until = Date.now() + 120_000;
   for (;;) {
@@ -102,23 +143,23 @@ for (const [i, replica] of replicas.entries()) {
       for (const c of children) c.kill('SIGKILL');
       process.exit(1);
     }
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
+await Promise.all(functionProcesses.map((f) => f.ready));
 
-// The functions: this process is their Lambda environment (their settings reach config as a Lambda's would).
-env.IDENTITY_SIGNING_KEY = signingKey;
-const functions = {} as Record<FunctionName, LambdaHandler>;
-for (const route of FUNCTION_ROUTES) {
-  const dot = route.handler.lastIndexOf('.');
-  const module = (await import(join(root, `${route.handler.slice(0, dot)}.ts`))) as Record<string, LambdaHandler>;
-  functions[route.function] = module[route.handler.slice(dot + 1)]!;
-}
-
-const router = createLocalRouter({ routes: routeTable([...registry.keys()]), replicas, functions, webDist });
+const router = createLocalRouter({ routes: routeTable([...registry.keys()]), replicas, functions, webDist, proxySecret });
 await new Promise<void>((r) => router.server.listen(port, '127.0.0.1', r));
 say(`Production topology at ${origin} (replicas ${replicas.map((r) => r.url).join(', ')}; partner site ${demo.origin})`);
-say(JSON.stringify({ type: 'topology.ready', url: origin, replicas, partner: demo.origin, functions: FUNCTION_ROUTES.map((r) => r.pattern) }));
+say(
+  JSON.stringify({
+    type: 'topology.ready',
+    url: origin,
+    replicas,
+    partner: demo.origin,
+    functions: FUNCTION_ROUTES.map((r, i) => ({ function: r.function, pattern: r.pattern, pid: functionProcesses[i]!.child.pid })),
+  }),
+);
 
 let stopping = false;
 const stop = async () => {
@@ -126,6 +167,7 @@ const stop = async () => {
   stopping = true;
   await router.close();
   await demo.app.close();
+  await Promise.all(functionProcesses.map((f) => f.stop()));
   await Promise.all(
     children.map(
       (c) =>

@@ -1,11 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { runInNewContext } from 'node:vm';
-import { CONTAINER_REQUIRED, loadConfig, PROXY_SECRET_HEADER, settingsFromLinks } from '@yumina/config';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { CONTAINER_REQUIRED, loadConfig, loadFunctionConfig, PROXY_SECRET_HEADER, settingsFromLinks } from '@yumina/config';
 import { HOST_PAGE_HEADER_POLICY } from '@yumina/sandbox';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { FRAME_POLICY_INJECTION } from '../infra/frame-policy.ts';
-import { DEEP_LINKS, FUNCTION_ROUTES, matchRoute, partnerSlugs, routeTable } from '../infra/routes.ts';
+import { FUNCTION_TRUST_PROXY } from '../infra/proxy-proof.ts';
+import { BUNDLE_HANDLER, DEEP_LINKS, FUNCTION_ROUTES, functionBundle, hasParameters, matchRoute, partnerSlugs, routeTable } from '../infra/routes.ts';
 
 /**
  * sst.config.ts and infra/*.ts evaluated with stand-ins for SST's globals that record every
@@ -31,7 +31,7 @@ interface Recorded {
   instance: Record<string, unknown>;
 }
 const recorded: Recorded[] = [];
-const routes: [pattern: string, url: unknown][] = [];
+const routes: [pattern: string, url: unknown, args?: { rewrite?: { regex: string; to: string } }][] = [];
 const SAMPLE_PARTNERS = JSON.stringify([
   { slug: 'starfall', clientOrigin: 'https://play.starfall.example', issuer: 'https://platform.example', audience: 'starfall' },
   { slug: 'tidewater', clientOrigin: 'https://client.tidewater.example', issuer: 'https://platform.example', audience: 'tidewater', enabled: false },
@@ -75,7 +75,7 @@ const globals = {
       Function: standIn('Function', (name) => ({ url: new Out(`${name}.url`, `https://${name.toLowerCase()}.lambda-url.example/`) })),
       Router: standIn('Router', (name) => ({
         url: new Out(`${name}.url`, 'https://d1234.cloudfront.example'),
-        route: (pattern: string, url: unknown) => routes.push([pattern, url]),
+        route: (pattern: string, url: unknown, args?: { rewrite?: { regex: string; to: string } }) => routes.push([pattern, url, args]),
       })),
       StaticSite: standIn('StaticSite', (name) => ({ url: new Out(`${name}.url`, 'https://d1234.cloudfront.example') })),
     },
@@ -100,6 +100,19 @@ const environmentOf = (component: Recorded): Record<string, string> =>
   Object.fromEntries(Object.entries((component.args.environment as Record<string, unknown>) ?? {}).map(([k, v]) => [k, String(resolveValue(v))]));
 
 let outputs: Record<string, unknown>;
+
+interface EdgeRequest {
+  uri: string;
+  headers: Record<string, { value: string }>;
+}
+/**
+ * The Router's viewer-request function as CloudFront runs it: the injected code inside the
+ * function's body, which then returns the request (or an answer the code returned itself).
+ */
+const viewerRequestOf = (router: Recorded) => {
+  const injection = resolveValue((router.args.edge as { viewerRequest: { injection: unknown } }).viewerRequest.injection) as string;
+  return new Function('event', `${injection}\nreturn event.request;`) as (event: { request: EdgeRequest }) => EdgeRequest | { statusCode: number };
+};
 
 beforeAll(async () => {
   Object.assign(globalThis, globals);
@@ -148,11 +161,11 @@ describe('sst.config.ts and infra/ (recorded with stand-ins for SST)', () => {
     expect(config.trustProxy).toBe(2);
     expect(config.trustProxySecret).toBe(secret);
     // The Router's viewer-request code, run on a viewer's request that brings its own value.
-    const router = one('Router', 'Router');
-    const injection = resolveValue((router.args.edge as { viewerRequest: { injection: unknown } }).viewerRequest.injection) as string;
-    const event = { request: { uri: '/api/auth/login', headers: { host: { value: 'play.example' }, [PROXY_SECRET_HEADER]: { value: 'forged' } } as Record<string, { value: string }> } };
-    runInNewContext(injection, { event });
-    expect(event.request.headers[PROXY_SECRET_HEADER]).toEqual({ value: secret });
+    const viewerRequest = viewerRequestOf(one('Router', 'Router'));
+    const request = { uri: '/api/auth/login', headers: { host: { value: 'play.example' }, [PROXY_SECRET_HEADER]: { value: 'forged' } } as Record<string, { value: string }> };
+    expect(viewerRequest({ request })).toBe(request);
+    expect(request.headers[PROXY_SECRET_HEADER]).toEqual({ value: secret });
+    expect(request.uri).toBe('/api/auth/login'); // a plain path: the Router's prefix matching takes it as it is
     const infraRouter = (await import(/* @vite-ignore */ resolve(import.meta.dirname, '../infra/router.ts'))) as { PROXY_SECRET_HEADER: string };
     expect(infraRouter.PROXY_SECRET_HEADER).toBe(PROXY_SECRET_HEADER);
     // The load balancer: every rule forwards only requests carrying the proof (the listener answers 403 otherwise).
@@ -166,23 +179,31 @@ describe('sst.config.ts and infra/ (recorded with stand-ins for SST)', () => {
 
   it('routes every path the container serves to the service, every function path to its function, the rest to the static site', () => {
     const api = one('Service', 'Api');
+    const lambdaOf = (name: string) => one('Function', name[0]!.toUpperCase() + name.slice(1)).name;
     const table = routeTable(partnerSlugs(SAMPLE_PARTNERS));
+    // The Router matches prefixes: the plain patterns are its routes; the `:name` ones go through a marker route each.
     const expected = table
-      .filter((r) => r.target.kind !== 'static')
-      .map((r): [string, string] => [r.pattern, r.target.kind === 'service' ? 'Api.url' : `${one('Function', r.target.kind === 'function' ? r.target.function[0]!.toUpperCase() + r.target.function.slice(1) : '').name}.url`]);
+      .filter((r) => r.target.kind !== 'static' && !hasParameters(r.pattern))
+      .map((r): [string, string] => [r.pattern, r.target.kind === 'function' ? `${lambdaOf(r.target.function)}.url` : 'Api.url']);
+    for (const r of table.filter((r) => hasParameters(r.pattern))) {
+      const key = r.target.kind === 'function' ? r.target.function : r.target.kind;
+      expected.push([`/_route/${key}`, r.target.kind === 'function' ? `${lambdaOf(r.target.function)}.url` : 'Api.url']);
+    }
     const actual = routes.map(([pattern, url]): [string, string] => [pattern, (url as Out).label]);
     expect(new Map(actual)).toEqual(new Map(expected));
-    expect(actual).toHaveLength(expected.length);
+    expect(actual).toHaveLength(new Map(expected).size);
     expect(actual).toContainEqual(['/starfall', 'Api.url']);
     expect(actual).toContainEqual(['/tidewater', 'Api.url']);
     expect(actual).toContainEqual(['/games', 'Api.url']);
     expect(actual).toContainEqual(['/api/auth/jwks', 'Jwks.url']);
+    expect(actual).toContainEqual(['/_route/worldUpdates', 'WorldUpdates.url']);
     expect(outputs.partnerRoutes).toBeInstanceOf(Out);
     expect((outputs.partnerRoutes as Out).value).toEqual(['/tidewater', '/starfall']);
     for (const route of FUNCTION_ROUTES) {
-      const fn = recorded.find((r) => r.type === 'Function' && r.args.handler === route.handler);
-      expect(fn, route.handler).toBeDefined();
-      expect(fn!.args.url).toBe(true);
+      const fn = one('Function', lambdaOf(route.function));
+      expect(fn.args.bundle).toBe(functionBundle(route)); // the compiled bundle, not SST's own build of the source
+      expect(fn.args.handler).toBe(BUNDLE_HANDLER);
+      expect(fn.args.url).toBe(true);
     }
     expect(api.args.link).toBeDefined();
     const site = one('StaticSite', 'Web');
@@ -190,30 +211,142 @@ describe('sst.config.ts and infra/ (recorded with stand-ins for SST)', () => {
     expect((site.args.router as { instance: unknown }).instance).toBe(one('Router', 'Router').instance);
   });
 
-  it('checks the container with node on /health/live and the load balancer on /health', () => {
+  it('sends every path where the route table says through the Router as CloudFront runs it (viewer-request code, then prefix matching and rewrite)', () => {
+    // The Router's CloudFront function (the proof, then the routing code), then the longest registered prefix at a segment boundary.
+    const viewerRequest = viewerRequestOf(one('Router', 'Router'));
+    const secret = SECRET_SAMPLES.TrustProxySecret!;
+    const cloudFront = (uri: string): string => {
+      const request = viewerRequest({ request: { uri, headers: { [PROXY_SECRET_HEADER]: { value: 'forged by the viewer' } } } });
+      if ('statusCode' in request) return String(request.statusCode);
+      // Whatever backend it goes to, it carries the Router's proof, not the viewer's.
+      expect(request.headers[PROXY_SECRET_HEADER], `the proof on ${uri}`).toEqual({ value: secret });
+      const path = request.uri;
+      let best: (typeof routes)[number] | undefined;
+      for (const r of routes) {
+        const matches = path.startsWith(r[0]) && (path === r[0] || r[0].endsWith('/') || path[r[0].length] === '/');
+        if (matches && (!best || r[0].length > best[0].length)) best = r;
+      }
+      if (!best) return 'static';
+      const rewritten = best[2]?.rewrite ? path.replace(new RegExp(best[2].rewrite.regex), best[2].rewrite.to) : path;
+      expect(rewritten, `the backend sees the original path of ${uri}`).toBe(uri);
+      return (best[1] as Out).label;
+    };
+    const table = routeTable(partnerSlugs(SAMPLE_PARTNERS));
+    const label = (path: string) => {
+      const t = matchRoute(table, path).target;
+      if (t.kind === 'static') return 'static';
+      return t.kind === 'service' ? 'Api.url' : `${t.function[0]!.toUpperCase()}${t.function.slice(1)}.url`;
+    };
+    const paths = [
+      '/api/partners/starfall/config',
+      '/api/partners/starfall/token',
+      '/api/partners/unknown/token',
+      '/api/partners/starfall',
+      '/api/partners/starfall/token/x',
+      '/api/auth/jwks',
+      '/api/auth/login',
+      '/api/worlds/w1/updates',
+      '/api/worlds/w1/updates/u2',
+      '/api/worlds/w1/updates/events',
+      '/api/worlds/w1/updatesx',
+      '/api/worlds/w1',
+      '/api/worlds/validate',
+      '/api/worlds',
+      '/api/sessions/s1/messages',
+      '/health',
+      '/health/live',
+      '/games/demo/',
+      '/starfall',
+      '/',
+      '/play/w1',
+      '/assets/index-abc.js',
+    ];
+    for (const path of paths) expect(cloudFront(path), path).toBe(label(path));
+    expect(cloudFront('/api/worlds/w1/updates')).toBe('WorldUpdates.url');
+    expect(cloudFront('/api/partners/starfall/token')).toBe('PartnerToken.url');
+    expect(cloudFront('/api/worlds/w1/updates/events')).toBe('Api.url');
+    // Naming a marker route directly reaches nothing.
+    expect(cloudFront('/_route/worldUpdates/api/worlds/w1/updates')).toBe('404');
+    expect(cloudFront('/_route/service/api/x')).toBe('404');
+  });
+
+  it('has a function and a route for every handler of the design card, each linked to exactly what its handler requires', async () => {
+    // The design card (docs/DEPLOY.md): partner token and config, the key set, update records, world validation.
+    const card = [
+      { method: 'GET', path: '/api/partners/starfall/config', function: 'partnerConfig', folder: 'partner-config' },
+      { method: 'POST', path: '/api/partners/starfall/token', function: 'partnerToken', folder: 'partner-token' },
+      { method: 'GET', path: '/api/auth/jwks', function: 'jwks', folder: 'jwks' },
+      { method: 'GET', path: '/api/worlds/w1/updates', function: 'worldUpdates', folder: 'world-updates' },
+      { method: 'POST', path: '/api/worlds/w1/updates', function: 'worldUpdates', folder: 'world-updates' },
+      { method: 'PATCH', path: '/api/worlds/w1/updates/u1', function: 'worldUpdates', folder: 'world-updates' },
+      { method: 'POST', path: '/api/worlds/validate', function: 'worldValidate', folder: 'world-validate' },
+    ];
+    const table = routeTable();
+    for (const handler of card) {
+      expect(matchRoute(table, handler.path).target, `${handler.method} ${handler.path}`).toEqual({ kind: 'function', function: handler.function });
+    }
+    expect(new Set(FUNCTION_ROUTES.map((r) => r.function))).toEqual(new Set(card.map((h) => h.function)));
+    for (const route of FUNCTION_ROUTES) {
+      const source = resolve(import.meta.dirname, '../functions', route.folder, 'handler.ts');
+      expect(existsSync(source), source).toBe(true);
+      const module = (await import(/* @vite-ignore */ source)) as { handler?: unknown; SETTINGS?: readonly string[] };
+      expect(typeof module.handler, `${route.folder} exports its deployed handler`).toBe('function');
+      expect([...(module.SETTINGS ?? [])].sort(), `${route.folder}: the settings its handler requires are the ones infra links`).toEqual([...route.settings].sort());
+      // Its links and environment give exactly those settings (through packages/config) and nothing it does not need.
+      const fn = one('Function', route.function[0]!.toUpperCase() + route.function.slice(1));
+      const env = environmentOf(fn);
+      const given = { ...settingsFromLinks(linksOf(fn)), ...env };
+      expect(
+        Object.keys(given)
+          .filter((k) => ['DATABASE_URL', 'REDIS_URL', 'PUBLIC_ORIGIN', 'IDENTITY_SIGNING_KEY', 'PARTNERS', 'SECRETS_KEY', 'METRICS_TOKEN', 'GAMES_BUCKET', 'TRUST_PROXY_SECRET'].includes(k))
+          .sort(),
+      ).toEqual([...route.settings].sort());
+      expect(() => loadFunctionConfig(route.folder, route.settings, env, linksOf(fn))).not.toThrow();
+      // Every function answers only the Router (its Function URL is public) and trusts its one hop, CloudFront, to name the client.
+      expect(route.settings).toContain('TRUST_PROXY_SECRET');
+      const config = loadFunctionConfig(route.folder, route.settings, env, linksOf(fn));
+      expect(config.trustProxySecret).toBe(SECRET_SAMPLES.TrustProxySecret);
+      expect(config.trustProxy).toBe(Number(FUNCTION_TRUST_PROXY));
+      for (const missing of route.settings) {
+        const links = Object.fromEntries(Object.entries(linksOf(fn)).filter(([name]) => settingsFromLinks({ [name]: linksOf(fn)[name] })[missing] === undefined));
+        const { [missing]: _gone, ...rest } = env;
+        expect(() => loadFunctionConfig(route.folder, route.settings, rest, links), `${route.folder} without ${missing}`).toThrow(new RegExp(`^Invalid configuration: ${missing} is required by the ${route.folder} function`));
+      }
+    }
+  });
+
+  it('health as seed 000 §4 defines it: the load balancer and deployments check /health; nothing restarts a task because of /health/live', () => {
     const api = one('Service', 'Api');
-    const health = api.args.health as { command: string[] };
-    expect(health.command[0]).toBe('CMD');
-    expect(health.command[1]).toBe('node');
-    const script = readFileSync(resolve(import.meta.dirname, '..', health.command[2]!), 'utf8');
-    expect(script).toMatch(/\/health\/live/);
-    expect(script).not.toMatch(/\/health['"`]/);
-    expect(health.command.join(' ')).not.toMatch(/wget|curl/);
+    // No container health check: the one ECS would restart a task for.
+    expect(api.args.health).toBeUndefined();
     const lb = api.args.loadBalancer as { health: Record<string, { path: string }> };
     expect(Object.values(lb.health).map((h) => h.path)).toEqual(['/health']);
-    // The image's own HEALTHCHECK is the same command.
+    // A new task gets the grace period before ECS acts on the load balancer's verdict (migrations run at start).
+    const service: Record<string, unknown> = {};
+    (api.args.transform as { service(a: Record<string, unknown>): void }).service(service);
+    expect(service.healthCheckGracePeriodSeconds).toBeGreaterThanOrEqual(30);
+    // Nor does the image carry one (ECS ignores an image's HEALTHCHECK, Docker and local runs would not).
     const dockerfile = readFileSync(resolve(import.meta.dirname, '../containers/api/Dockerfile'), 'utf8');
-    expect(dockerfile).toMatch(/^HEALTHCHECK .* CMD \["node", "containers\/api\/liveness-check\.mjs"\]$/m);
-    expect(dockerfile).not.toMatch(/wget|curl/);
+    expect(dockerfile).not.toMatch(/^HEALTHCHECK/m);
+    expect(dockerfile).toMatch(/^STOPSIGNAL SIGTERM$/m);
+    // docs/OPERATIONS.md says what restarts a replica and what takes it out of rotation, matching the above.
+    const operations = readFileSync(resolve(import.meta.dirname, '../docs/OPERATIONS.md'), 'utf8');
+    const section = operations.slice(operations.indexOf('### What restarts a replica, what takes it out of rotation'));
+    expect(section.length).toBeGreaterThan(0);
+    expect(section).toMatch(/process exits/);
+    expect(section).toMatch(/`GET \/health` answers 503/);
+    expect(section).toMatch(/`\/health\/live` restarts nothing/);
+    expect(section).toContain(`${service.healthCheckGracePeriodSeconds} s`);
   });
 
   it('has the rotation secrets and links them to the service and the key set function', () => {
     expect(secretNames()).toEqual(expect.arrayContaining(['IdentitySigningKey', 'IdentitySigningKeyNext', 'IdentitySigningKeyPrevious', 'Partners', 'SecretsKey']));
     const rotation = ['IdentitySigningKey', 'IdentitySigningKeyNext', 'IdentitySigningKeyPrevious'];
     expect(Object.keys(linksOf(one('Service', 'Api')))).toEqual(expect.arrayContaining(rotation));
-    expect(Object.keys(linksOf(one('Function', 'Jwks')))).toEqual(rotation);
+    expect(Object.keys(linksOf(one('Function', 'Jwks')))).toEqual([...rotation, 'TrustProxySecret']);
+    expect(Object.keys(linksOf(one('Function', 'PartnerToken')))).toEqual(expect.arrayContaining(rotation));
     // Unset rotation secrets hold the placeholder, which config reads as "no key".
-    const config = loadConfig({}, '0', linksOf(one('Function', 'Jwks')));
+    const config = loadConfig(environmentOf(one('Function', 'Jwks')), '0', linksOf(one('Function', 'Jwks')));
     expect(config.partners.signingKey).toEqual({ current: 'x', next: undefined, previous: undefined });
   });
 
@@ -224,10 +357,12 @@ describe('sst.config.ts and infra/ (recorded with stand-ins for SST)', () => {
     expect(replicas).toBe(2);
     const perReplica = Number(env.DATABASE_POOL_MAX) + Number(env.DATABASE_READ_POOL_MAX);
     expect(perReplica).toBe(180);
-    const lambdas = recorded
-      .filter((r) => r.type === 'Function')
-      .reduce((sum, f) => sum + (f.args.concurrency as { reserved: number }).reserved * Number(environmentOf(f).DATABASE_POOL_MAX), 0);
+    // The functions that open the database: those linked to it.
     const db = one('Postgres', 'Database');
+    const withDatabase = recorded.filter((r) => r.type === 'Function' && (r.args.link as unknown[]).includes(db.instance));
+    expect(withDatabase.map((f) => f.name).sort()).toEqual(['PartnerToken', 'WorldUpdates']);
+    const lambdas = withDatabase
+      .reduce((sum, f) => sum + (f.args.concurrency as { reserved: number }).reserved * Number(environmentOf(f).DATABASE_POOL_MAX), 0);
     const group: { parameters?: unknown } = { parameters: [{ name: 'rds.force_ssl', value: '0' }] };
     (db.args.transform as { parameterGroup(a: typeof group): void }).parameterGroup(group);
     const parameters = resolveValue(group.parameters) as { name: string; value: string }[];
@@ -236,7 +371,8 @@ describe('sst.config.ts and infra/ (recorded with stand-ins for SST)', () => {
     expect(replicas * perReplica + lambdas).toBeLessThan(limit);
     // docs/OPERATIONS.md shows the same sum.
     const operations = readFileSync(resolve(import.meta.dirname, '../docs/OPERATIONS.md'), 'utf8');
-    expect(operations).toContain(`${replicas} × (${env.DATABASE_POOL_MAX} + ${env.DATABASE_READ_POOL_MAX}) + ${lambdas / Number(environmentOf(one('Function', 'Jwks')).DATABASE_POOL_MAX)} × ${environmentOf(one('Function', 'Jwks')).DATABASE_POOL_MAX} = ${replicas * perReplica + lambdas} < ${limit}`);
+    const lambdaPool = Number(environmentOf(withDatabase[0]!).DATABASE_POOL_MAX);
+    expect(operations).toContain(`${replicas} × (${env.DATABASE_POOL_MAX} + ${env.DATABASE_READ_POOL_MAX}) + ${lambdas / lambdaPool} × ${lambdaPool} = ${replicas * perReplica + lambdas} < ${limit}`);
   });
 
   it('links the mail component (SES) to the container, which sends every mail, and to nothing else', () => {
@@ -294,11 +430,18 @@ describe('the route table', () => {
     return t.kind === 'function' ? t.function : t.kind;
   };
 
-  it('matches like the router: longest pattern at a segment boundary', () => {
+  it('matches like the router: longest pattern at a segment boundary, a `:name` segment matching one segment', () => {
     expect(target('/api/auth/jwks')).toBe('jwks');
     expect(target('/api/worlds/validate')).toBe('worldValidate');
     expect(target('/api/worlds/w1')).toBe('service');
-    expect(target('/api/partners/starfall/token')).toBe('service');
+    expect(target('/api/worlds/w1/updates')).toBe('worldUpdates');
+    expect(target('/api/worlds/w1/updates/u1')).toBe('worldUpdates');
+    expect(target('/api/worlds/w1/updates/events')).toBe('service'); // the live stream: the container holds the connection
+    expect(target('/api/worlds/w1/updatesx')).toBe('service');
+    expect(target('/api/worlds//updates')).toBe('service'); // an empty segment is no id
+    expect(target('/api/partners/starfall/token')).toBe('partnerToken');
+    expect(target('/api/partners/starfall/config')).toBe('partnerConfig');
+    expect(target('/api/partners/starfall')).toBe('service');
     expect(target('/health')).toBe('service');
     expect(target('/health/live')).toBe('service');
     expect(target('/metrics')).toBe('service');

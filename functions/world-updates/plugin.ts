@@ -2,7 +2,7 @@ import type { DbPool } from '@yumina/db';
 import { HttpError, parseWith } from '@yumina/http';
 import type { Store } from '@yumina/store';
 import { announceRecord, createRecord, createUpdateBody, editRecord, editUpdateBody, HISTORY_LIMIT, readHistory, type Viewer } from '@yumina/updates';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import { z } from 'zod';
 
 /** A page of the history: `cursor` is the previous page's nextCursor (issue 24). */
@@ -16,6 +16,11 @@ export type WorldUpdatesOptions = {
   store: Pick<Store, 'publish' | 'rateLimit'>;
   /** The signed-in account of the request, or null for a guest. */
   authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<Viewer | null>;
+  /**
+   * Hooks run before every route of the plugin. A deployed function passes the shared cross-site
+   * guard here; the container registers the plugin inside its scope, which already has it.
+   */
+  preHandler?: preHandlerHookHandler;
 };
 
 type Params = { id: string };
@@ -28,6 +33,7 @@ type Params = { id: string };
  */
 const worldUpdates: FastifyPluginAsync<WorldUpdatesOptions> = async (app, options) => {
   const db = options.db.primary;
+  if (options.preHandler) app.addHook('preHandler', options.preHandler);
 
   async function signedIn(request: FastifyRequest, reply: FastifyReply): Promise<Viewer> {
     const viewer = await options.authenticate(request, reply);

@@ -1,12 +1,19 @@
+import { readFileSync } from 'node:fs';
+import { loadFunctionConfig, PROXY_SECRET_HEADER } from '@yumina/config';
+import { functionApp, proxyTrustOf } from '@yumina/http';
 import { describe, expect, it } from 'vitest';
-import { functionApp } from '@yumina/http';
-import { handler } from './handler.ts';
+import { createHandler, SETTINGS } from './handler.ts';
 import plugin from './plugin.ts';
 
-import { readFileSync } from 'node:fs';
+/** The deployed handler as its Lambda configures it: TRUST_PROXY 1 and the Router's proof (infra/functions.ts). */
+const SECRET = 'router-proof-'.padEnd(40, 'x');
+const config = loadFunctionConfig('world-validate', SETTINGS, { TRUST_PROXY: '1', TRUST_PROXY_SECRET: SECRET }, {});
+const handler = createHandler({ logger: false }, () => proxyTrustOf(config));
+const THROUGH_ROUTER = { 'content-type': 'application/json', [PROXY_SECRET_HEADER]: SECRET };
+
 const good = JSON.parse(readFileSync(new URL('../../packages/world/samples/ashen-depths.json', import.meta.url), 'utf8'));
 
-function apiGatewayEvent(body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) {
+function apiGatewayEvent(body: unknown, headers: Record<string, string> = THROUGH_ROUTER) {
   return {
     version: '2.0',
     routeKey: '$default',
@@ -40,6 +47,16 @@ describe('function world-validate', () => {
       expect(JSON.parse(lambda.body)).toEqual(injected.json());
     }
     await app.close();
+  });
+
+  it('answers only requests carrying the Router’s proof (its Function URL is public): without it or with a wrong one, 403 before the validator runs', async () => {
+    for (const headers of [{ 'content-type': 'application/json' }, { ...THROUGH_ROUTER, [PROXY_SECRET_HEADER]: 'forged' }]) {
+      const refused = (await handler(apiGatewayEvent(good, headers), {})) as { statusCode: number; body: string };
+      expect(refused.statusCode).toBe(403);
+      expect(JSON.parse(refused.body)).toMatchObject({ error: { code: 'FORBIDDEN' } });
+    }
+    // The deployed function cannot start without the secret (it would answer everyone).
+    expect(() => loadFunctionConfig('world-validate', SETTINGS, { TRUST_PROXY: '1' }, {})).toThrow(/TRUST_PROXY_SECRET is required by the world-validate function/);
   });
 
   it('422 keeps the validation-result shape; bad JSON is a 400 in the shared error shape', async () => {

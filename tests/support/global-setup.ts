@@ -4,12 +4,12 @@ import { ensureSystemPackages, startServices } from './services.ts';
 /**
  * Once per run, before any test file: makes sure the machine has Debian's redis-server and chromium,
  * starts the PostgreSQL and Redis the run uses unless DATABASE_URL and REDIS_URL name them
- * (./services.ts), and builds the web app, so browser tests run against the current source. Returns
+ * (./services.ts), and builds the web app and the server bundles (buildOutput below). Returns
  * the teardown that stops the servers.
  */
 export default async function setup(): Promise<() => Promise<void>> {
   ensureSystemPackages();
-  const [services, build] = await Promise.allSettled([startServices(), buildWeb()]);
+  const [services, build] = await Promise.allSettled([startServices(), buildOutput()]);
   if (build.status === 'rejected') {
     if (services.status === 'fulfilled') await services.value();
     throw build.reason;
@@ -19,11 +19,15 @@ export default async function setup(): Promise<() => Promise<void>> {
 }
 
 /**
+ * Builds the web app and the server bundles (scripts/build.ts) once before the suites, so browser
+ * tests run against the current source and the topology and production-install tests run the
+ * compiled output production runs.
+ *
  * vitest sets NODE_ENV=test, and Vite bakes NODE_ENV into the bundle: without the production value
  * the browser tests would run React's development build (StrictMode's doubled effects and requests),
  * not the bundle that ships.
  */
-async function buildWeb(): Promise<void> {
+async function buildOutput(): Promise<void> {
   const root = resolve(import.meta.dirname, '../..');
   const { build } = await import('vite');
   const nodeEnv = process.env.NODE_ENV;
@@ -33,4 +37,8 @@ async function buildWeb(): Promise<void> {
   } finally {
     process.env.NODE_ENV = nodeEnv;
   }
+  // The compiled server side (container and function bundles) that production runs: the topology
+  // and production-install tests run it.
+  const { buildServer } = await import('../../scripts/build.ts');
+  await buildServer();
 }

@@ -3,7 +3,7 @@ import { jwksPlugin } from '@yumina/fn-jwks';
 import { partnerConfigPlugin } from '@yumina/fn-partner-config';
 import { partnerTokenPlugin } from '@yumina/fn-partner-token';
 import worldValidate from '@yumina/fn-world-validate';
-import { crossSiteGuard, frameworkErrors, installErrorHandling, installInputGuards } from '@yumina/http';
+import { crossSiteGuard, frameworkErrors, installErrorHandling, installInputGuards, proxyProofCheck, trustProxyOption } from '@yumina/http';
 import { randomUUID } from 'node:crypto';
 import { createServer, type ServerOptions } from 'node:http';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
@@ -27,10 +27,9 @@ import { billingRoutes } from './billing/routes.ts';
 import { companionRoutes } from './companion/routes.ts';
 import { gameDeliveryRoutes } from './games/delivery.ts';
 import { gameSaveRoutes } from './games/saves.ts';
-import { SESSION_COOKIE } from './accounts/sessions.ts';
+import { SESSION_COOKIE } from '@yumina/accounts';
 import type { AppContext } from './context.ts';
 import { healthRoutes, livenessFastPath } from './health.ts';
-import { proxyProofCheck, trustProxyOption } from './proxy-trust.ts';
 import { outboxPage } from './mail/outbox-page.ts';
 import { installFramePolicy, serveWeb, webNotFound } from './web.ts';
 import { worldRoutes } from './worlds/routes.ts';
@@ -44,7 +43,8 @@ export interface BuildOptions {
 
 /**
  * The container's Fastify app. In local mode it also mounts every function's plugin, so one
- * process serves the whole platform; in container mode the functions run as Lambdas.
+ * process serves the whole platform; in container mode the functions run as Lambdas and the
+ * container answers none of their paths.
  */
 export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Promise<FastifyInstance> {
   const web = options.web ?? ctx.config.mode === 'local';
@@ -55,7 +55,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     loggerInstance: ctx.log,
     logController: new LogController({ disableRequestLogging: true }),
     // Only the hops the operator trusts (TRUST_PROXY) may name the client address, host and scheme,
-    // and with TRUST_PROXY_SECRET only for a request that proves it came through them (proxy-trust.ts).
+    // and with TRUST_PROXY_SECRET only for a request that proves it came through them (@yumina/http proxy-trust.ts).
     trustProxy: trustProxyOption(ctx.config.trustProxy),
     bodyLimit: 1024 * 1024,
     genReqId: () => randomUUID(),
@@ -119,11 +119,11 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     await modelRoutes(app, ctx);
     await gameDeliveryRoutes(app, ctx.objects);
 
-    // Functions that need the login session (and share a path prefix with one that does) are
-    // served by the container in every mode; the others run as Lambdas in production.
-    await app.register(partnerConfigPlugin, { partners: ctx.partners.registry });
-    await app.register(partnerTokenPlugin, partnerTokenOptions(ctx));
+    // Every function of functions/ runs as a Lambda in production (infra/routes.ts FUNCTION_ROUTES);
+    // in local mode this one process serves them too, with the same plugins.
     if (ctx.config.mode === 'local') {
+      await app.register(partnerConfigPlugin, { partners: ctx.partners.registry });
+      await app.register(partnerTokenPlugin, partnerTokenOptions(ctx));
       await app.register(worldValidate, {});
       await app.register(jwksPlugin, { keys: ctx.partners.keys });
     }

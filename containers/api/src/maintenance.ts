@@ -2,9 +2,9 @@ import { settleAbandonedReservations } from '@yumina/billing';
 import { withMaintenanceDeadline } from '@yumina/db';
 import { purgeOldMail } from '@yumina/mail';
 import { LeaderScheduler, type ScheduledJob } from '@yumina/store';
+import { purgeOldSessions } from '@yumina/accounts';
 import { purgeOldLinks } from './accounts/account-links.ts';
 import { purgeOldExports } from './accounts/data-export.ts';
-import { purgeOldSessions } from './accounts/sessions.ts';
 import { settleStaleReplies } from './conversations/turn-lock.ts';
 import type { AppContext } from './context.ts';
 

@@ -373,10 +373,60 @@ function refuseHalfConfiguredContainer(settings: Record<string, string>): void {
   if (!settings.MAIL_SES_SENDER && !settings.SMTP_URL && !settings.MAIL_OUTBOX_DIR) {
     throw new ConfigError('SMTP_URL', 'or MAIL_SES_SENDER is required in container mode: where mail is sent (link the Email component, or set SMTP_URL; MAIL_OUTBOX_DIR keeps mail in a folder instead)');
   }
-  const origin = new URL(settings.PUBLIC_ORIGIN!);
+  refuseInsecureOrigin(settings, 'in container mode');
+}
+
+function refuseInsecureOrigin(settings: Record<string, string>, where: string): void {
+  if (!settings.PUBLIC_ORIGIN) return;
+  const origin = new URL(settings.PUBLIC_ORIGIN);
   if (origin.protocol !== 'https:' && !LOOPBACK_HOSTS.has(origin.hostname)) {
-    throw new ConfigError('PUBLIC_ORIGIN', `must be an https origin in container mode (got ${JSON.stringify(settings.PUBLIC_ORIGIN)})`);
+    throw new ConfigError('PUBLIC_ORIGIN', `must be an https origin ${where} (got ${JSON.stringify(settings.PUBLIC_ORIGIN)})`);
   }
+}
+
+/**
+ * The settings a deployed function may require (infra/routes.ts FUNCTION_ROUTES lists each
+ * function's). A function never starts on the embedded PGlite, the in-memory store, keys
+ * generated on its own disk or the demo partner: without one of its settings it does not start.
+ */
+export const FUNCTION_SETTINGS = ['DATABASE_URL', 'REDIS_URL', 'PUBLIC_ORIGIN', 'IDENTITY_SIGNING_KEY', 'PARTNERS', 'TRUST_PROXY_SECRET'] as const;
+export type FunctionSetting = (typeof FUNCTION_SETTINGS)[number];
+const FUNCTION_SETTING_WHY: Record<FunctionSetting, string> = {
+  ...CONTAINER_REQUIRED_WHY,
+  PUBLIC_ORIGIN: "the platform's https origin (cookies and the cross-site rule)",
+  PARTNERS: 'the partner list (secret Partners)',
+  TRUST_PROXY_SECRET: "the Router's proof (secret TrustProxySecret): a function answers only requests that came through the Router",
+};
+
+/**
+ * The configuration of a deployed function (`name`, for the message), loaded once per cold start
+ * like loadConfig, refusing to go on without any of `required`: the ConfigError names the first
+ * missing setting and what provides it.
+ */
+export function loadFunctionConfig(
+  name: string,
+  required: readonly FunctionSetting[],
+  source: Record<string, string | undefined> = process.env,
+  links: LinkedResources = source === process.env ? sstLinks() : linksFromVariables(source),
+): Config {
+  const settings = settingsOf(source, links);
+  for (const setting of required) {
+    if (!settings[setting]) throw new ConfigError(setting, `is required by the ${name} function: ${FUNCTION_SETTING_WHY[setting]}`);
+  }
+  if (required.includes('PUBLIC_ORIGIN')) refuseInsecureOrigin(settings, `for the ${name} function`);
+  return loadConfig(source, undefined, links);
+}
+
+/** The settings of `source`, each missing or empty one taken from the links. Empty strings count as unset, as shells often export VAR= for "no value". */
+function settingsOf(source: Record<string, string | undefined>, links: LinkedResources): Record<string, string> {
+  const cleaned: Record<string, string> = {};
+  const linked = settingsFromLinks(links);
+  for (const key of Object.keys(envSchema.shape)) {
+    const v = source[key];
+    if (v !== undefined && v !== '') cleaned[key] = v;
+    else if (linked[key] !== undefined) cleaned[key] = linked[key];
+  }
+  return cleaned;
 }
 
 /**
@@ -389,14 +439,7 @@ export function loadConfig(
   version = '0.1.0',
   links: LinkedResources = source === process.env ? sstLinks() : linksFromVariables(source),
 ): Config {
-  // Empty strings count as unset, as shells often export VAR= for "no value".
-  const cleaned: Record<string, string> = {};
-  const linked = settingsFromLinks(links);
-  for (const key of Object.keys(envSchema.shape)) {
-    const v = source[key];
-    if (v !== undefined && v !== '') cleaned[key] = v;
-    else if (linked[key] !== undefined) cleaned[key] = linked[key];
-  }
+  const cleaned = settingsOf(source, links);
   const parsed = envSchema.safeParse(cleaned);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

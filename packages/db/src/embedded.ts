@@ -1,4 +1,5 @@
 import { type ChildProcess, fork } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SESSION_SETTINGS } from './pool.ts';
@@ -18,6 +19,9 @@ export const EMBEDDED_POOL_MAX = 10;
  */
 export async function startEmbeddedPostgres(dataDir: string, timeoutMs = 120_000): Promise<EmbeddedPostgres> {
   const entry = fileURLToPath(new URL('./embedded-server.ts', import.meta.url));
+  // The compiled production build (scripts/build.ts) runs on DATABASE_URL only: the embedded
+  // database is the source tree's (`npm start`), which the bundle does not carry.
+  if (!existsSync(entry)) throw new Error('The embedded database runs from the source tree (npm start); set DATABASE_URL to run the compiled build');
   const child: ChildProcess = fork(entry, [], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

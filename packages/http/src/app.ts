@@ -10,6 +10,7 @@ import Fastify, {
 import type { ZodType, z } from 'zod';
 import { HttpError, toAnswer } from './errors.ts';
 import { installInputGuards } from './input-guards.ts';
+import { eventProofCheck, type ProvableEvent, type ProxyTrust, trustProxyOption } from './proxy-trust.ts';
 
 /**
  * The shared error handler: every failure answers `{"error":{"code","message"}}`; 5xx details
@@ -67,13 +68,24 @@ export function parseWith<S extends ZodType>(schema: S, value: unknown, what = '
   throw new HttpError(400, 'INVALID_REQUEST', `Invalid ${what}: ${path}${issue.message}`);
 }
 
+/**
+ * A function's routes validate with zod (parseWith), never with JSON schemas: in place of
+ * Fastify's JSON-schema compilers (ajv, fast-json-stringify), which Fastify then never loads and
+ * the function bundles leave out (scripts/build.ts), a route that declares a schema is refused
+ * when the app gets ready.
+ */
+const ZOD_ONLY = (): never => {
+  throw new Error('function routes validate with zod (parseWith), not JSON schemas: functionApp has no schema compiler');
+};
+const zodOnlySchemas = { compilersFactory: { buildValidator: () => ZOD_ONLY, buildSerializer: () => ZOD_ONLY } };
+
 /** A Fastify app holding one function's plugin, with the shared error handling (not yet ready). */
 export async function functionApp<O extends object>(
   plugin: FastifyPluginAsync<O>,
   options: O,
   server: FastifyServerOptions = {},
 ): Promise<FastifyInstance> {
-  const app = Fastify({ logger: { level: 'info' }, genReqId: () => randomUUID(), frameworkErrors, ...server });
+  const app = Fastify({ logger: { level: 'info' }, genReqId: () => randomUUID(), frameworkErrors, schemaController: zodOnlySchemas, ...server });
   installErrorHandling(app);
   installInputGuards(app);
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- plugin options are the plugin's own interface
@@ -93,20 +105,44 @@ export interface LambdaResponse {
   isBase64Encoded?: boolean;
 }
 
-export function lambdaHandler<O extends object>(plugin: FastifyPluginAsync<O>, options: () => O | Promise<O>) {
+/** What a function answers a request that did not come through the Router (its Function URL is public). */
+const NOT_THROUGH_ROUTER: LambdaResponse = {
+  statusCode: 403,
+  headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+  body: JSON.stringify({ error: { code: 'FORBIDDEN', message: "This address answers only requests made through the platform's own address." } }),
+};
+
+/**
+ * `proxy` (a deployed function: its TRUST_PROXY and TRUST_PROXY_SECRET, ./proxy-trust.ts) makes
+ * the function trust the hops in front as the container does, and, with a secret, answer only
+ * events that carry the Router's proof: any other is refused with 403 before the app sees it. The
+ * proof header never reaches the app.
+ */
+export function lambdaHandler<O extends object>(
+  plugin: FastifyPluginAsync<O>,
+  options: () => O | Promise<O>,
+  server: FastifyServerOptions = { logger: false },
+  proxy?: () => ProxyTrust,
+) {
   type Proxy = (event: unknown, context: unknown) => Promise<LambdaResponse>;
-  let proxy: Promise<Proxy> | null = null;
-  const build = async (): Promise<Proxy> => {
-    const app = await functionApp(plugin, await options(), { logger: false });
+  type Built = { lambda: Proxy; checkProof: ReturnType<typeof eventProofCheck> | null };
+  let built: Promise<Built> | null = null;
+  const build = async (): Promise<Built> => {
+    const trust = proxy?.();
+    const app = await functionApp(plugin, await options(), trust ? { ...server, trustProxy: trustProxyOption(trust.trust) } : server);
     const lambda = awsLambdaFastify(app) as unknown as Proxy; // decorates the app, so before ready()
     await app.ready();
-    return lambda;
+    return { lambda, checkProof: trust?.secret ? eventProofCheck(trust.secret) : null };
   };
   return async (event: unknown, context: unknown): Promise<LambdaResponse> => {
-    proxy ??= build().catch((error: unknown) => {
-      proxy = null;
+    built ??= build().catch((error: unknown) => {
+      built = null;
       throw error;
     });
-    return (await proxy)(event, context);
+    const { lambda, checkProof } = await built;
+    if (!checkProof) return lambda(event, context);
+    const checked = checkProof(event as ProvableEvent);
+    if (!checked.proven) return { ...NOT_THROUGH_ROUTER, headers: { ...NOT_THROUGH_ROUTER.headers } };
+    return lambda(checked.event, context);
   };
 }

@@ -1,6 +1,6 @@
 /**
  * The forms of the ids and names that reach the platform's routes, defined once for the server
- * (which makes the ids: containers/api/src/accounts/ids.ts) and the browser (which checks what a
+ * (which makes the ids: @yumina/accounts, packages/accounts/src/ids.ts) and the browser (which checks what a
  * world's interface sends before it becomes part of a request path).
  *
  * - A **platform id** is `<kind prefix>_<letters, digits, _ and ->`: the server issues a prefix and

@@ -1,13 +1,14 @@
+import { type Authenticated, createSession, type LoginSession, SESSION_COOKIE } from '@yumina/accounts';
 import type { Queryable } from '@yumina/db';
-import { HttpError } from '@yumina/http';
+import { HttpError, type LoginSettings, requestLogin, sendRenewedCookie as sendCookie, sessionCookieOptions as cookieOptions } from '@yumina/http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { type Authenticated, createSession, type LoginSession, resolveSession, SESSION_COOKIE } from './sessions.ts';
 
-const resolved = new WeakMap<FastifyRequest, Promise<Authenticated | null>>();
+/** The container's login settings for @yumina/http's requestLogin (the functions use the same). */
+export const loginSettings = (ctx: AppContext): LoginSettings => ({ db: ctx.db.primary, sessionTtlDays: ctx.config.auth.sessionTtlDays, secureCookies: ctx.config.auth.secureCookies });
 
 export function sessionCookieOptions(ctx: AppContext, expires: Date) {
-  return { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: ctx.config.auth.secureCookies, expires };
+  return cookieOptions(ctx.config.auth.secureCookies, expires);
 }
 
 /**
@@ -17,30 +18,19 @@ export function sessionCookieOptions(ctx: AppContext, expires: Date) {
  * (../event-stream.ts).
  */
 export function sendRenewedCookie(ctx: AppContext, reply: FastifyReply, token: string, expires: Date): void {
-  reply.header('set-cookie', reply.server.serializeCookie(SESSION_COOKIE, token, sessionCookieOptions(ctx, expires)));
+  sendCookie(reply, token, expires, ctx.config.auth.secureCookies);
 }
 
 /** The answer to a request that needs a login and has none (or one that ended or expired). */
 export const notSignedIn = () => new HttpError(401, 'UNAUTHENTICATED', 'Sign in to continue.');
 
 /**
- * The current login (account + session) of a request, or null; resolved once per request, through
- * `db` when given (a live update stream reads through the stream connections), else the primary pool.
+ * The current login (account + session) of a request, or null; resolved once per request (@yumina/http
+ * requestLogin, which records the address it is used from), through `db` when given (a live update
+ * stream reads through the stream connections), else the primary pool.
  */
-export function authenticate(ctx: AppContext, request: FastifyRequest, reply?: FastifyReply, db: Queryable = ctx.db.primary): Promise<Authenticated | null> {
-  let pending = resolved.get(request);
-  if (!pending) {
-    const token = request.cookies[SESSION_COOKIE];
-    pending = token ? resolveSession(db, token, ctx.config.auth.sessionTtlDays, { address: request.ip }) : Promise.resolve(null);
-    resolved.set(request, pending);
-    if (token && reply) {
-      pending.then((auth) => {
-        // Sliding expiry: the same token (and so the same sid) with a later expiry.
-        if (auth?.renewed) sendRenewedCookie(ctx, reply, token, auth.session.expiresAt);
-      }, () => {});
-    }
-  }
-  return pending;
+export function authenticate(ctx: AppContext, request: FastifyRequest, reply?: FastifyReply, db?: Queryable): Promise<Authenticated | null> {
+  return requestLogin(request, reply, loginSettings(ctx), db);
 }
 
 /** The auth guard: the current login, or a 401. */

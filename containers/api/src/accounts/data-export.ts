@@ -1,9 +1,9 @@
+import { findAccount } from '@yumina/accounts';
 import { randomBytes } from 'node:crypto';
 import { assetPath } from '@yumina/sandbox';
 import type { Queryable } from '@yumina/db';
 import type { AppContext } from '../context.ts';
 import { accountMail } from './account-mail.ts';
-import { findAccount } from './account.ts';
 import { isReservedAddress } from './email-address.ts';
 import { pageLink } from './email-routes.ts';
 

@@ -1,9 +1,9 @@
+import { findAccount } from '@yumina/accounts';
 import type { DbClient, Queryable } from '@yumina/db';
 import { HttpError, parseWith } from '@yumina/http';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { findAccount } from './account.ts';
 import { issueLink, LINK_TTL_MINUTES, useLink } from './account-links.ts';
 import { accountMail } from './account-mail.ts';
 import { requireAuth } from './auth.ts';

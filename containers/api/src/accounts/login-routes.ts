@@ -1,17 +1,9 @@
+import { endLoginOf, endOtherSessions, listLogins, SESSION_COOKIE } from '@yumina/accounts';
 import { HttpError } from '@yumina/http';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { requireAuth } from './auth.ts';
 import { describeDevice } from './device.ts';
-import { endOtherSessions, SESSION_COOKIE } from './sessions.ts';
-
-interface LoginRow {
-  id: string;
-  user_agent: string | null;
-  client_address: string | null;
-  created_at: Date;
-  last_active_at: Date;
-}
 
 /**
  * The account's logins (issue 35, point 4): each live one with its device, the address it was last
@@ -24,18 +16,14 @@ export async function loginRoutes(app: FastifyInstance, ctx: AppContext): Promis
   app.get('/api/account/logins', async (request, reply) => {
     reply.header('cache-control', 'no-store');
     const { account, session } = await requireAuth(ctx, request, reply);
-    const { rows } = await db.query<LoginRow & Record<string, unknown>>(
-      `select id, user_agent, client_address, created_at, last_active_at from login_sessions
-        where account_id = $1 and ended_at is null and expires_at > now() order by last_active_at desc, id limit 200`,
-      [account.id],
-    );
+    const logins = await listLogins(db, account.id);
     return {
-      logins: rows.map((r) => ({
+      logins: logins.map((r) => ({
         id: r.id,
-        device: describeDevice(r.user_agent),
-        address: r.client_address,
-        signedInAt: r.created_at.toISOString(),
-        lastSeenAt: r.last_active_at.toISOString(),
+        device: describeDevice(r.userAgent),
+        address: r.clientAddress,
+        signedInAt: r.createdAt.toISOString(),
+        lastSeenAt: r.lastActiveAt.toISOString(),
         current: r.id === session.id,
       })),
     };
@@ -43,8 +31,7 @@ export async function loginRoutes(app: FastifyInstance, ctx: AppContext): Promis
 
   app.delete<{ Params: { id: string } }>('/api/account/logins/:id', async (request, reply) => {
     const { account, session } = await requireAuth(ctx, request, reply);
-    const { rowCount } = await db.query('update login_sessions set ended_at = now() where id = $1 and account_id = $2 and ended_at is null', [request.params.id, account.id]);
-    if (!rowCount) throw new HttpError(404, 'NOT_FOUND', 'No such login (it may have ended already).');
+    if (!(await endLoginOf(db, account.id, request.params.id))) throw new HttpError(404, 'NOT_FOUND', 'No such login (it may have ended already).');
     if (request.params.id === session.id) reply.clearCookie(SESSION_COOKIE, { path: '/' });
     request.log.info({ type: 'account.login-ended', accountId: account.id, current: request.params.id === session.id }, 'login ended');
     return { ok: true, current: request.params.id === session.id };

@@ -5,10 +5,9 @@ import { safeReturnTo } from '@yumina/identity/browser';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import type { AppContext } from '../context.ts';
+import { createSession, newId, newSecret, SESSION_COOKIE } from '@yumina/accounts';
 import { authenticate, clientSeen, requireAuth, sessionCookieOptions } from './auth.ts';
 import { canonicalEmail, isReservedAddress, noAddress } from './email-address.ts';
-import { newId, newSecret } from './ids.ts';
-import { createSession, SESSION_COOKIE } from './sessions.ts';
 
 /** What a completed OAuth flow proves: the provider's own subject id, plus profile hints. */
 interface ProviderIdentity {

@@ -1,8 +1,8 @@
+import { endOtherSessions, findAccount } from '@yumina/accounts';
 import { HttpError, parseWith } from '@yumina/http';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { findAccount } from './account.ts';
 import { inspectLink, issueLink, linkRefusal, useLink } from './account-links.ts';
 import { accountMail } from './account-mail.ts';
 import { requireAuth, startLogin } from './auth.ts';
@@ -10,7 +10,6 @@ import { emailField, pageLink } from './email-routes.ts';
 import { isReservedAddress } from './email-address.ts';
 import { hashPassword, verifyPassword } from './password.ts';
 import { limitAccountMail, limitPasswordCheck } from './request-limits.ts';
-import { endOtherSessions } from './sessions.ts';
 
 /** The rules of a new password: those of sign-up. */
 export const newPassword = z.string().min(8, 'must be at least 8 characters').max(200, 'must be at most 200 characters');

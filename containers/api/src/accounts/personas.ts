@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { requireAuth } from './auth.ts';
-import { newId } from './ids.ts';
+import { newId } from '@yumina/accounts';
 
 export interface Persona {
   id: string;

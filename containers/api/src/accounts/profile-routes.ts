@@ -1,3 +1,4 @@
+import { findAccount } from '@yumina/accounts';
 import { createHash } from 'node:crypto';
 import { PictureError, resizePicture } from '@yumina/assets';
 import { HttpError, parseWith } from '@yumina/http';
@@ -5,7 +6,6 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { sniffAssetType } from '../studio/asset-type.ts';
-import { findAccount } from './account.ts';
 import { requireAuth } from './auth.ts';
 
 /** The username rules partners' tokens document (docs/PARTNERS.md): a unique handle, as at sign-up. */
@@ -24,12 +24,6 @@ export const PICTURE_UPLOAD_BYTES = 8 * 1024 * 1024;
 const PICTURE_PATH = '/api/account-pictures/';
 const pictureKey = (accountId: string, file: string) => `pictures/${accountId}/${file}`;
 const UPLOADED = /^\/api\/account-pictures\/(acc_[A-Za-z0-9_-]+)\/([a-f0-9]{32}\.webp)$/;
-
-/** A picture as an absolute URL (identity tokens carry absolute https URLs or null). */
-export function absolutePicture(picture: string | null, publicOrigin: string): string | null {
-  if (!picture) return null;
-  return picture.startsWith('/') ? `${publicOrigin}${picture}` : picture;
-}
 
 /**
  * The profile (issue 35, point 4): display name and username (PATCH /api/account/profile), and the

@@ -3,16 +3,14 @@ import { HttpError, parseWith } from '@yumina/http';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { findAccount, linkedIdentities } from './account.ts';
+import { endSession, findAccount, linkedIdentities, newId, SESSION_COOKIE } from '@yumina/accounts';
 import { authenticate, requireAuth, startLogin } from './auth.ts';
 import { emailField, pendingEmail, sendVerification } from './email-routes.ts';
 import { isReservedAddress } from './email-address.ts';
-import { newId } from './ids.ts';
 import { limitLogin, limitSignup } from './request-limits.ts';
 import { DUMMY_HASH, hashPassword, verifyPassword } from './password.ts';
 import { newPassword } from './password-routes.ts';
 import { displayNameField, usernameField } from './profile-routes.ts';
-import { endSession, SESSION_COOKIE } from './sessions.ts';
 
 const email = emailField;
 const password = newPassword;

@@ -12,7 +12,7 @@ import { HttpError, parseWith } from '@yumina/http';
 import { dispatchEvents, normalizeState, type WorldDefinition, type WorldEvent, type WorldState } from '@yumina/world';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { Authenticated } from '../accounts/sessions.ts';
+import type { Authenticated } from '@yumina/accounts';
 import { requireAuth } from '../accounts/auth.ts';
 import type { AppContext } from '../context.ts';
 import { ownedSession, playableWorld } from './model.ts';

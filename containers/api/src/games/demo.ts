@@ -2,8 +2,9 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { FolderObjectStore, type GameFile, gameKey, type ObjectStore, publishGame, S3ObjectStore } from '@yumina/assets';
 import type { Config } from '@yumina/config';
+import { repoRoot } from '../web.ts';
 
-export const DEMO_GAME_DIR = resolve(import.meta.dirname, '../../demo-game');
+export const DEMO_GAME_DIR = resolve(repoRoot, 'containers/api/demo-game');
 
 export function openObjectStore(config: Config): ObjectStore {
   return config.gamesBucket ? new S3ObjectStore(config.gamesBucket) : new FolderObjectStore(join(config.dataDir, 'objects'));

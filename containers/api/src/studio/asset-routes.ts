@@ -3,7 +3,7 @@ import { ASSET_TOKEN_PARAM, assetPath, isAssetId } from '@yumina/sandbox';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { authenticate, requireAuth } from '../accounts/auth.ts';
-import type { Authenticated } from '../accounts/sessions.ts';
+import type { Authenticated } from '@yumina/accounts';
 import { assetIsLive, isLive } from '../worlds/version.ts';
 import type { AppContext } from '../context.ts';
 import { AssetLinkSigner } from './asset-link.ts';

@@ -13,13 +13,15 @@ const readBody = z.strictObject({ id: z.string().min(1).max(100).optional() });
 const listQuery = z.object({ cursor: z.string().max(400).optional(), limit: z.coerce.number().int().min(1).max(INBOX_LIMIT).default(INBOX_LIMIT) });
 
 /**
- * Update records, container side: the world-updates function (mounted here in every mode: it
- * needs the platform login session, which the container owns), the live overview stream,
- * favorites of a world and the player's notification inbox.
+ * Update records, container side: the live overview stream (it holds its connections: process
+ * continuity), favorites of a world and the player's notification inbox. The records' own routes
+ * are the world-updates function, a Lambda in production and mounted here in local mode.
  */
 export async function updateRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const db = ctx.db.primary;
-  await app.register(worldUpdates, { db: ctx.db, store: ctx.store, authenticate: (request, reply) => viewerOf(ctx, request, reply) });
+  if (ctx.config.mode === 'local') {
+    await app.register(worldUpdates, { db: ctx.db, store: ctx.store, authenticate: (request, reply) => viewerOf(ctx, request, reply) });
+  }
   await updateEventRoutes(app, ctx);
 
   async function signedIn(request: FastifyRequest, reply: FastifyReply) {

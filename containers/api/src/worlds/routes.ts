@@ -4,7 +4,7 @@ import { validateWorld, type WorldDefinition } from '@yumina/world';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { authenticate, requireAuth } from '../accounts/auth.ts';
-import { newId } from '../accounts/ids.ts';
+import { newId } from '@yumina/accounts';
 import type { AppContext } from '../context.ts';
 import { publishWorld, unpublishWorld } from '../studio/review.ts';
 import { cardRoute } from './card-route.ts';

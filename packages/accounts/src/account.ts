@@ -50,3 +50,9 @@ export async function linkedIdentities(db: Queryable, accountId: string): Promis
   );
   return Object.fromEntries(rows.map((r) => [r.provider, r.subject]));
 }
+
+/** A picture as an absolute URL (identity tokens carry absolute https URLs or null): an uploaded one is a platform path. */
+export function absolutePicture(picture: string | null, publicOrigin: string): string | null {
+  if (!picture) return null;
+  return picture.startsWith('/') ? `${publicOrigin}${picture}` : picture;
+}

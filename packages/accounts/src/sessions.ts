@@ -80,6 +80,31 @@ export async function endSession(db: Queryable, sessionId: string): Promise<void
   await db.query('update login_sessions set ended_at = now() where id = $1 and ended_at is null', [sessionId]);
 }
 
+/** One live login of an account, as Settings lists it: the device (User-Agent), the address it was last used from and when. */
+export interface LoginRecord {
+  id: string;
+  userAgent: string | null;
+  clientAddress: string | null;
+  createdAt: Date;
+  lastActiveAt: Date;
+}
+
+/** The account's live logins, the most recently used first (at most 200). */
+export async function listLogins(db: Queryable, accountId: string): Promise<LoginRecord[]> {
+  const { rows } = await db.query<{ id: string; user_agent: string | null; client_address: string | null; created_at: Date; last_active_at: Date }>(
+    `select id, user_agent, client_address, created_at, last_active_at from login_sessions
+      where account_id = $1 and ended_at is null and expires_at > now() order by last_active_at desc, id limit 200`,
+    [accountId],
+  );
+  return rows.map((r) => ({ id: r.id, userAgent: r.user_agent, clientAddress: r.client_address, createdAt: r.created_at, lastActiveAt: r.last_active_at }));
+}
+
+/** Ends one live login of the account; false when it is not the account's or ended already. */
+export async function endLoginOf(db: Queryable, accountId: string, sessionId: string): Promise<boolean> {
+  const { rowCount } = await db.query('update login_sessions set ended_at = now() where id = $1 and account_id = $2 and ended_at is null', [sessionId, accountId]);
+  return (rowCount ?? 0) > 0;
+}
+
 /** Ends every live login of an account but `keep` (null: all of them); returns how many ended. */
 export async function endOtherSessions(db: Queryable, accountId: string, keep: string | null): Promise<number> {
   const { rowCount } = await db.query(
