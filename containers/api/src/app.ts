@@ -1,3 +1,4 @@
+import fastifyCompress from '@fastify/compress';
 import fastifyCookie from '@fastify/cookie';
 import { jwksPlugin } from '@yumina/fn-jwks';
 import { partnerConfigPlugin } from '@yumina/fn-partner-config';
@@ -39,6 +40,9 @@ function trustProxyOption(trust: number | string[]): boolean | string[] | ((addr
   if (trust === 0) return false;
   return (_address, hop) => hop < trust;
 }
+
+/** The smallest API answer worth compressing (bytes): below it the headers cost more than they save. */
+export const API_COMPRESS_THRESHOLD = 1024;
 
 export interface BuildOptions {
   /** Serve the built web app (local mode). Off in tests that only need the API. */
@@ -93,6 +97,11 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   // The health endpoints sit outside the cookie and cross-site machinery: they touch nothing.
   await healthRoutes(app, ctx);
   await app.register(async (app) => {
+    // API answers of 1 KB and more go out compressed (brotli or gzip, as the client accepts; `Vary:
+    // Accept-Encoding`). Event streams are written to the socket directly (hijacked) and never pass
+    // through it; request bodies are not decompressed (a small compressed body could expand past the
+    // body limit's meaning).
+    await app.register(fastifyCompress, { encodings: ['br', 'gzip'], threshold: API_COMPRESS_THRESHOLD, globalDecompression: false });
     await app.register(fastifyCookie);
     app.addHook('preHandler', crossSiteGuard({ cookieName: SESSION_COOKIE, allowedOrigins: [ctx.config.publicOrigin] }));
     app.get('/api/version', async () => ({ version: ctx.config.version, mode: ctx.config.mode }));

@@ -2,7 +2,8 @@ import { HttpError, parseWith } from '@yumina/http';
 import { assetPath } from '@yumina/sandbox';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { requireAuth } from '../accounts/auth.ts';
+import { privateConnection } from '../accounts/ai-connection.ts';
+import { authenticate, requireAuth } from '../accounts/auth.ts';
 import type { AppContext } from '../context.ts';
 import { LIVE_WHERE } from './version.ts';
 import { librarySearch } from './library-search.ts';
@@ -195,34 +196,68 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext): Prom
   app.get('/api/me/sessions', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     reply.header('cache-control', 'no-store');
-    const { rows } = await ctx.db.primary.query<{
-      id: string;
-      world_id: string;
-      title: string;
-      message_count: number;
-      updated_at: Date;
-      name: string;
-      cover: string | null;
-    }>(
-      `select distinct on (s.world_id) s.id, s.world_id, s.title, s.message_count, s.updated_at,
-              case when w.owner_id = $1 then w.name else coalesce(w.live_name, w.name) end as name,
-              case when w.owner_id = $1 then w.cover_asset_id else w.live_cover_asset_id end as cover
-         from chat_sessions s join worlds w on w.id = s.world_id
-        where s.account_id = $1 and (w.status = 'published' or w.owner_id = $1)
-        order by s.world_id, s.updated_at desc`,
-      [auth.account.id],
-    );
-    rows.sort((a, b) => b.updated_at.getTime() - a.updated_at.getTime());
+    return { sessions: await recentSessions(ctx, auth.account.id) };
+  });
+
+  /**
+   * Everything the home page shows, in one read (its first screen waits for one round trip): six
+   * most played and six newest worlds, whether the platform's provider plays on credits and, for a
+   * signed-in player, their recent sessions and whether they connected their own AI provider.
+   */
+  app.get('/api/home', async (request, reply) => {
+    const auth = await authenticate(ctx, request, reply);
+    reply.header('cache-control', auth ? 'private, no-store' : 'no-cache');
+    const cards = async (sort: LibrarySort) => {
+      const { text, params } = libraryPageQuery({ sort, pageSize: HOME_CARDS });
+      const { rows } = await ctx.db.read.query<CardRow & Record<string, unknown>>(text, params);
+      return rows.slice(0, HOME_CARDS).map(cardView);
+    };
+    const [popular, newest, recent, connection] = await Promise.all([
+      cards('popular'),
+      cards('new'),
+      auth ? recentSessions(ctx, auth.account.id) : null,
+      auth ? privateConnection(ctx, auth.account.id) : null,
+    ]);
     return {
-      sessions: rows.slice(0, 12).map((r) => ({
-        id: r.id,
-        worldId: r.world_id,
-        worldName: r.name,
-        title: r.title,
-        messageCount: r.message_count,
-        updatedAt: r.updated_at.toISOString(),
-        coverUrl: r.cover ? assetPath(r.world_id, r.cover) : null,
-      })),
+      popular,
+      newest,
+      platform: { officialAvailable: !!ctx.config.ai.official, welcomeCredits: ctx.config.ai.official ? ctx.config.welcomeCredits : 0 },
+      recent,
+      hasConnection: auth ? !!connection : null,
     };
   });
+}
+
+/** Cards per row of the home page (most played, newest). */
+const HOME_CARDS = 6;
+
+/** An account's most recent session in each world it played (12 worlds at most), newest first. */
+async function recentSessions(ctx: AppContext, accountId: string) {
+  const { rows } = await ctx.db.primary.query<{
+    id: string;
+    world_id: string;
+    title: string;
+    message_count: number;
+    updated_at: Date;
+    name: string;
+    cover: string | null;
+  }>(
+    `select distinct on (s.world_id) s.id, s.world_id, s.title, s.message_count, s.updated_at,
+            case when w.owner_id = $1 then w.name else coalesce(w.live_name, w.name) end as name,
+            case when w.owner_id = $1 then w.cover_asset_id else w.live_cover_asset_id end as cover
+       from chat_sessions s join worlds w on w.id = s.world_id
+      where s.account_id = $1 and (w.status = 'published' or w.owner_id = $1)
+      order by s.world_id, s.updated_at desc`,
+    [accountId],
+  );
+  rows.sort((a, b) => b.updated_at.getTime() - a.updated_at.getTime());
+  return rows.slice(0, 12).map((r) => ({
+    id: r.id,
+    worldId: r.world_id,
+    worldName: r.name,
+    title: r.title,
+    messageCount: r.message_count,
+    updatedAt: r.updated_at.toISOString(),
+    coverUrl: r.cover ? assetPath(r.world_id, r.cover) : null,
+  }));
 }
