@@ -56,6 +56,8 @@ export default defineConfig({
     outDir: 'dist',
     emptyOutDir: true,
     sourcemap: true,
+    // Every browser the app supports knows modulepreload: no polyfill script on every page.
+    modulePreload: { polyfill: false },
     // Which chunks each entry and lazy page pulls in (tests/browser/first-load.test.ts reads it).
     manifest: true,
     rollupOptions: {
