@@ -4,6 +4,7 @@ import { LeaderScheduler, type ScheduledJob } from '@yumina/store';
 import { purgeOldSessions } from './accounts/sessions.ts';
 import { settleStaleReplies } from './conversations/turn-lock.ts';
 import type { AppContext } from './context.ts';
+import { repairPlayerCounts } from './worlds/player-count.ts';
 
 /** A job body: the maintenance deadline scope (300 s) applies to its queries. */
 type JobBody = (ctx: AppContext, signal: AbortSignal) => Promise<string>;
@@ -12,6 +13,7 @@ const JOBS: Record<string, JobBody> = {
   'expired-sessions': async (ctx) => `removed ${await purgeOldSessions(ctx.db.primary)} sessions`,
   'abandoned-credit-reservations': async (ctx) => `settled ${await settleAbandonedReservations(ctx.db.primary, 15)} reservations`,
   'stale-replies': async (ctx) => `failed ${await settleStaleReplies(ctx)} replies left streaming`,
+  'player-counts': async (ctx) => `repaired the player count of ${await repairPlayerCounts(ctx.db.primary)} worlds`,
   'expired-oauth-flows': async (ctx) => {
     const { rowCount } = await ctx.db.primary.query(`delete from oauth_flows where created_at < now() - interval '1 hour'`);
     return `removed ${rowCount ?? 0} flows`;
