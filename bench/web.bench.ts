@@ -1,9 +1,10 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, bench, describe } from 'vitest';
 import { freePort } from '../tests/support/ports.ts';
+import { checkout, ISSUE_32_BASELINE } from './baseline.ts';
 
 /**
  * Issue 32: Lighthouse's mobile preset (a mid-range phone on slow 4G, simulated) with Debian's
@@ -21,7 +22,7 @@ import { freePort } from '../tests/support/ports.ts';
  *
  * `npm run bench:web` runs this file alone (~6 min on 2 cores).
  */
-const BASELINE = process.env.WEB_BENCH_BASELINE ?? '1887fa08a28921269e37cc19e9d3935d059a23de';
+const BASELINE = process.env.WEB_BENCH_BASELINE ?? ISSUE_32_BASELINE;
 const RUNS = Number(process.env.WEB_BENCH_RUNS ?? 3);
 const CHROME = process.env.CHROME_PATH ?? '/usr/bin/chromium';
 const root = resolve(import.meta.dirname, '..');
@@ -53,39 +54,6 @@ interface Served {
   cleanup(): void;
 }
 const served: Served[] = [];
-
-/** A checkout of `revision` beside this tree, sharing its third-party node_modules; its own packages are its own. */
-function checkout(revision: string): { dir: string; remove(): void } {
-  const dir = mkdtempSync(join(tmpdir(), 'yumina-web-baseline-'));
-  execFileSync('git', ['worktree', 'add', '--detach', dir, revision], { cwd: root, stdio: 'ignore' });
-  const workspaces = (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { workspaces: string[] }).workspaces;
-  const ownPackages = new Map<string, string>();
-  for (const pattern of workspaces) {
-    const parent = join(dir, pattern.replace(/\/\*$/, ''));
-    const folders = pattern.endsWith('/*') ? readdirSync(parent).map((f) => join(parent, f)) : [parent];
-    for (const folder of folders) {
-      if (!existsSync(join(folder, 'package.json'))) continue;
-      ownPackages.set((JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')) as { name: string }).name, folder);
-      // A workspace's own node_modules (dependencies npm did not hoist) come from this tree.
-      const rel = folder.slice(dir.length);
-      if (existsSync(join(root, rel, 'node_modules'))) symlinkSync(join(root, rel, 'node_modules'), join(folder, 'node_modules'));
-    }
-  }
-  const modules = join(dir, 'node_modules');
-  mkdirSync(modules);
-  for (const entry of readdirSync(join(root, 'node_modules'))) {
-    if (entry === '@yumina') continue;
-    symlinkSync(join(root, 'node_modules', entry), join(modules, entry));
-  }
-  mkdirSync(join(modules, '@yumina'));
-  for (const [name, folder] of ownPackages) if (name.startsWith('@yumina/')) symlinkSync(folder, join(modules, name));
-  return {
-    dir,
-    remove() {
-      execFileSync('git', ['worktree', 'remove', '--force', dir], { cwd: root, stdio: 'ignore' });
-    },
-  };
-}
 
 /** `npm start` (the container's main, production mode, embedded defaults) in `dir`, ready when the sample worlds are published. */
 async function start(label: string, dir: string, cleanup: () => void): Promise<Served> {

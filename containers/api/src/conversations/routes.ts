@@ -13,6 +13,7 @@ import { newId } from '../accounts/ids.ts';
 import type { AppContext } from '../context.ts';
 import { generateTurn, type TurnOutput } from './generate.ts';
 import { openEventStream } from '../event-stream.ts';
+import { admissionOf } from '../admission.ts';
 import { acquireTurnLock, breakTurnLock, markReplyFailed, releaseTurnLock, SESSION_BUSY_MESSAGE, settleStreamingReplies } from './turn-lock.ts';
 import { meteringOf } from '../ai/metering.ts';
 import { openConnection } from '../accounts/ai-connection.ts';
@@ -60,6 +61,17 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   const db = ctx.db.primary;
   /** Histories as the last turns of this process read them: a turn reads only what changed since (@yumina/conversations). */
   const histories = new HistoryCache();
+  /**
+   * Turns pass the replica's admission queue (../admission.ts) before any query: beyond it, 503 at
+   * once. The slot goes back when the turn's reads are in (the provider's reply holds no
+   * connection), or when the answer ends first (a refusal, an error).
+   */
+  const admission = admissionOf(ctx);
+  const admit = async (reply: FastifyReply) => {
+    const release = await admission.enter();
+    reply.raw.once('close', release);
+    return release;
+  };
   await playerRoutes(app, ctx);
   await ctx.store.subscribe('chat:stop', (sessionId) => running.get(sessionId)?.abort(new Error('Stopped by the player')));
 
@@ -290,6 +302,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     const token = request.cookies[SESSION_COOKIE];
     if (!token) throw notSignedIn();
     const body = parseWith(sendBody, request.body);
+    const release = await admit(reply);
     const sessionId = request.params.id;
     const lock = randomUUID();
     const result = await startTurn(
@@ -316,6 +329,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       return { world: version.world, metering: { ...metering, recordUsage: async (r) => void usage.push(r) }, persona: enginePersonaOf(persona), usage };
     });
     reads.catch(() => {}); // awaited in runGeneration; a failure there ends the turn as an error event
+    reads.then(release, release);
     let state: WorldState;
     try {
       // The session's current state: the last reply's, plus what interface actions and events did since.
@@ -366,6 +380,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
 
   /** Regenerate the last reply: the earlier reply stays as a swipe. */
   app.post<{ Params: { id: string } }>('/api/sessions/:id/regenerate', async (request, reply) => {
+    const release = await admit(reply);
     const auth = await requireAuth(ctx, request, reply);
     const session = await ownedSession(db, request.params.id, auth.account.id);
     const lock = await lockSession(auth.account.id, session.id);
@@ -377,6 +392,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       throw err;
     }
     const previous = (JSON.parse(last.swipes) as Swipe[]).filter((s) => s.content !== '');
+    release();
     await runGeneration(request, reply, auth, session, last, base, (out) => {
       const swipes = [...previous, swipeOf(out)];
       return { content: out.result.displayText, raw: out.rawReply, swipes, active: swipes.length - 1 };
@@ -385,10 +401,12 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
 
   /** Continue the last reply where it stopped. */
   app.post<{ Params: { id: string } }>('/api/sessions/:id/continue', async (request, reply) => {
+    const release = await admit(reply);
     const auth = await requireAuth(ctx, request, reply);
     const session = await ownedSession(db, request.params.id, auth.account.id);
     const lock = await lockSession(auth.account.id, session.id);
     const { last, base } = await lastExchange(auth, session, lock, ['NOTHING_TO_CONTINUE', 'There is no reply to continue.']);
+    release();
     await runGeneration(request, reply, auth, session, last, { ...base, prefix: last.raw_content ?? last.content }, (out) => {
       const swipes = JSON.parse(last.swipes) as Swipe[];
       const index = Math.min(last.active_swipe_index, Math.max(0, swipes.length - 1));

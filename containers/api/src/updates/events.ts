@@ -4,6 +4,7 @@ import { canView, historyPermissions, loadWork, type UpdateRecord, type Viewer }
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { viewerOf } from './viewer.ts';
+import { admissionOf } from '../admission.ts';
 import { createStreamGate, type EventStream, openEventStream } from '../event-stream.ts';
 import { OverviewHub, type Work } from './overview-hub.ts';
 
@@ -23,6 +24,7 @@ export async function updateEventRoutes(app: FastifyInstance, ctx: AppContext): 
   const db = ctx.db.primary;
   const open = new Set<() => void>();
   const gate = createStreamGate({ perAddress: ctx.config.limits.eventStreamsPerAddress, perProcess: ctx.config.limits.eventStreamsPerProcess });
+  const admission = admissionOf(ctx);
   const hub = new OverviewHub(db, ctx.store, app.log, STATUS_POLL_MS);
   app.addHook('preClose', async () => {
     for (const end of [...open]) end();
@@ -35,8 +37,9 @@ export async function updateEventRoutes(app: FastifyInstance, ctx: AppContext): 
     let viewer: Viewer | null;
     let work: Awaited<ReturnType<typeof loadWork>>;
     try {
-      viewer = await viewerOf(ctx, request);
-      work = await loadWork(db, worldId);
+      // The opening reads pass the replica's admission queue (../admission.ts): a burst of opens
+      // beyond it is refused with 503 at once instead of waiting for the pool.
+      [viewer, work] = await admission.run(async () => [await viewerOf(ctx, request), await loadWork(db, worldId)] as const);
     } catch (err) {
       release();
       throw err;
