@@ -2,8 +2,8 @@ import { serveParent } from './turn-ipc.ts';
 
 /**
  * The liveness prober of bench/overload.bench.ts, in a process of its own (a load balancer is
- * another machine): `start` {url} asks GET /health/live one request at a time, 5 ms apart;
- * `stop` answers the latencies' p50, p99, max and count (ms).
+ * another machine): `probe-start` {url} asks GET /health/live one request at a time, 5 ms apart;
+ * `probe-stop` answers the latencies' p50, p99, max and count (ms).
  */
 let running = false;
 let times: number[] = [];
@@ -12,7 +12,7 @@ let loop: Promise<void> = Promise.resolve();
 await serveParent(
   async () => ({}),
   {
-    start: ({ url }) => {
+    'probe-start': ({ url }) => {
       running = true;
       times = [];
       loop = (async () => {
@@ -25,7 +25,7 @@ await serveParent(
         }
       })();
     },
-    stop: async () => {
+    'probe-stop': async () => {
       running = false;
       await loop;
       const sorted = [...times].sort((a, b) => a - b);

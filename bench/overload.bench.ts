@@ -100,10 +100,10 @@ async function measure(label: string, file: URL): Promise<string> {
   // Warm-up: a few turns one after another.
   for (const { player, session } of sessions.slice(0, 5)) await turn(player, session, performance.now());
   await server.request('stall-reset');
-  await prober.request('start', { url });
+  await prober.request('probe-start', { url });
   const start = performance.now();
   const outcomes = await Promise.all(sessions.map(({ player, session }) => turn(player, session, start)));
-  const probe = await prober.request<{ p50: number; p99: number; max: number; count: number; failed: number }>('stop');
+  const probe = await prober.request<{ p50: number; p99: number; max: number; count: number; failed: number }>('probe-stop');
   const stall = await server.request<{ maxMs: number; p99Ms: number }>('stall');
   await Promise.all([server.stop(), prober.stop()]);
 

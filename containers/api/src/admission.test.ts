@@ -46,4 +46,20 @@ describe('admission queue', () => {
     expect(admission.running).toBe(0);
     expect(await admission.run(async () => 7)).toBe(7);
   });
+
+  it('the queue shrinks to what the running units drain within half the longest wait, at the hold time measured', async () => {
+    const admission = new Admission({ concurrency: 1, queue: 100, maxWaitMs: 400 });
+    expect(admission.queueLimit).toBe(100); // nothing measured yet
+    const slow = await admission.enter();
+    await new Promise((r) => setTimeout(r, 100));
+    slow(); // held ~100 ms: one unit drains 2 in 200 ms
+    expect(admission.queueLimit).toBeGreaterThanOrEqual(1);
+    expect(admission.queueLimit).toBeLessThanOrEqual(2);
+    const held = await admission.enter();
+    const waiters = Array.from({ length: admission.queueLimit }, () => admission.enter());
+    await expect(admission.enter()).rejects.toMatchObject({ code: 'SERVER_BUSY' });
+    held();
+    for (const w of waiters) (await w)();
+    expect(admission.running).toBe(0);
+  });
 });

@@ -2,14 +2,17 @@ import { HttpError } from '@yumina/http';
 import type { AppContext } from './context.ts';
 
 /**
- * Admission control of one replica (issue 32): the work that opens a turn (the send, regenerate
- * and continue routes up to the provider's call) and a live stream (its opening reads) passes one
- * bounded queue. `concurrency` units run at once (sized from the database pool: each holds at most
- * one connection while it runs, so the pool never has more waiters than it can serve within its
- * acquire timeout); up to `queue` more wait in order, each at most `maxWaitMs`. Beyond the queue,
- * or past the wait, a request is refused at once with 503 SERVER_BUSY and Retry-After, before it
- * touches the database: an overload is shed in microseconds instead of every request waiting 10 s
- * for a connection and then failing with DB_POOL_TIMEOUT.
+ * Admission control of one replica (issue 32): the server's own work of a turn (the send,
+ * regenerate and continue routes: their statements and the prompt's assembly, up to the provider's
+ * call) and of a live stream's opening reads passes one bounded queue. `concurrency` units run at
+ * once (sized from the database pool: each holds at most one connection at a time, so the pool
+ * never has more waiters than it can serve within its acquire timeout); more wait in order. How
+ * many may wait follows the measured capacity: the queue admits no more than the running units
+ * drain within half of `maxWaitMs` at the hold time measured lately (a moving average), and never
+ * more than `queue`. Beyond it a request is refused at once with 503 SERVER_BUSY and Retry-After,
+ * before it touches the database: an overload is shed in microseconds instead of every request
+ * waiting 10 s for a connection and then failing with DB_POOL_TIMEOUT. A waiter past `maxWaitMs`
+ * (the capacity fell meanwhile) is refused too.
  */
 export interface AdmissionLimits {
   concurrency: number;
@@ -27,11 +30,16 @@ interface Waiter {
   timer: NodeJS.Timeout;
 }
 
+/** Weight of the newest hold time in the moving average. */
+const HOLD_WEIGHT = 0.1;
+
 export class Admission {
   #running = 0;
   readonly #waiting: Waiter[] = [];
   #refused = 0;
   #admitted = 0;
+  /** Moving average of how long a unit holds its slot (ms); 0 until one was measured. */
+  #holdMs = 0;
 
   constructor(readonly limits: AdmissionLimits) {}
 
@@ -41,6 +49,13 @@ export class Admission {
   get waiting(): number {
     return this.#waiting.length;
   }
+  /** How many may wait now: what the running units drain within half the longest wait, at most `queue`. */
+  get queueLimit(): number {
+    if (this.#holdMs <= 0) return this.limits.queue;
+    const drained = Math.floor((this.limits.concurrency * this.limits.maxWaitMs) / 2 / this.#holdMs);
+    return Math.min(this.limits.queue, drained);
+  }
+
   /** Counters since start: admitted units and refusals (full queue or wait past its limit). */
   get counts(): { admitted: number; refused: number } {
     return { admitted: this.#admitted, refused: this.#refused };
@@ -57,7 +72,7 @@ export class Admission {
       this.#admitted++;
       return Promise.resolve(this.#releaser());
     }
-    if (this.#waiting.length >= this.limits.queue) {
+    if (this.#waiting.length >= this.queueLimit) {
       this.#refused++;
       return Promise.reject(busy());
     }
@@ -92,9 +107,12 @@ export class Admission {
 
   #releaser(): () => void {
     let done = false;
+    const since = performance.now();
     return () => {
       if (done) return;
       done = true;
+      const held = performance.now() - since;
+      this.#holdMs = this.#holdMs <= 0 ? held : this.#holdMs + HOLD_WEIGHT * (held - this.#holdMs);
       this.#running--;
       this.#waiting.shift()?.admit();
     };

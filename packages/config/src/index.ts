@@ -171,7 +171,7 @@ export const envSchema = z.object({
   // Unset (-1): derived from the pool (config.admission).
   ADMISSION_CONCURRENCY: int(1, 1_000, -1),
   ADMISSION_QUEUE: int(0, 100_000, -1),
-  ADMISSION_MAX_WAIT_MS: int(1, 60_000, 5_000),
+  ADMISSION_MAX_WAIT_MS: int(1, 60_000, 2_000),
 });
 
 export type Env = z.input<typeof envSchema>;

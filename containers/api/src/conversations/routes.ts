@@ -63,8 +63,9 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   const histories = new HistoryCache();
   /**
    * Turns pass the replica's admission queue (../admission.ts) before any query: beyond it, 503 at
-   * once. The slot goes back when the turn's reads are in (the provider's reply holds no
-   * connection), or when the answer ends first (a refusal, an error).
+   * once. The slot covers the server's own work of a turn (its statements, the prompt's assembly)
+   * and goes back when the provider is asked (its reply holds neither a connection nor the CPU),
+   * or when the answer ends first (a refusal, an error).
    */
   const admission = admissionOf(ctx);
   const admit = async (reply: FastifyReply) => {
@@ -132,7 +133,9 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     prepare: { history: { role: 'user' | 'assistant'; content: string }[]; userMessage: string; state: WorldState; prefix?: string },
     apply: (out: TurnOutput) => { content: string; raw: string; swipes: Swipe[]; active: number },
     lockToken: string,
-    reads?: Promise<TurnReads>,
+    reads: Promise<TurnReads> | undefined,
+    /** Gives the turn's admission slot back, once its prompt is built (the provider's reply needs no slot). */
+    admitted: () => void,
   ) {
     const controller = new AbortController();
     running.set(session.id, controller);
@@ -159,6 +162,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         summary: session.summary,
         memory: session.memory ?? null,
         signal: controller.signal,
+        onPromptReady: admitted,
         onDelta: (text) => {
           partial += text;
           stream.write('delta', { text });
@@ -329,7 +333,6 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       return { world: version.world, metering: { ...metering, recordUsage: async (r) => void usage.push(r) }, persona: enginePersonaOf(persona), usage };
     });
     reads.catch(() => {}); // awaited in runGeneration; a failure there ends the turn as an error event
-    reads.then(release, release);
     let state: WorldState;
     try {
       // The session's current state: the last reply's, plus what interface actions and events did since.
@@ -348,6 +351,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       (out) => ({ content: out.result.displayText, raw: out.rawReply, swipes: [swipeOf(out)], active: 0 }),
       lock,
       reads,
+      release,
     );
   });
 
@@ -392,11 +396,10 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       throw err;
     }
     const previous = (JSON.parse(last.swipes) as Swipe[]).filter((s) => s.content !== '');
-    release();
     await runGeneration(request, reply, auth, session, last, base, (out) => {
       const swipes = [...previous, swipeOf(out)];
       return { content: out.result.displayText, raw: out.rawReply, swipes, active: swipes.length - 1 };
-    }, lock);
+    }, lock, undefined, release);
   });
 
   /** Continue the last reply where it stopped. */
@@ -406,13 +409,12 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     const session = await ownedSession(db, request.params.id, auth.account.id);
     const lock = await lockSession(auth.account.id, session.id);
     const { last, base } = await lastExchange(auth, session, lock, ['NOTHING_TO_CONTINUE', 'There is no reply to continue.']);
-    release();
     await runGeneration(request, reply, auth, session, last, { ...base, prefix: last.raw_content ?? last.content }, (out) => {
       const swipes = JSON.parse(last.swipes) as Swipe[];
       const index = Math.min(last.active_swipe_index, Math.max(0, swipes.length - 1));
       swipes[index] = swipeOf(out);
       return { content: out.result.displayText, raw: out.rawReply, swipes, active: index };
-    }, lock);
+    }, lock, undefined, release);
   });
 
   /** Stop a running generation (on whichever replica runs it). */
