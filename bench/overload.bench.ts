@@ -3,7 +3,6 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, bench, describe } from 'vitest';
 import { readEvents } from '../tests/support/collector.ts';
-import { type FakeOpenAi, startFakeOpenAi } from '../tests/support/fake-openai.ts';
 import { Browser } from '../tests/support/server.ts';
 import { checkout, ISSUE_32_BASELINE } from './baseline.ts';
 import { BenchChild } from './turn-ipc.ts';
@@ -11,9 +10,9 @@ import { BenchChild } from './turn-ipc.ts';
 /**
  * Issue 32: overload is shed early. 2,000 turns sent at once to one replica on real PostgreSQL and
  * Redis (the pool tests use: 10 connections), each on a session of its own (100 players × 20
- * sessions), against a loopback provider answering a short reply. Three processes: this one (the
- * players and the provider), the server (./overload-server.ts) and a prober asking GET
- * /health/live every 5 ms during the burst (./overload-prober.ts).
+ * sessions), against a loopback provider answering a short reply. Four processes: this one (the
+ * players), the server (./overload-server.ts), the provider (./overload-provider.ts) and a prober
+ * asking GET /health/live every 5 ms during the burst (./overload-prober.ts).
  * Goal: every turn completes or is refused (503 SERVER_BUSY, Retry-After) within 100 ms, none
  * waits out a timeout (DB_POOL_TIMEOUT, or a first byte after 5 s), /health/live p99 ≤ 50 ms
  * during the burst, and the server's event loop never stalls more than 100 ms.
@@ -35,7 +34,7 @@ interface Outcome {
   code: string;
 }
 
-let provider: FakeOpenAi;
+let providerUrl = '';
 const children: BenchChild[] = [];
 
 /** Players (each with their own AI connection to the provider and a world) and `TURNS` sessions spread over them. */
@@ -48,7 +47,7 @@ async function prepare(url: string): Promise<{ player: Browser; session: string 
       const player = new Browser(url);
       const signup = await player.fetch('/api/auth/signup', { method: 'POST', json: { email: `overload-${i}-${Date.now()}@example.com`, password: 'long enough pw' } });
       if (signup.status !== 201) throw new Error(`signup: ${signup.status} ${await signup.text()}`);
-      const ai = await player.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: provider.url, defaultModel: 'm', apiKey: 'sk-bench' } });
+      const ai = await player.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: providerUrl, defaultModel: 'm', apiKey: 'sk-bench' } });
       if (!ai.ok) throw new Error(`AI settings: ${ai.status} ${await ai.text()}`);
       const created = await player.fetch('/api/worlds', { method: 'POST', json: { world } });
       if (created.status !== 201) throw new Error(`world: ${created.status} ${await created.text()}`);
@@ -125,8 +124,9 @@ async function measure(label: string, file: URL): Promise<string> {
 }
 
 beforeAll(async () => {
-  provider = await startFakeOpenAi({ apiKey: null });
-  provider.setHandler(() => ({ kind: 'completion', content: 'The torch flares; the corridor ahead is empty.', chunks: 4, usage: { prompt_tokens: 900, completion_tokens: 12 } }));
+  const { child: provider, ready } = await BenchChild.start('provider', new URL('./overload-provider.ts', import.meta.url));
+  children.push(provider);
+  providerUrl = String(ready.url);
   // Today: the baseline revision's server, with this harness's server file copied into its checkout.
   const baseline = checkout(BASELINE);
   try {
@@ -135,13 +135,12 @@ beforeAll(async () => {
   } finally {
     baseline.remove();
   }
-  provider.reset();
+  await provider.request('reset');
   await measure('this tree', new URL('./overload-server.ts', import.meta.url));
 }, 1_200_000);
 
 afterAll(async () => {
   await Promise.all(children.map((c) => c.stop()));
-  await provider?.close();
 });
 
 describe('overload', () => {

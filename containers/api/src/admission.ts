@@ -12,7 +12,9 @@ import type { AppContext } from './context.ts';
  * more than `queue`. Beyond it a request is refused at once with 503 SERVER_BUSY and Retry-After,
  * before it touches the database: an overload is shed in microseconds instead of every request
  * waiting 10 s for a connection and then failing with DB_POOL_TIMEOUT. A waiter past `maxWaitMs`
- * (the capacity fell meanwhile) is refused too.
+ * (the capacity fell meanwhile) is refused too. When the process itself is the bottleneck (its
+ * event loop running late by more than `LAG_LIMIT_MS`: requests already wait before they reach
+ * this queue), nothing more may wait: only a free slot admits.
  */
 export interface AdmissionLimits {
   concurrency: number;
@@ -32,6 +34,34 @@ interface Waiter {
 
 /** Weight of the newest hold time in the moving average. */
 const HOLD_WEIGHT = 0.1;
+/** How late the event loop may run (ms) before the queue closes; sampled every LAG_SAMPLE_MS. */
+const LAG_LIMIT_MS = 100;
+const LAG_SAMPLE_MS = 20;
+
+/**
+ * How late this process's event loop runs now: a timer every 20 ms notes how late it fired; the
+ * latest lateness counts, decaying by half at each sample so one slow tick does not close the
+ * queue for long. Started with the first admission (unref: it never holds the process open).
+ */
+class LoopLag {
+  #lateMs = 0;
+  #timer: NodeJS.Timeout | null = null;
+  get ms(): number {
+    this.#start();
+    return this.#lateMs;
+  }
+  #start() {
+    if (this.#timer) return;
+    let expected = performance.now() + LAG_SAMPLE_MS;
+    this.#timer = setInterval(() => {
+      const now = performance.now();
+      this.#lateMs = Math.max(now - expected, this.#lateMs / 2);
+      expected = now + LAG_SAMPLE_MS;
+    }, LAG_SAMPLE_MS);
+    this.#timer.unref();
+  }
+}
+const loopLag = new LoopLag();
 
 export class Admission {
   #running = 0;
@@ -49,8 +79,9 @@ export class Admission {
   get waiting(): number {
     return this.#waiting.length;
   }
-  /** How many may wait now: what the running units drain within half the longest wait, at most `queue`. */
+  /** How many may wait now: what the running units drain within half the longest wait, at most `queue`; none while the event loop runs late. */
   get queueLimit(): number {
+    if (loopLag.ms > LAG_LIMIT_MS) return 0;
     if (this.#holdMs <= 0) return this.limits.queue;
     const drained = Math.floor((this.limits.concurrency * this.limits.maxWaitMs) / 2 / this.#holdMs);
     return Math.min(this.limits.queue, drained);
