@@ -63,3 +63,36 @@ describe('admission queue', () => {
     expect(admission.running).toBe(0);
   });
 });
+
+describe('shedding before routing', () => {
+  it('while the queue is full, a turn or a stream open is answered 503 SERVER_BUSY before routing; other requests pass', async () => {
+    const { createServer } = await import('node:http');
+    const { shedFastPath, admissionOf } = await import('./admission.ts');
+    const recorded: unknown[] = [];
+    const ctx = { config: { admission: { concurrency: 1, queue: 0, maxWaitMs: 1000 } }, telemetry: { recordRequest: (r: unknown) => recorded.push(r) } } as unknown as Parameters<typeof shedFastPath>[0];
+    const shed = shedFastPath(ctx);
+    const server = createServer((req, res) => {
+      if (!shed(req, res)) res.end('routed');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      const send = (path: string, method = 'POST') => fetch(url + path, { method, body: method === 'POST' ? '{"content":"hi"}' : undefined });
+      expect(await (await send('/api/sessions/cnv_1/messages')).text()).toBe('routed'); // a slot is free
+      const held = await admissionOf(ctx).enter();
+      for (const path of ['/api/sessions/cnv_1/messages', '/api/sessions/cnv_1/regenerate', '/api/sessions/cnv_1/continue']) {
+        const res = await send(path);
+        expect(res.status, path).toBe(503);
+        expect(res.headers.get('retry-after')).toBe('2');
+        expect(await res.json()).toEqual({ error: { code: 'SERVER_BUSY', message: expect.stringContaining('busy') } });
+      }
+      expect((await send('/api/worlds/wld_1/updates/events', 'GET')).status).toBe(503);
+      for (const path of ['/api/sessions/cnv_1', '/api/sessions/cnv_1/messages/x', '/api/library', '/health/live']) expect(await (await send(path, 'GET')).text(), path).toBe('routed');
+      expect(admissionOf(ctx).counts.refused).toBe(4);
+      held();
+      expect(await (await send('/api/sessions/cnv_1/messages')).text()).toBe('routed');
+    } finally {
+      server.close();
+    }
+  });
+});

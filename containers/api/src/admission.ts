@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError } from '@yumina/http';
 import type { AppContext } from './context.ts';
 
@@ -23,9 +24,9 @@ export interface AdmissionLimits {
 }
 
 export const ADMISSION_RETRY_AFTER_S = 2;
+const BUSY_MESSAGE = 'The server is busy right now; your request was not started. Try again in a moment.';
 
-export const busy = () =>
-  new HttpError(503, 'SERVER_BUSY', 'The server is busy right now; your request was not started. Try again in a moment.', { 'retry-after': String(ADMISSION_RETRY_AFTER_S) });
+export const busy = () => new HttpError(503, 'SERVER_BUSY', BUSY_MESSAGE, { 'retry-after': String(ADMISSION_RETRY_AFTER_S) });
 
 interface Waiter {
   admit(): void;
@@ -126,6 +127,16 @@ export class Admission {
     });
   }
 
+  /** Whether a request arriving now would be refused (no free slot, no room to wait). */
+  get full(): boolean {
+    return this.#running >= this.limits.concurrency && this.#waiting.length >= this.queueLimit;
+  }
+
+  /** Counts a refusal made before the request reached its route (shedFastPath). */
+  countRefusal(): void {
+    this.#refused++;
+  }
+
   /** Runs `work` inside a slot. */
   async run<T>(work: () => Promise<T>): Promise<T> {
     const release = await this.enter();
@@ -160,4 +171,35 @@ export function admissionOf(ctx: AppContext): Admission {
     perContext.set(ctx, admission);
   }
   return admission;
+}
+
+/** The requests that pass the admission queue: a turn (send, regenerate, continue) and a live update stream's open. */
+const ADMITTED = /^\/api\/(sessions\/[^/?]+\/(messages|regenerate|continue)|worlds\/[^/?]+\/updates\/events)(\?|$)/;
+const BUSY_BODY = JSON.stringify({ error: { code: 'SERVER_BUSY', message: BUSY_MESSAGE } });
+const BUSY_HEADERS = {
+  'content-type': 'application/json; charset=utf-8',
+  'content-length': Buffer.byteLength(BUSY_BODY),
+  'retry-after': String(ADMISSION_RETRY_AFTER_S),
+  'cache-control': 'no-store',
+};
+
+/**
+ * Sheds before routing, like the liveness fast path (health.ts): while the queue is full, a turn
+ * or a stream open is answered 503 SERVER_BUSY from the server's request callback, before its body
+ * is read, its cookie parsed or a route matched, so a burst of thousands is refused in a few
+ * microseconds each. Returns whether it answered. A request let through still takes its slot in
+ * its route (which may refuse it too, should the queue fill meanwhile).
+ */
+export function shedFastPath(ctx: AppContext): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const admission = admissionOf(ctx);
+  return (req, res) => {
+    if (!admission.full || !req.url || !ADMITTED.test(req.url) || (req.method !== 'POST' && req.method !== 'GET')) return false;
+    admission.countRefusal();
+    // The body is drained unread (the connection stays usable for the next request).
+    req.resume();
+    res.writeHead(503, BUSY_HEADERS);
+    res.end(BUSY_BODY);
+    ctx.telemetry.recordRequest({ method: req.method, route: 'admission', status: 503, durationMs: 0 });
+    return true;
+  };
 }

@@ -24,6 +24,7 @@ import { gameDeliveryRoutes } from './games/delivery.ts';
 import { gameSaveRoutes } from './games/saves.ts';
 import { SESSION_COOKIE } from './accounts/sessions.ts';
 import type { AppContext } from './context.ts';
+import { shedFastPath } from './admission.ts';
 import { healthRoutes, livenessFastPath } from './health.ts';
 import { serveWeb, webNotFound } from './web.ts';
 import { worldRoutes } from './worlds/routes.ts';
@@ -57,6 +58,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   const web = options.web ?? ctx.config.mode === 'local';
   let closing = false;
   const live = livenessFastPath(ctx, () => closing);
+  const shed = shedFastPath(ctx);
   const app = Fastify({
     loggerInstance: ctx.log,
     logController: new LogController({ disableRequestLogging: true }),
@@ -66,12 +68,13 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     genReqId: () => randomUUID(),
     frameworkErrors,
     return503OnClosing: true,
-    // Fastify's own HTTP/1 server, with GET /health/live answered before routing (health.ts).
+    // Fastify's own HTTP/1 server, with GET /health/live answered before routing (health.ts), and
+    // turns and stream opens refused before routing while the admission queue is full (admission.ts).
     serverFactory: (handler, options) => {
       // What Fastify applies to the server it creates; it passes its options with defaults filled in.
       const o = options as { http?: ServerOptions; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket: number };
       const server = createServer(o.http ?? {}, (req, res) => {
-        if (!live(req, res)) handler(req, res);
+        if (!live(req, res) && !shed(req, res)) handler(req, res);
       });
       server.keepAliveTimeout = o.keepAliveTimeout;
       server.requestTimeout = o.requestTimeout;
