@@ -47,18 +47,23 @@ describe('admission queue', () => {
     expect(await admission.run(async () => 7)).toBe(7);
   });
 
-  it('the queue shrinks to what the running units drain within half the longest wait, at the hold time measured', async () => {
-    const admission = new Admission({ concurrency: 1, queue: 100, maxWaitMs: 400 });
+  it('the queue shrinks to what the running units drain within half the longest wait, at the hold time measured, never below the slots', async () => {
+    const admission = new Admission({ concurrency: 2, queue: 100, maxWaitMs: 1600 });
     expect(admission.queueLimit).toBe(100); // nothing measured yet
     const slow = await admission.enter();
     await new Promise((r) => setTimeout(r, 100));
-    slow(); // held ~100 ms: one unit drains 2 in 200 ms
-    expect(admission.queueLimit).toBeGreaterThanOrEqual(1);
-    expect(admission.queueLimit).toBeLessThanOrEqual(2);
-    const held = await admission.enter();
+    slow(); // held ~100 ms: two units drain ~16 in 800 ms
+    expect(admission.queueLimit).toBeGreaterThanOrEqual(10);
+    expect(admission.queueLimit).toBeLessThanOrEqual(16);
+    const slower = await admission.enter();
+    await new Promise((r) => setTimeout(r, 3000));
+    slower(); // the average moves a tenth of the way to 3 s: ~390 ms, ~4 in 800 ms; the floor is the 2 slots
+    expect(admission.queueLimit).toBeGreaterThanOrEqual(2);
+    expect(admission.queueLimit).toBeLessThanOrEqual(5);
+    const held = [await admission.enter(), await admission.enter()];
     const waiters = Array.from({ length: admission.queueLimit }, () => admission.enter());
     await expect(admission.enter()).rejects.toMatchObject({ code: 'SERVER_BUSY' });
-    held();
+    for (const h of held) h();
     for (const w of waiters) (await w)();
     expect(admission.running).toBe(0);
   });

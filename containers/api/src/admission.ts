@@ -14,8 +14,9 @@ import type { AppContext } from './context.ts';
  * before it touches the database: an overload is shed in microseconds instead of every request
  * waiting 10 s for a connection and then failing with DB_POOL_TIMEOUT. A waiter past `maxWaitMs`
  * (the capacity fell meanwhile) is refused too. When the process itself is the bottleneck (its
- * event loop running late by more than `LAG_LIMIT_MS`: requests already wait before they reach
- * this queue), nothing more may wait: only a free slot admits.
+ * event loop running late by more than half of `maxWaitMs`: requests already waited that long
+ * before they reached this queue), nothing more may wait: only a free slot admits. The queue never
+ * shrinks below `concurrency` otherwise, so an ordinary burst (twice the slots) always passes.
  */
 export interface AdmissionLimits {
   concurrency: number;
@@ -35,8 +36,7 @@ interface Waiter {
 
 /** Weight of the newest hold time in the moving average. */
 const HOLD_WEIGHT = 0.1;
-/** How late the event loop may run (ms) before the queue closes; sampled every LAG_SAMPLE_MS. */
-const LAG_LIMIT_MS = 100;
+/** How often the event loop's lateness is sampled (ms). */
 const LAG_SAMPLE_MS = 20;
 
 /**
@@ -82,10 +82,10 @@ export class Admission {
   }
   /** How many may wait now: what the running units drain within half the longest wait, at most `queue`; none while the event loop runs late. */
   get queueLimit(): number {
-    if (loopLag.ms > LAG_LIMIT_MS) return 0;
+    if (loopLag.ms > this.limits.maxWaitMs / 2) return 0;
     if (this.#holdMs <= 0) return this.limits.queue;
     const drained = Math.floor((this.limits.concurrency * this.limits.maxWaitMs) / 2 / this.#holdMs);
-    return Math.min(this.limits.queue, drained);
+    return Math.min(this.limits.queue, Math.max(this.limits.concurrency, drained));
   }
 
   /** Counters since start: admitted units and refusals (full queue or wait past its limit). */
