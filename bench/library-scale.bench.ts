@@ -9,7 +9,7 @@ import { checkout, ISSUE_32_BASELINE } from './baseline.ts';
  * Issue 32: the library at 100,000 published worlds, whatever the query and the worlds'
  * popularity, on real PostgreSQL. 300,000 sessions of 20,000 players spread over the worlds with a
  * long tail (a few worlds have thousands of players). Measured as SQL through the read pool, one
- * query at a time, p50 of 60 runs each, interleaved with today's query (the baseline revision's
+ * query at a time, p50 of 60 runs each (at least 5 when today's takes seconds), interleaved with today's query (the baseline revision's
  * `libraryPageQuery`, checked out at run time: ./baseline.ts) on the same database:
  * - every sort's page 1 and page 500 (new, popular, updated);
  * - searches (relevance) for words in 0.1 %, 3 %, 8 % and 20 % of the worlds, and a CJK word in 3 %.
@@ -76,6 +76,9 @@ async function seedLibrary(): Promise<void> {
     );
   }
   // Sessions with a long tail: world k gets a share ∝ 1/(k+1) (a few worlds with thousands of players).
+  // A bulk load: the counting trigger is off meanwhile and the counts are made at the end, as
+  // migration 088 makes them for an existing database.
+  await db.query('alter table chat_sessions disable trigger chat_sessions_player_started');
   await db.query(
     `insert into chat_sessions (id, world_id, account_id, seed, state, initial_state)
      select 'cnv_bench' || i, 'wld_bench' || lpad((floor(power($2::float8, random()) - 1))::int::text, 7, '0'),
@@ -83,6 +86,9 @@ async function seedLibrary(): Promise<void> {
        from generate_series(1, $1) i`,
     [SESSIONS, WORLDS, PLAYERS],
   );
+  await db.query('alter table chat_sessions enable trigger chat_sessions_player_started');
+  await db.query('insert into world_players (world_id, account_id) select distinct world_id, account_id from chat_sessions on conflict do nothing');
+  await db.query(`update worlds w set player_count = p.n from (select world_id, count(*)::int as n from world_players group by world_id) p where p.world_id = w.id`);
   await db.query('vacuum analyze worlds');
   await db.query('vacuum analyze chat_sessions');
   await db.query('vacuum analyze world_players');
@@ -94,7 +100,7 @@ type PageQuery = (q: LibraryQuery) => { text: string; params: unknown[] };
 const run = (sql: { text: string; params: unknown[] }) => server.ctx.db.read.query<{ id: string; k: string }>(sql.text, sql.params);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** The cursor of page `page` (pageSize 20) of `q` by the query builder `build`. */
+/** The cursor of page `page` (pageSize 20) of `q` by the query builder `build`, walking the pages before it. */
 async function cursorOf(build: PageQuery, q: LibraryQuery, page: number): Promise<string | undefined> {
   let cursor: string | undefined;
   for (let p = 1; p < page; p++) {
@@ -125,13 +131,16 @@ beforeAll(async () => {
 
   for (const c of cases) {
     const hits = c.q.q ? (await run(ours({ ...c.q, pageSize: 50 }))).rows.length : 0;
-    const [ourCursor, todayCursor] = await Promise.all([cursorOf(ours, c.q, c.page), cursorOf(today, c.q, c.page)]);
-    const mine = ours({ ...c.q, cursor: ourCursor });
-    const theirs = today({ ...c.q, cursor: todayCursor });
-    // Same rows? (the popular sort's order among equal counts may differ: compare the sets of page 1's first rows for the time sorts only)
+    // The cursor is the same for both (the sort's key and the id; today's popular key, the distinct
+    // players counted per request, is what player_count holds), so page 500 is walked once, by ours.
+    const cursor = await cursorOf(ours, c.q, c.page);
+    const mine = ours({ ...c.q, cursor });
+    const theirs = today({ ...c.q, cursor });
     const times = { ours: [] as number[], today: [] as number[] };
-    for (let i = 0; i < 3; i++) await Promise.all([run(mine), run(theirs)].map((p) => p.catch(() => {})));
-    for (let round = 0; round < 60; round++) {
+    for (let i = 0; i < 3; i++) await Promise.all([run(mine), run(theirs)]);
+    // 60 rounds, fewer (at least 5) when today's query is slow: at most ~30 s a case.
+    const started = performance.now();
+    for (let round = 0; round < 60 && (round < 5 || performance.now() - started < 30_000); round++) {
       for (const [side, sql] of round % 2 ? ([['today', theirs], ['ours', mine]] as const) : ([['ours', mine], ['today', theirs]] as const)) {
         const t0 = performance.now();
         await run(sql);
