@@ -101,9 +101,11 @@ async function measure(label: string, file: URL): Promise<string> {
   await server.request('stall-reset');
   await prober.request('probe-start', { url });
   const start = performance.now();
+  const startEpoch = performance.timeOrigin + start;
   const outcomes = await Promise.all(sessions.map(({ player, session }) => turn(player, session, start)));
   const probe = await prober.request<{ p50: number; p99: number; max: number; count: number; failed: number }>('probe-stop');
   const stall = await server.request<{ maxMs: number; p99Ms: number }>('stall');
+  const arrived = (await server.request<number[]>('arrivals')).map((t) => t - startEpoch);
   await Promise.all([server.stop(), prober.stop()]);
 
   const of = (kind: Outcome['kind']) => outcomes.filter((o) => o.kind === kind);
@@ -118,7 +120,8 @@ async function measure(label: string, file: URL): Promise<string> {
     `${refused.length} refused 503 (slowest refusal ${pct(refused.map((o) => o.answeredMs), 1).toFixed(0)} ms, p99 ${pct(refused.map((o) => o.answeredMs), 0.99).toFixed(0)} ms), ` +
     `${failed.length} failed${codes ? ` (${codes})` : ''}; waited out a timeout: ${timedOut}; ` +
     `/health/live p50 ${probe.p50.toFixed(1)} ms, p99 ${probe.p99.toFixed(1)} ms, max ${probe.max.toFixed(0)} ms (${probe.count} probes, ${probe.failed} failed); ` +
-    `longest event-loop stall ${stall.maxMs.toFixed(0)} ms; burst ${(performance.now() - start).toFixed(0)} ms`;
+    `longest event-loop stall ${stall.maxMs.toFixed(0)} ms; burst ${(performance.now() - start).toFixed(0)} ms; ` +
+    `requests reached the server ${pct(arrived, 0).toFixed(0)}–${pct(arrived, 1).toFixed(0)} ms after the burst began (p50 ${pct(arrived, 0.5).toFixed(0)} ms)`;
   console.log(line);
   return line;
 }
