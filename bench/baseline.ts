@@ -16,6 +16,9 @@ import { freePort, sharedRedisUrl, testPrefix } from '../tests/support/redis.ts'
 const root = resolve(import.meta.dirname, '..');
 export const BASELINES_DIR = join(root, '.bench/baselines');
 
+/** The commit issue 32's work (web pages, library at scale, overload) started from: those benchmarks' "today". */
+export const ISSUE_32_BASELINE = '1887fa08a28921269e37cc19e9d3935d059a23de';
+
 const run = (cmd: string, args: string[], cwd: string, timeout = 600_000) => {
   const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout, env: { ...process.env, npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' } });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed in ${cwd}: ${r.stderr || r.stdout || r.error?.message}`);

@@ -22,6 +22,25 @@ export const domain = process.env.PLATFORM_DOMAIN || undefined;
 const viewerRequest = secrets.trustProxySecret.value.apply((secret) => `${proofInjection(secret)}\n${edgeRouting(routeTable()).injection}`);
 
 const edge = { viewerRequest: { injection: viewerRequest }, viewerResponse: { injection: FRAME_POLICY_INJECTION } };
-export const router = new sst.aws.Router('Router', { ...(domain ? { domain } : {}), edge });
+
+/**
+ * Every behaviour of the distribution compresses what it sends (brotli or gzip, as the viewer
+ * accepts) and keys its cache on the encoding: the static site's files are stored plain and
+ * compressed at the edge, the container's answers arrive compressed already (@fastify/compress).
+ * SST's defaults say the same today; written here so a change of defaults cannot turn it off.
+ * The viewer-response function (frame policy) changes only headers, so a page compressed at the
+ * edge carries them too.
+ */
+export const routerTransform = {
+  cachePolicy: (args: { parametersInCacheKeyAndForwardedToOrigin: object }): undefined => {
+    Object.assign(args.parametersInCacheKeyAndForwardedToOrigin, { enableAcceptEncodingBrotli: true, enableAcceptEncodingGzip: true });
+    return undefined;
+  },
+  cdn: (args: { defaultCacheBehavior: object }): undefined => {
+    Object.assign(args.defaultCacheBehavior, { compress: true });
+    return undefined;
+  },
+};
+export const router = new sst.aws.Router('Router', { ...(domain ? { domain } : {}), edge, transform: routerTransform });
 /** PUBLIC_ORIGIN of the platform: cookies, the cross-site guard, identity token issuers. */
 export const publicOrigin = domain ? `https://${domain}` : router.url;

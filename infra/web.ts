@@ -24,10 +24,25 @@ export const partnerRoutes = secrets.partners.value.apply((json) => {
   return added.map((r) => r.pattern);
 });
 
+/**
+ * How the static site's files are cached, as the container serves them in local mode
+ * (containers/api/src/web.ts): hashed build output (assets/) immutable for a year; index.html and
+ * every other unhashed file revalidated on each use. The build's .br/.gz copies stay out of the
+ * bucket: CloudFront compresses at the edge (infra/router.ts).
+ */
+export const ASSET_CACHE = 'public, max-age=31536000, immutable';
+export const REVALIDATE = 'no-cache';
+const PRECOMPRESSED = ['**/*.br', '**/*.gz'];
+export const webFileOptions = [
+  { files: '**', ignore: PRECOMPRESSED, cacheControl: REVALIDATE },
+  { files: 'assets/**', ignore: PRECOMPRESSED, cacheControl: ASSET_CACHE },
+];
+
 /** The static web app; any path without a file (deep links such as /play/<id>) is answered by index.html. */
 export const web = new sst.aws.StaticSite('Web', {
   path: 'web',
   build: { command: 'npm run build', output: 'dist' },
   errorPage: 'index.html',
+  assets: { fileOptions: webFileOptions },
   router: { instance: router },
 });

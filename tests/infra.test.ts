@@ -6,6 +6,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { FRAME_POLICY_INJECTION } from '../infra/frame-policy.ts';
 import { FUNCTION_TRUST_PROXY } from '../infra/proxy-proof.ts';
 import { BUNDLE_HANDLER, DEEP_LINKS, FUNCTION_ROUTES, functionBundle, hasParameters, matchRoute, partnerSlugs, routeTable } from '../infra/routes.ts';
+import { globSync } from 'glob';
+import { ASSET_CACHE, REVALIDATE } from '../containers/api/src/web.ts';
 
 /**
  * sst.config.ts and infra/*.ts evaluated with stand-ins for SST's globals that record every
@@ -209,6 +211,39 @@ describe('sst.config.ts and infra/ (recorded with stand-ins for SST)', () => {
     const site = one('StaticSite', 'Web');
     expect(site.args.errorPage).toBe('index.html'); // deep links answered by the app
     expect((site.args.router as { instance: unknown }).instance).toBe(one('Router', 'Router').instance);
+  });
+
+  it('the static site caches like local mode: hashed assets immutable for a year, index.html and the rest revalidated, no precompressed copies uploaded', () => {
+    const site = one('StaticSite', 'Web');
+    const fileOptions = (site.args.assets as { fileOptions: { files: string; ignore?: string[]; cacheControl: string }[] }).fileOptions;
+    // SST's upload (static-site.ts uploadAssets): options in reverse order, each file takes the first that matches it; files no option matches are not uploaded.
+    const dist = resolve(import.meta.dirname, '../web/dist');
+    const uploaded = new Map<string, string>();
+    for (const option of [...fileOptions].reverse()) {
+      for (const file of globSync(option.files, { cwd: dist, nodir: true, dot: true, ignore: ['.sst/**', ...(option.ignore ?? [])] })) {
+        if (!uploaded.has(file)) uploaded.set(file, option.cacheControl);
+      }
+    }
+    expect(uploaded.get('index.html')).toBe(REVALIDATE);
+    expect(uploaded.get('favicon.svg')).toBe(REVALIDATE);
+    const hashed = [...uploaded.keys()].filter((f) => f.startsWith('assets/'));
+    expect(hashed.length).toBeGreaterThan(10);
+    for (const file of hashed) expect(uploaded.get(file), file).toBe(ASSET_CACHE);
+    expect(ASSET_CACHE).toBe('public, max-age=31536000, immutable');
+    expect([...uploaded.keys()].filter((f) => /\.(br|gz)$/.test(f))).toEqual([]);
+    // The build did write them (local mode serves them), so the ignore above is what keeps them out.
+    expect(globSync('assets/*.js.br', { cwd: dist }).length).toBeGreaterThan(0);
+  });
+
+  it('the router compresses every answer at the edge (brotli and gzip in the cache key)', () => {
+    const router = one('Router', 'Router');
+    const transform = router.args.transform as { cachePolicy(a: object): void; cdn(a: object): void };
+    const policy = { parametersInCacheKeyAndForwardedToOrigin: { enableAcceptEncodingBrotli: false, enableAcceptEncodingGzip: false, cookiesConfig: { cookieBehavior: 'none' } } };
+    transform.cachePolicy(policy);
+    expect(policy.parametersInCacheKeyAndForwardedToOrigin).toEqual({ enableAcceptEncodingBrotli: true, enableAcceptEncodingGzip: true, cookiesConfig: { cookieBehavior: 'none' } });
+    const cdn = { defaultCacheBehavior: { compress: false, targetOriginId: 'default' } };
+    transform.cdn(cdn);
+    expect(cdn.defaultCacheBehavior).toEqual({ compress: true, targetOriginId: 'default' });
   });
 
   it('sends every path where the route table says through the Router as CloudFront runs it (viewer-request code, then prefix matching and rewrite)', () => {

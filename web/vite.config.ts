@@ -1,4 +1,7 @@
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import react from '@vitejs/plugin-react';
 import { defineConfig, type Plugin } from 'vite';
 import { HOST_PAGE_POLICY } from '../packages/sandbox/src/host-policy.ts';
@@ -15,12 +18,48 @@ function hostPagePolicy(): Plugin {
   };
 }
 
+/** Text files worth compressing (not images, fonts or source maps nobody downloads on a page load). */
+const COMPRESSIBLE = /\.(js|mjs|css|html|svg|json|txt|webmanifest)$/;
+
+/**
+ * Writes a brotli (.br, quality 11) and a gzip (.gz, level 9) copy beside every text file of the
+ * build, once, at build time: the server (containers/api/src/web.ts, @fastify/static's
+ * `preCompressed`) sends the smallest one the browser accepts without compressing per request. A
+ * copy that would not be smaller than the file is not written.
+ */
+function precompress(): Plugin {
+  let outDir = '';
+  return {
+    name: 'yumina-precompress',
+    apply: 'build',
+    configResolved(config) {
+      outDir = resolve(config.root, config.build.outDir);
+    },
+    async closeBundle() {
+      const walk = async (dir: string): Promise<string[]> =>
+        (await Promise.all((await readdir(dir, { withFileTypes: true })).map((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)])))).flat();
+      for (const file of await walk(outDir)) {
+        if (!COMPRESSIBLE.test(file) || (await stat(file)).size < 256) continue;
+        const bytes = await readFile(file);
+        const br = brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } });
+        const gz = gzipSync(bytes, { level: 9 });
+        if (br.length < bytes.length) await writeFile(`${file}.br`, br);
+        if (gz.length < bytes.length) await writeFile(`${file}.gz`, gz);
+      }
+    },
+  };
+}
+
 export default defineConfig({
-  plugins: [react(), hostPagePolicy()],
+  plugins: [react(), hostPagePolicy(), precompress()],
   build: {
     outDir: 'dist',
     emptyOutDir: true,
     sourcemap: true,
+    // Every browser the app supports knows modulepreload: no polyfill script on every page.
+    modulePreload: { polyfill: false },
+    // Which chunks each entry and lazy page pulls in (tests/browser/first-load.test.ts reads it).
+    manifest: true,
     rollupOptions: {
       input: {
         main: fileURLToPath(new URL('index.html', import.meta.url)),

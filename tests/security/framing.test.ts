@@ -54,11 +54,16 @@ describe('other sites cannot frame the platform', () => {
     } finally {
       await page.close();
     }
+    // Plain and as the build's precompressed copies of the shell (issue 32): the policy is on each.
     for (const path of PAGES) {
-      const res = await fetch(`${server.url}${path}`, { headers: { accept: 'text/html' } });
-      expect.soft(res.headers.get('content-type'), path).toMatch(/^text\/html/);
-      expect.soft(res.headers.get('content-security-policy'), path).toContain("frame-ancestors 'self'");
-      expect.soft(res.headers.get('x-frame-options'), path).toBe('SAMEORIGIN');
+      for (const encoding of ['identity', 'br', 'gzip']) {
+        const res = await fetch(`${server.url}${path}`, { headers: { accept: 'text/html', 'accept-encoding': encoding } });
+        const label = `${path} (${encoding})`;
+        expect.soft(res.headers.get('content-encoding') ?? 'identity', label).toBe(encoding);
+        expect.soft(res.headers.get('content-type'), label).toMatch(/^text\/html/);
+        expect.soft(res.headers.get('content-security-policy'), label).toContain("frame-ancestors 'self'");
+        expect.soft(res.headers.get('x-frame-options'), label).toBe('SAMEORIGIN');
+      }
     }
   }, 60_000);
 

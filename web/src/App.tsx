@@ -1,26 +1,10 @@
-import { useEffect, useState } from 'react';
+import { Component, type ReactNode, Suspense, useEffect, useState } from 'react';
 import { api } from './lib/api.ts';
 import { usePath } from './lib/router.tsx';
 import { SessionProvider } from './lib/session.tsx';
-import { DemoBoardPage } from './companion/DemoBoard.tsx';
-import { AuthPage } from './pages/AuthPage.tsx';
-import { ForgotPasswordPage } from './account/ForgotPasswordPage.tsx';
-import { ResetPasswordPage } from './account/ResetPasswordPage.tsx';
-import { VerifyEmailPage } from './account/VerifyEmailPage.tsx';
-import { LibraryPage } from './library/LibraryPage.tsx';
-import { HomePage } from './home/HomePage.tsx';
+import { renderRoute } from './routes.tsx';
 import { Header } from './shell/Header.tsx';
-import { NotFound } from './shell/NotFound.tsx';
-import { MyWorldsPage } from './studio/MyWorldsPage.tsx';
-import { CreditsPage } from './admin/CreditsPage.tsx';
-import { WorldPage } from './worlds/WorldPage.tsx';
-import { ModelsPage } from './pages/ModelsPage.tsx';
-import { PlayerPage } from './pages/PlayerPage.tsx';
-import { SettingsPage } from './pages/SettingsPage.tsx';
-import { StudioPage } from './studio/StudioPage.tsx';
-import { ReviewsPage } from './admin/ReviewsPage.tsx';
-import { DevSandboxRoute } from './sandbox/dev-route.tsx';
-import { InboxPage } from './updates/InboxPage.tsx';
+import { PageLoading } from './shell/PageLoading.tsx';
 
 interface Version {
   version: string;
@@ -45,33 +29,36 @@ function Shell() {
     <div className="shell">
       <Header />
       <main id="main" tabIndex={-1}>
-        <Page path={path} />
+        {/* Each page's code loads when it is entered (routes.tsx); meanwhile the loading state holds its place. */}
+        <PageBoundary path={path}>
+          <Suspense fallback={<PageLoading />}>{renderRoute(path)}</Suspense>
+        </PageBoundary>
       </main>
       <footer data-testid="version">{version ? `v${version.version} · ${version.mode}` : 'connecting…'}</footer>
     </div>
   );
 }
 
-/** The page of an address; anything unknown is the "not found" page. */
-function Page({ path }: { path: string }) {
-  const param = (prefix: string) => decodeURIComponent(path.slice(prefix.length).replace(/\/$/, ''));
-  if (path === '/') return <HomePage />;
-  if (path === '/login') return <AuthPage mode="login" key="login" />;
-  if (path === '/signup') return <AuthPage mode="signup" key="signup" />;
-  if (path === '/forgot-password') return <ForgotPasswordPage />;
-  if (path === '/reset-password') return <ResetPasswordPage />;
-  if (path === '/verify-email') return <VerifyEmailPage />;
-  if (/^\/app\/settings\/?$/.test(path)) return <SettingsPage />;
-  if (path === '/app/models') return <ModelsPage />;
-  if (path === '/library') return <LibraryPage />;
-  if (/^\/play\/[^/]+$/.test(path)) return <PlayerPage worldId={param('/play/')} />;
-  if (/^\/studio\/?$/.test(path)) return <MyWorldsPage />;
-  if (/^\/studio\/[^/]+\/?$/.test(path)) return <StudioPage path={path} />;
-  if (path === '/admin/reviews') return <ReviewsPage />;
-  if (path === '/admin/credits') return <CreditsPage />;
-  if (path === '/adventure/demo') return <DemoBoardPage />;
-  if (path === '/dev/sandbox') return <DevSandboxRoute />;
-  if (path === '/app/inbox' || path === '/inbox') return <InboxPage />;
-  if (/^\/worlds\/[^/]+\/?$/.test(path)) return <WorldPage id={param('/worlds/')} />;
-  return <NotFound />;
+/**
+ * A page whose code cannot be loaded (offline, or a new deployment replaced the file the open tab
+ * asks for) says so and offers a reload, instead of leaving the page blank. Another address
+ * starts afresh.
+ */
+class PageBoundary extends Component<{ path: string; children: ReactNode }, { failedAt: string | null }> {
+  override state = { failedAt: null as string | null };
+  static getDerivedStateFromError(): { failedAt: string } {
+    return { failedAt: window.location.pathname };
+  }
+  override render() {
+    if (this.state.failedAt === null || this.state.failedAt !== this.props.path) return this.props.children;
+    return (
+      <section className="card" role="alert" data-testid="page-failed">
+        <h1>This page could not be loaded</h1>
+        <p>The connection dropped, or a newer version of Yumina was published while this tab was open.</p>
+        <button type="button" onClick={() => window.location.reload()}>
+          Reload
+        </button>
+      </section>
+    );
+  }
 }

@@ -1,56 +1,214 @@
-import type { Queryable, QueryResult, QueryText, Row } from '@yumina/db';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HttpError } from '@yumina/http';
+import type { AppContext } from './context.ts';
 
 /**
- * A bounded queue in front of a share of this replica's database pool (ARCHITECTURE.md, "Load"):
- * at most `slots` tasks run at once (a task is one query, so it holds at most one connection), up
- * to `queue` more wait in order, and a task beyond them is refused at once with `refuse()` (a 503
- * with Retry-After): nothing waits out a timeout to say no. Background work that its callers bound
- * already (one status poll per watched world) may pass `{ always: true }` to wait whatever the queue
- * holds; it still runs within the slots.
+ * Admission control of one replica (issue 32): the server's own work of a turn (the send,
+ * regenerate and continue routes: their statements and the prompt's assembly, up to the provider's
+ * call) and of a live stream's opening reads passes one bounded queue. `concurrency` units run at
+ * once (sized from the database pool: each holds at most one connection at a time, so the pool
+ * never has more waiters than it can serve within its acquire timeout); more wait in order. How
+ * many may wait follows the measured capacity: the queue admits no more than the running units
+ * drain within half of `maxWaitMs` at the hold time measured lately (a moving average), and never
+ * more than `queue`. Beyond it a request is refused at once with 503 SERVER_BUSY and Retry-After,
+ * before it touches the database: an overload is shed in microseconds instead of every request
+ * waiting 10 s for a connection and then failing with DB_POOL_TIMEOUT. A waiter past `maxWaitMs`
+ * (the capacity fell meanwhile) is refused too. When the process itself is the bottleneck (its
+ * event loop running late by more than half of `maxWaitMs`: requests already waited that long
+ * before they reached this queue), nothing more may wait: only a free slot admits. The queue never
+ * shrinks below `concurrency` otherwise, so an ordinary burst (twice the slots) always passes.
  */
+export interface AdmissionLimits {
+  concurrency: number;
+  queue: number;
+  maxWaitMs: number;
+}
+
+export const ADMISSION_RETRY_AFTER_S = 2;
+const BUSY_MESSAGE = 'The server is busy right now; your request was not started. Try again in a moment.';
+
+export const busy = () => new HttpError(503, 'SERVER_BUSY', BUSY_MESSAGE, { 'retry-after': String(ADMISSION_RETRY_AFTER_S) });
+
+interface Waiter {
+  admit(): void;
+  timer: NodeJS.Timeout;
+}
+
+/** Weight of the newest hold time in the moving average. */
+const HOLD_WEIGHT = 0.1;
+/** How often the event loop's lateness is sampled (ms). */
+const LAG_SAMPLE_MS = 20;
+
+/**
+ * How late this process's event loop runs now: a timer every 20 ms notes how late it fired; the
+ * latest lateness counts, decaying by half at each sample so one slow tick does not close the
+ * queue for long. Started with the first admission (unref: it never holds the process open).
+ */
+class LoopLag {
+  #lateMs = 0;
+  #timer: NodeJS.Timeout | null = null;
+  get ms(): number {
+    this.#start();
+    return this.#lateMs;
+  }
+  #start() {
+    if (this.#timer) return;
+    let expected = performance.now() + LAG_SAMPLE_MS;
+    this.#timer = setInterval(() => {
+      const now = performance.now();
+      this.#lateMs = Math.max(now - expected, this.#lateMs / 2);
+      expected = now + LAG_SAMPLE_MS;
+    }, LAG_SAMPLE_MS);
+    this.#timer.unref();
+  }
+}
+const loopLag = new LoopLag();
+
 export class Admission {
-  #active = 0;
-  readonly #waiting: Array<() => void> = [];
+  #running = 0;
+  readonly #waiting: Waiter[] = [];
+  #refused = 0;
+  #admitted = 0;
+  /** Moving average of how long a unit holds its slot (ms); 0 until one was measured. */
+  #holdMs = 0;
 
-  constructor(
-    readonly slots: number,
-    readonly queue: number,
-    private readonly refuse: () => Error,
-  ) {
-    if (!Number.isInteger(slots) || slots < 1) throw new RangeError(`An admission needs at least one slot, got ${slots}`);
+  constructor(readonly limits: AdmissionLimits) {}
+
+  get running(): number {
+    return this.#running;
   }
-
-  /** Tasks running now (never more than `slots`). */
-  get active(): number {
-    return this.#active;
-  }
-
-  /** Tasks waiting for a slot. */
   get waiting(): number {
     return this.#waiting.length;
   }
+  /** How many may wait now: what the running units drain within half the longest wait, at most `queue`; none while the event loop runs late. */
+  get queueLimit(): number {
+    if (loopLag.ms > this.limits.maxWaitMs / 2) return 0;
+    if (this.#holdMs <= 0) return this.limits.queue;
+    const drained = Math.floor((this.limits.concurrency * this.limits.maxWaitMs) / 2 / this.#holdMs);
+    return Math.min(this.limits.queue, Math.max(this.limits.concurrency, drained));
+  }
 
-  /** Runs `task` in a slot, after those waiting before it; refuses at once when the queue is full. */
-  async run<T>(task: () => Promise<T>, options: { always?: boolean } = {}): Promise<T> {
-    if (this.#active < this.slots) this.#active++;
-    else {
-      if (!options.always && this.#waiting.length >= this.queue) throw this.refuse();
-      // the slot is handed over by the task that ends (see below): #active stays as it is
-      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+  /** Counters since start: admitted units and refusals (full queue or wait past its limit). */
+  get counts(): { admitted: number; refused: number } {
+    return { admitted: this.#admitted, refused: this.#refused };
+  }
+
+  /**
+   * Takes a slot: at once when one is free, after a wait in the queue when the queue has room, or
+   * not at all (rejects with 503 SERVER_BUSY: the queue is full, or the wait passed maxWaitMs).
+   * The returned function gives the slot back; calling it again does nothing.
+   */
+  enter(): Promise<() => void> {
+    if (this.#running < this.limits.concurrency) {
+      this.#running++;
+      this.#admitted++;
+      return Promise.resolve(this.#releaser());
     }
+    if (this.#waiting.length >= this.queueLimit) {
+      this.#refused++;
+      return Promise.reject(busy());
+    }
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = {
+        admit: () => {
+          clearTimeout(waiter.timer);
+          this.#running++;
+          this.#admitted++;
+          resolve(this.#releaser());
+        },
+        timer: setTimeout(() => {
+          const at = this.#waiting.indexOf(waiter);
+          if (at >= 0) this.#waiting.splice(at, 1);
+          this.#refused++;
+          reject(busy());
+        }, this.limits.maxWaitMs),
+      };
+      this.#waiting.push(waiter);
+    });
+  }
+
+  /** Whether a request arriving now would be refused (no free slot, no room to wait). */
+  get full(): boolean {
+    return this.#running >= this.limits.concurrency && this.#waiting.length >= this.queueLimit;
+  }
+
+  /** Counts a refusal made before the request reached its route (shedFastPath). */
+  countRefusal(): void {
+    this.#refused++;
+  }
+
+  /** Runs `work` inside a slot. */
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    const release = await this.enter();
     try {
-      return await task();
+      return await work();
     } finally {
-      const next = this.#waiting.shift();
-      if (next) next();
-      else this.#active--;
+      release();
     }
   }
 
-  /** `db` with every query admitted here first. */
-  queryable(db: Queryable, options: { always?: boolean } = {}): Queryable {
-    return {
-      query: <R extends Row = Row>(text: QueryText, values?: unknown[]): Promise<QueryResult<R>> => this.run(() => db.query<R>(text, values), options),
+  #releaser(): () => void {
+    let done = false;
+    const since = performance.now();
+    return () => {
+      if (done) return;
+      done = true;
+      const held = performance.now() - since;
+      this.#holdMs = this.#holdMs <= 0 ? held : this.#holdMs + HOLD_WEIGHT * (held - this.#holdMs);
+      this.#running--;
+      this.#waiting.shift()?.admit();
     };
   }
+}
+
+const perContext = new WeakMap<AppContext, Admission>();
+
+/** The replica's one admission queue (one per context: one per process in production). */
+export function admissionOf(ctx: AppContext): Admission {
+  let admission = perContext.get(ctx);
+  if (!admission) {
+    admission = new Admission(ctx.config.admission);
+    perContext.set(ctx, admission);
+  }
+  return admission;
+}
+
+/** The requests that pass the admission queue: a turn (send, regenerate, continue) and a live update stream's open. */
+const ADMITTED = /^\/api\/(sessions\/[^/?]+\/(messages|regenerate|continue)|worlds\/[^/?]+\/updates\/events)(\?|$)/;
+/** The error shape of every 5xx (@yumina/http's error handler): code, message and the request's id, also as x-request-id. */
+const busyAnswer = (requestId: string) => {
+  const body = JSON.stringify({ error: { code: 'SERVER_BUSY', message: BUSY_MESSAGE, requestId } });
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      'retry-after': String(ADMISSION_RETRY_AFTER_S),
+      'cache-control': 'no-store',
+      'x-request-id': requestId,
+    },
+  };
+};
+
+/**
+ * Sheds before routing, like the liveness fast path (health.ts): while the queue is full, a turn
+ * or a stream open is answered 503 SERVER_BUSY from the server's request callback, before its body
+ * is read, its cookie parsed or a route matched, so a burst of thousands is refused in a few
+ * microseconds each. Returns whether it answered. A request let through still takes its slot in
+ * its route (which may refuse it too, should the queue fill meanwhile).
+ */
+export function shedFastPath(ctx: AppContext): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const admission = admissionOf(ctx);
+  return (req, res) => {
+    if (!admission.full || !req.url || !ADMITTED.test(req.url) || (req.method !== 'POST' && req.method !== 'GET')) return false;
+    admission.countRefusal();
+    // The body is drained unread (the connection stays usable for the next request).
+    req.resume();
+    const { body, headers } = busyAnswer(randomUUID());
+    res.writeHead(503, headers);
+    res.end(body);
+    ctx.telemetry.recordRequest({ method: req.method, route: 'admission', status: 503, durationMs: 0 });
+    return true;
+  };
 }

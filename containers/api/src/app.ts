@@ -1,3 +1,4 @@
+import fastifyCompress from '@fastify/compress';
 import fastifyCookie from '@fastify/cookie';
 import { jwksPlugin } from '@yumina/fn-jwks';
 import { partnerConfigPlugin } from '@yumina/fn-partner-config';
@@ -29,12 +30,16 @@ import { gameDeliveryRoutes } from './games/delivery.ts';
 import { gameSaveRoutes } from './games/saves.ts';
 import { SESSION_COOKIE } from '@yumina/accounts';
 import type { AppContext } from './context.ts';
+import { shedFastPath } from './admission.ts';
 import { healthRoutes, livenessFastPath } from './health.ts';
 import { outboxPage } from './mail/outbox-page.ts';
 import { installFramePolicy, serveWeb, webNotFound } from './web.ts';
 import { worldRoutes } from './worlds/routes.ts';
 import { studioRoutes } from './studio/routes.ts';
 import { updateRoutes } from './updates/routes.ts';
+
+/** The smallest API answer worth compressing (bytes): below it the headers cost more than they save. */
+export const API_COMPRESS_THRESHOLD = 1024;
 
 export interface BuildOptions {
   /** Serve the built web app (local mode). Off in tests that only need the API. */
@@ -51,6 +56,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   let closing = false;
   const live = livenessFastPath(ctx, () => closing);
   const checkProxyProof = proxyProofCheck(ctx.config.trustProxySecret);
+  const shed = shedFastPath(ctx);
   const app = Fastify({
     loggerInstance: ctx.log,
     logController: new LogController({ disableRequestLogging: true }),
@@ -61,13 +67,14 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     genReqId: () => randomUUID(),
     frameworkErrors,
     return503OnClosing: true,
-    // Fastify's own HTTP/1 server, with GET /health/live answered before routing (health.ts).
+    // Fastify's own HTTP/1 server, with GET /health/live answered before routing (health.ts), and
+    // turns and stream opens refused before routing while the admission queue is full (admission.ts).
     serverFactory: (handler, options) => {
       // What Fastify applies to the server it creates; it passes its options with defaults filled in.
       const o = options as { http?: ServerOptions; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket: number };
       const server = createServer(o.http ?? {}, (req, res) => {
         checkProxyProof(req);
-        if (!live(req, res)) handler(req, res);
+        if (!live(req, res) && !shed(req, res)) handler(req, res);
       });
       server.keepAliveTimeout = o.keepAliveTimeout;
       server.requestTimeout = o.requestTimeout;
@@ -95,6 +102,11 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   // The health endpoints sit outside the cookie and cross-site machinery: they touch nothing.
   await healthRoutes(app, ctx);
   await app.register(async (app) => {
+    // API answers of 1 KB and more go out compressed (brotli or gzip, as the client accepts; `Vary:
+    // Accept-Encoding`). Event streams are written to the socket directly (hijacked) and never pass
+    // through it; request bodies are not decompressed (a small compressed body could expand past the
+    // body limit's meaning).
+    await app.register(fastifyCompress, { encodings: ['br', 'gzip'], threshold: API_COMPRESS_THRESHOLD, globalDecompression: false });
     await app.register(fastifyCookie);
     app.addHook('preHandler', crossSiteGuard({ cookieName: SESSION_COOKIE, allowedOrigins: [ctx.config.publicOrigin] }));
     app.get('/api/version', async () => ({ version: ctx.config.version, mode: ctx.config.mode }));

@@ -7,6 +7,7 @@ import { purgeOldLinks } from './accounts/account-links.ts';
 import { purgeOldExports } from './accounts/data-export.ts';
 import { settleStaleReplies } from './conversations/turn-lock.ts';
 import type { AppContext } from './context.ts';
+import { repairPlayerCounts } from './worlds/player-count.ts';
 
 /** A job body: the maintenance deadline scope (300 s) applies to its queries. */
 type JobBody = (ctx: AppContext, signal: AbortSignal) => Promise<string>;
@@ -18,6 +19,7 @@ const JOBS: Record<string, JobBody> = {
   'old-account-links': async (ctx) => `removed ${await purgeOldLinks(ctx.db.primary)} used or expired links`,
   'expired-data-exports': async (ctx) => `removed ${await purgeOldExports(ctx)} data exports`,
   'old-mail': async (ctx) => `removed ${await purgeOldMail(ctx.db.primary)} sent or abandoned mails`,
+  'player-counts': async (ctx) => `repaired the player count of ${await repairPlayerCounts(ctx.db.primary)} worlds`,
   'expired-oauth-flows': async (ctx) => {
     const { rowCount } = await ctx.db.primary.query(`delete from oauth_flows where created_at < now() - interval '1 hour'`);
     return `removed ${rowCount ?? 0} flows`;

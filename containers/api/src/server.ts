@@ -19,6 +19,9 @@ import type { AppContext } from './context.ts';
 import { createLogger, replicaIdentity } from './logger.ts';
 import { repoRoot } from './web.ts';
 
+/** The listening socket's accept queue (connections the kernel holds until the server takes them). */
+export const LISTEN_BACKLOG = 4096;
+
 export interface RunningServer {
   app: FastifyInstance;
   ctx: AppContext;
@@ -103,7 +106,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     if (published) log.info({ type: 'startup', sampleWorlds: published }, `Published ${published} sample worlds to the library`);
   }
   const app = await buildApp(ctx, options);
-  const address = await app.listen({ port: config.port, host: config.host });
+  // A burst of connections (thousands of players at once) waits in the kernel's accept queue, not
+  // reset for lack of room: Node's default backlog is 511; the kernel caps this at its somaxconn.
+  const address = await app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
   log.info({ type: 'startup', address }, `Listening on ${address}`);
   const maintenance = startMaintenance(ctx);
   mail.start();

@@ -33,31 +33,47 @@ export async function ensureWebBuild(webDist: string, log: { info(msg: string): 
   await build({ root: join(repoRoot, 'web'), logLevel: 'warn', build: { outDir: dist, emptyOutDir: true } });
 }
 
+/** Hashed build output (web/dist/assets/<name>-<hash>.<ext>): a new build writes new names, so a year's caching is safe. */
+export const ASSET_CACHE = 'public, max-age=31536000, immutable';
+/** Files the build writes compressed copies of (web/vite.config.ts), as served (the copy's own name) or asked for. */
+const TEXT_FILE = /\.(js|mjs|css|html|svg|json|txt|webmanifest)(\.br|\.gz)?$/;
+/** The shell and other unhashed files: a cache keeps them but asks (ETag / Last-Modified) before each use. */
+export const REVALIDATE = 'no-cache';
+
 /**
- * Serves the built web app: hashed assets for a year, index.html revalidated, and
- * index.html for any other GET navigation that no route claimed (client-side routes). The shell
- * goes out with the host page's Content-Security-Policy (@yumina/sandbox host-policy.ts), which
- * says that only the platform's own pages may frame it; every other HTML page gets that part from
- * installFramePolicy.
+ * Serves the built web app: hashed assets immutable for a year, index.html (and every other
+ * unhashed file) revalidated, and index.html for any other GET navigation that no route claimed
+ * (client-side routes). The build writes a brotli and a gzip copy beside every text file
+ * (web/vite.config.ts), which @fastify/static sends to a client that accepts one, with
+ * `Vary: Accept-Encoding`; nothing is compressed while a request waits. The shell goes out with
+ * the host page's Content-Security-Policy (@yumina/sandbox host-policy.ts), which says that only
+ * the platform's own pages may frame it; every other HTML page gets that part from
+ * installFramePolicy (a compressed copy of the shell too: the hook reads the content type, which
+ * is the page's whatever its encoding).
  */
 export async function serveWeb(app: FastifyInstance, webDist: string): Promise<void> {
   const root = resolve(repoRoot, webDist);
+  const assets = `${join(root, 'assets')}/`;
   await app.register(fastifyStatic, {
     root,
     wildcard: false,
     index: false,
+    preCompressed: true,
+    // @fastify/static's own cache-control (max-age=0) would overwrite the one set here.
+    cacheControl: false,
     setHeaders(res, path) {
-      if (path.includes(`${join(root, 'assets')}`)) res.setHeader('cache-control', 'public, max-age=31536000, immutable');
-      else res.setHeader('cache-control', 'no-cache');
+      res.setHeader('cache-control', path.startsWith(assets) ? ASSET_CACHE : REVALIDATE);
+      // A text file may go out as its .br or .gz copy, chosen by Accept-Encoding: caches must key on it.
+      if (TEXT_FILE.test(path)) res.setHeader('vary', 'accept-encoding');
     },
   });
-  app.get('/', (_req, reply) => reply.header('cache-control', 'no-cache').header('content-security-policy', HOST_PAGE_HEADER_POLICY).sendFile('index.html'));
+  app.get('/', (_req, reply) => reply.header('content-security-policy', HOST_PAGE_HEADER_POLICY).sendFile('index.html'));
   // Browsers ask for /favicon.ico whatever the page says; the one icon is an SVG.
-  app.get('/favicon.ico', (_req, reply) => reply.header('cache-control', 'public, max-age=86400').type('image/svg+xml').sendFile('favicon.svg'));
+  app.get('/favicon.ico', (_req, reply) => reply.type('image/svg+xml').sendFile('favicon.svg'));
 }
 
 /**
- * The web app's own routes (web/src/App.tsx); any other page path answers 404 with the app,
+ * The web app's own routes (web/src/routes.tsx); any other page path answers 404 with the app,
  * which shows its "not found" page.
  */
 const APP_ROUTES = [
@@ -88,7 +104,7 @@ export function webNotFound(webDist: string, env = 'development') {
     }
     const wantsPage = request.method === 'GET' && !path.startsWith('/api/') && (request.headers.accept ?? '').includes('text/html');
     if (wantsPage && existsSync(index)) {
-      return reply.code(isAppRoute(path) ? 200 : 404).header('cache-control', 'no-cache').header('content-security-policy', HOST_PAGE_HEADER_POLICY).sendFile('index.html');
+      return reply.code(isAppRoute(path) ? 200 : 404).header('content-security-policy', HOST_PAGE_HEADER_POLICY).sendFile('index.html');
     }
     return reply.code(404).send({ error: { code: 'NOT_FOUND', message: `No route for ${request.method} ${path}` } });
   };

@@ -9,6 +9,12 @@ export { type LinkedResources, settingsFromLinks, UNSET_SECRET, SECRET_LINKS, CO
  * object this returns. Every variable is listed in README.md's configuration table.
  */
 
+/** The admission limits: what is set, else derived from the primary pool's size. */
+function admissionLimits(concurrency: number, queue: number, maxWaitMs: number, poolMax: number) {
+  const running = concurrency > 0 ? concurrency : Math.max(1, Math.floor((poolMax * 3) / 4));
+  return { concurrency: running, queue: queue >= 0 ? queue : running * 8, maxWaitMs };
+}
+
 const int = (min: number, max: number, fallback: number) =>
   z
     .string()
@@ -189,6 +195,10 @@ export const envSchema = z.object({
   MAIL_SES_CONFIGURATION_SET: z.string().trim().min(1).max(64).optional(),
   MAIL_OUTBOX_DIR: z.string().trim().min(1).optional(),
   ACCOUNT_MAIL_RATE_LIMIT_PER_HOUR: int(1, 10_000, 5),
+  // Unset (-1): derived from the pool (config.admission).
+  ADMISSION_CONCURRENCY: int(1, 1_000, -1),
+  ADMISSION_QUEUE: int(0, 100_000, -1),
+  ADMISSION_MAX_WAIT_MS: int(1, 60_000, 2_000),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -299,6 +309,14 @@ export interface Config {
     eventStreamsPerAddress: number;
     eventStreamsPerProcess: number;
   };
+  /**
+   * Admission control of turns and live-stream opens (containers/api/src/admission.ts): how many
+   * run their database work at once (default three quarters of the primary pool, a quarter left to
+   * every other route), how many more may wait (default 8× that) and for how long at most (a safety:
+   * the queue is sized to drain well within it); beyond,
+   * 503 with Retry-After at once.
+   */
+  admission: { concurrency: number; queue: number; maxWaitMs: number };
   /** S3 bucket of game builds; unset: a folder under dataDir (objects/). */
   gamesBucket: string | undefined;
   maintenance: {
@@ -482,6 +500,7 @@ export function loadConfig(
     sampleWorlds: e.SAMPLE_WORLDS === undefined ? e.APP_MODE === 'local' : e.SAMPLE_WORLDS === '1' || e.SAMPLE_WORLDS === 'true',
     trustProxy,
     trustProxySecret: e.TRUST_PROXY_SECRET,
+    admission: admissionLimits(e.ADMISSION_CONCURRENCY, e.ADMISSION_QUEUE, e.ADMISSION_MAX_WAIT_MS, e.DATABASE_POOL_MAX),
     mail: {
       transport: e.MAIL_SES_SENDER ? 'ses' : e.SMTP_URL ? 'smtp' : 'outbox',
       from: e.MAIL_FROM ?? `Yumina <${defaultSender(e.MAIL_SES_SENDER, publicOrigin)}>`,

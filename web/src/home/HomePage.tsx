@@ -1,8 +1,10 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api } from '../lib/api.ts';
 import { Link } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
 import { CardGrid, Cover, type WorldCardData } from '../library/world-card.tsx';
+import { PageLoading } from '../shell/PageLoading.tsx';
+import { HOME_URL } from './home-data.ts';
 
 interface RecentSession {
   id: string;
@@ -13,31 +15,48 @@ interface RecentSession {
   coverUrl: string | null;
 }
 
-function useCards(sort: string): WorldCardData[] | null {
-  const [cards, setCards] = useState<WorldCardData[] | null>(null);
+/** GET /api/home: everything the home page shows, in one read (signed in: the player's recent sessions and whether they connected an AI). */
+export interface HomeData {
+  popular: WorldCardData[];
+  newest: WorldCardData[];
+  platform: { officialAvailable: boolean; welcomeCredits: number };
+  recent: RecentSession[] | null;
+  hasConnection: boolean | null;
+}
+
+/**
+ * The home page's data: one read when the page opens (prefetched with its chunk, routes.tsx; the
+ * cookie goes with it, so it is the signed-in player's already), and again only when the account
+ * changes afterwards (signing out or in elsewhere in the app).
+ */
+function useHome(accountId: string | null | undefined): HomeData | null {
+  const [home, setHome] = useState<HomeData | null>(null);
+  const [reads, setReads] = useState(0);
+  const known = useRef<string | null | undefined>(undefined);
   useEffect(() => {
-    api<{ worlds: WorldCardData[] }>(`/api/library?pageSize=6&sort=${sort}`).then((r) => setCards(r.worlds), () => setCards([]));
-  }, [sort]);
-  return cards;
+    if (accountId === undefined) return;
+    if (known.current !== undefined && known.current !== accountId) setReads((n) => n + 1);
+    known.current = accountId;
+  }, [accountId]);
+  useEffect(() => {
+    let live = true;
+    api<HomeData>(HOME_URL).then(
+      (r) => live && setHome(r),
+      () => live && setHome({ popular: [], newest: [], platform: { officialAvailable: false, welcomeCredits: 0 }, recent: null, hasConnection: null }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [reads]);
+  return home;
 }
 
 /** `/`: what the platform is, continue playing (signed in), most played and newest worlds, how to connect an AI. */
 export function HomePage() {
-  const { info } = useSession();
+  const { info, loading } = useSession();
   const account = info?.account ?? null;
-  const popular = useCards('popular');
-  const newest = useCards('new');
-  const [recent, setRecent] = useState<RecentSession[] | null>(null);
-  const [platform, setPlatform] = useState<{ officialAvailable: boolean; welcomeCredits: number } | null>(null);
-  const [connected, setConnected] = useState<boolean | null>(null);
-  useEffect(() => {
-    api<{ officialAvailable: boolean; welcomeCredits: number }>('/api/platform').then(setPlatform, () => setPlatform(null));
-  }, []);
-  useEffect(() => {
-    if (!account) return setRecent(null);
-    api<{ sessions: RecentSession[] }>('/api/me/sessions').then((r) => setRecent(r.sessions), () => setRecent([]));
-    api<{ hasConnection: boolean }>('/api/billing').then((r) => setConnected(r.hasConnection), () => setConnected(null));
-  }, [account]);
+  const home = useHome(loading ? undefined : (account?.id ?? null));
+  const recent = account ? home?.recent : null;
 
   return (
     <div className="home">
@@ -57,44 +76,51 @@ export function HomePage() {
         </div>
       </section>
 
-      {account && recent && recent.length > 0 && (
-        <section aria-labelledby="continue-heading">
-          <h2 id="continue-heading">Continue playing</h2>
-          <ul className="cards" aria-label="Continue playing" data-testid="continue-playing">
-            {recent.map((s) => (
-              <li key={s.id} className="world-card">
-                <Cover url={s.coverUrl} name={s.worldName} />
-                <div className="body">
-                  <h3>
-                    <Link to={`/play/${encodeURIComponent(s.worldId)}`}>{s.worldName}</Link>
-                  </h3>
-                  <span className="hint">
-                    {s.messageCount} {s.messageCount === 1 ? 'message' : 'messages'} · {new Date(s.updatedAt).toLocaleDateString()}
-                  </span>
-                </div>
-              </li>
-            ))}
-          </ul>
-        </section>
+      {/* Everything below the hero appears at once, when the page's one read and the session are in: nothing above it moves. */}
+      {!home || loading ? (
+        <PageLoading />
+      ) : (
+        <>
+          {account && recent && recent.length > 0 && (
+            <section aria-labelledby="continue-heading">
+              <h2 id="continue-heading">Continue playing</h2>
+              <ul className="cards" aria-label="Continue playing" data-testid="continue-playing">
+                {recent.map((s) => (
+                  <li key={s.id} className="world-card">
+                    <Cover url={s.coverUrl} name={s.worldName} />
+                    <div className="body">
+                      <h3>
+                        <Link to={`/play/${encodeURIComponent(s.worldId)}`}>{s.worldName}</Link>
+                      </h3>
+                      <span className="hint">
+                        {s.messageCount} {s.messageCount === 1 ? 'message' : 'messages'} · {new Date(s.updatedAt).toLocaleDateString()}
+                      </span>
+                    </div>
+                  </li>
+                ))}
+              </ul>
+            </section>
+          )}
+
+          <AiHint signedIn={!!account} connected={home.hasConnection} platform={home.platform} />
+
+          <section aria-labelledby="popular-heading">
+            <div className="spread">
+              <h2 id="popular-heading">Most played</h2>
+              <Link to="/library?sort=popular">See all</Link>
+            </div>
+            <CardGrid worlds={home.popular} label="Most played worlds" eager={3} />
+          </section>
+          <section aria-labelledby="newest-heading">
+            <div className="spread">
+              <h2 id="newest-heading">Newest</h2>
+              <Link to="/library">See all</Link>
+            </div>
+            <CardGrid worlds={home.newest} label="Newest worlds" />
+            {home.newest.length === 0 && <p className="hint">Nothing is published yet. Be the first: open the studio.</p>}
+          </section>
+        </>
       )}
-
-      <AiHint signedIn={!!account} connected={connected} platform={platform} />
-
-      <section aria-labelledby="popular-heading">
-        <div className="spread">
-          <h2 id="popular-heading">Most played</h2>
-          <Link to="/library?sort=popular">See all</Link>
-        </div>
-        {popular ? <CardGrid worlds={popular} label="Most played worlds" /> : <p>Loading…</p>}
-      </section>
-      <section aria-labelledby="newest-heading">
-        <div className="spread">
-          <h2 id="newest-heading">Newest</h2>
-          <Link to="/library">See all</Link>
-        </div>
-        {newest ? <CardGrid worlds={newest} label="Newest worlds" /> : <p>Loading…</p>}
-        {newest?.length === 0 && <p className="hint">Nothing is published yet. Be the first: open the studio.</p>}
-      </section>
     </div>
   );
 }

@@ -9,7 +9,33 @@ export class ApiError extends Error {
   }
 }
 
+/** GET reads started before their page asked (prefetch), each answered once to the first `api` call of its path. */
+const early = new Map<string, { at: number; answer: Promise<unknown> }>();
+/** A prefetched read older than this is read again instead (a page opened much later wants fresh data). */
+const EARLY_FOR_MS = 10_000;
+
+/**
+ * Starts a GET of `path` now, for the page about to render (routes.tsx): its chunk and its data load
+ * in parallel instead of one after the other. The page's own `api(path)` takes the answer.
+ */
+export function prefetch(path: string): void {
+  const held = early.get(path);
+  if (held && performance.now() - held.at < EARLY_FOR_MS) return;
+  const answer = request(path, {});
+  answer.catch(() => {}); // reported to the page that takes it
+  early.set(path, { at: performance.now(), answer });
+}
+
 export async function api<T>(path: string, init: { method?: string; json?: unknown } = {}): Promise<T> {
+  if (init.method === undefined && init.json === undefined) {
+    const held = early.get(path);
+    early.delete(path);
+    if (held && performance.now() - held.at < EARLY_FOR_MS) return held.answer as Promise<T>;
+  }
+  return request<T>(path, init);
+}
+
+async function request<T>(path: string, init: { method?: string; json?: unknown }): Promise<T> {
   const res = await fetch(path, {
     method: init.method ?? (init.json === undefined ? 'GET' : 'POST'),
     headers: init.json === undefined ? {} : { 'content-type': 'application/json' },

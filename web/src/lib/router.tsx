@@ -22,12 +22,30 @@ export function navigate(to: string): void {
   if (!to.includes('#')) window.scrollTo(0, 0);
 }
 
+/** Set by routes.tsx: starts loading the page of a link the reader is about to follow. */
+let preloader: ((to: string) => void) | null = null;
+export function setLinkPreloader(fn: (to: string) => void): void {
+  preloader = fn;
+}
+
+/**
+ * An in-app link: navigates without a reload, and starts loading the target page's code when the
+ * pointer rests on it or it gets the focus (a few hundred ms before the click).
+ */
 export function Link({ to, children, className, ...rest }: { to: string; children: ReactNode; className?: string } & Omit<AnchorHTMLAttributes<HTMLAnchorElement>, 'href'>) {
   return (
     <a
       {...rest}
       href={to}
       className={className}
+      onPointerEnter={(e) => {
+        preloader?.(to);
+        rest.onPointerEnter?.(e);
+      }}
+      onFocus={(e) => {
+        preloader?.(to);
+        rest.onFocus?.(e);
+      }}
       onClick={(e) => {
         if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
         e.preventDefault();

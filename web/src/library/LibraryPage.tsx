@@ -1,7 +1,9 @@
 import { useEffect, useRef, useState } from 'react';
 import { api } from '../lib/api.ts';
 import { useSearch } from '../lib/router.tsx';
+import { PageLoading } from '../shell/PageLoading.tsx';
 import { CardGrid, type WorldCardData } from './world-card.tsx';
+import { LIBRARY_TAGS_URL, libraryPageUrl, librarySort } from './library-data.ts';
 
 interface Page {
   worlds: WorldCardData[];
@@ -34,7 +36,7 @@ export function LibraryPage() {
   const urlQ = search.get('q') ?? '';
   // A search ranks by relevance unless the reader picks another order.
   const explicitSort = search.get('sort');
-  const sort = explicitSort ?? (urlQ ? 'relevance' : 'new');
+  const sort = librarySort(search);
   const [q, setQ] = useState(urlQ);
   const [tags, setTags] = useState<{ tag: string; count: number }[]>([]);
   const [worlds, setWorlds] = useState<WorldCardData[] | null>(null);
@@ -42,7 +44,7 @@ export function LibraryPage() {
   const [loadingMore, setLoadingMore] = useState(false);
 
   useEffect(() => {
-    api<{ tags: { tag: string; count: number }[] }>('/api/library/tags').then((r) => setTags(r.tags), () => setTags([]));
+    api<{ tags: { tag: string; count: number }[] }>(LIBRARY_TAGS_URL).then((r) => setTags(r.tags), () => setTags([]));
   }, []);
   // Typing updates the address after a pause; the address drives the query. An address changed
   // from elsewhere (a tag link, back) resets the box to it.
@@ -62,13 +64,7 @@ export function LibraryPage() {
     return () => clearTimeout(timer);
   }, [q, tag, explicitSort]);
 
-  const query = (cursor: string | null) => {
-    const p = new URLSearchParams({ pageSize: '12', sort });
-    if (urlQ) p.set('q', urlQ);
-    if (tag) p.set('tag', tag);
-    if (cursor) p.set('cursor', cursor);
-    return api<Page>(`/api/library?${p}`);
-  };
+  const query = (cursor: string | null) => api<Page>(libraryPageUrl(search, cursor));
   useEffect(() => {
     let live = true;
     setWorlds(null);
@@ -128,7 +124,8 @@ export function LibraryPage() {
           </select>
         </label>
       </form>
-      {worlds === null ? <p aria-live="polite">Loading…</p> : <CardGrid worlds={worlds} label="Worlds" />}
+      <h2 className="visually-hidden">Worlds</h2>
+      {worlds === null ? <PageLoading /> : <CardGrid worlds={worlds} label="Worlds" eager={3} />}
       {worlds?.length === 0 && <p className="hint">No published worlds match.</p>}
       {next && (
         <button type="button" className="secondary" onClick={more} disabled={loadingMore}>

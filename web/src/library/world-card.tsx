@@ -1,5 +1,15 @@
 import { Link } from '../lib/router.tsx';
 
+/** The widest a card's cover is drawn (css px): cards are at least 230 px and share 1120 px. */
+export const COVER_CARD = { width: 360, ratio: 9 / 16 } as const;
+/** A world page's cover: two fifths of 1120 px on a wide screen, the full width of a phone. */
+export const COVER_HEAD = { width: 480, ratio: 10 / 16 } as const;
+
+/** The URL of a world cover resized to `width` px (the server's widths: asset-routes.ts COVER_WIDTHS). */
+export function coverVariant(url: string, width: number): string {
+  return `${url}${url.includes('?') ? '&' : '?'}w=${width}`;
+}
+
 export interface WorldCardData {
   id: string;
   name: string;
@@ -10,9 +20,46 @@ export interface WorldCardData {
   plays?: number;
 }
 
-/** A world's cover, or its initial on the accent gradient when it has none. */
-export function Cover({ url, name, className = 'cover' }: { url: string | null; name: string; className?: string }) {
-  if (url) return <img className={className} src={url} alt={`Cover of ${name}`} loading="lazy" />;
+/**
+ * A world's cover, or its initial on the accent gradient when it has none. The box's shape comes
+ * from the stylesheet (aspect-ratio); width and height give the browser the same ratio before any
+ * CSS or byte of the image arrives. The server sends a copy resized to `width` (×2 for dense
+ * screens) instead of the uploaded original (asset-routes.ts, `?w=`). Covers below the first screen
+ * load lazily; `eager` ones (the first row, the world page's cover) load at once, as the likely
+ * largest paint.
+ */
+export function Cover({
+  url,
+  name,
+  className = 'cover',
+  width = COVER_CARD.width,
+  ratio = COVER_CARD.ratio,
+  eager = false,
+}: {
+  url: string | null;
+  name: string;
+  className?: string;
+  width?: number;
+  /** Height over width, as the stylesheet's aspect-ratio draws the box. */
+  ratio?: number;
+  eager?: boolean;
+}) {
+  if (url) {
+    const height = Math.round(width * ratio);
+    return (
+      <img
+        className={className}
+        src={coverVariant(url, width)}
+        srcSet={`${coverVariant(url, width)} 1x, ${coverVariant(url, width * 2)} 2x`}
+        width={width}
+        height={height}
+        alt={`Cover of ${name}`}
+        loading={eager ? 'eager' : 'lazy'}
+        decoding="async"
+        fetchPriority={eager ? 'high' : undefined}
+      />
+    );
+  }
   return (
     <div className={className} role="img" aria-label={`${name} (no cover)`}>
       {name.trim().charAt(0).toUpperCase() || '?'}
@@ -40,10 +87,10 @@ export function TagList({ tags, link = true }: { tags: string[]; link?: boolean 
 }
 
 /** A library card: cover, name (to the world page), author, tags, a line of description. */
-export function WorldCard({ world }: { world: WorldCardData }) {
+export function WorldCard({ world, eager = false }: { world: WorldCardData; eager?: boolean }) {
   return (
     <li className="world-card" data-testid="world-card" data-world-id={world.id}>
-      <Cover url={world.coverUrl} name={world.name} />
+      <Cover url={world.coverUrl} name={world.name} eager={eager} />
       <div className="body">
         <h3>
           <Link to={`/worlds/${encodeURIComponent(world.id)}`}>{world.name}</Link>
@@ -59,11 +106,12 @@ export function WorldCard({ world }: { world: WorldCardData }) {
   );
 }
 
-export function CardGrid({ worlds, label }: { worlds: WorldCardData[]; label: string }) {
+/** Cards in a grid; the first `eager` covers (the first row on the first screen) load at once, the rest when scrolled near. */
+export function CardGrid({ worlds, label, eager = 0 }: { worlds: WorldCardData[]; label: string; eager?: number }) {
   return (
     <ul className="cards" aria-label={label}>
-      {worlds.map((w) => (
-        <WorldCard key={w.id} world={w} />
+      {worlds.map((w, i) => (
+        <WorldCard key={w.id} world={w} eager={i < eager} />
       ))}
     </ul>
   );

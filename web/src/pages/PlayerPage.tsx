@@ -1,10 +1,14 @@
+import { lazy, Suspense } from 'react';
 import { useConfirm } from '../player/ConfirmDialog.tsx';
 import { DefaultChat } from '../player/DefaultChat.tsx';
 import { sandboxHandlers, sandboxState } from '../player/sandbox-bridge.ts';
 import { SessionPanel } from '../player/SessionPanel.tsx';
 import { usePlayer } from '../player/use-player.ts';
-import { SandboxHost } from '../sandbox/SandboxHost.tsx';
+import { PageLoading } from '../shell/PageLoading.tsx';
 import '../player/player.css';
+
+/** The sandbox host and its compilers load only for a world with its own interface (a chat-only world never needs them). */
+const SandboxHost = lazy(() => import('../sandbox/SandboxHost.tsx').then((m) => ({ default: m.SandboxHost })));
 
 /**
  * The world player: a world with its own interface runs it in the sandbox frame, wired to every
@@ -19,9 +23,10 @@ export function PlayerPage({ worldId }: { worldId: string }) {
   const handlers = sandboxHandlers(p);
 
   if (p.error && !p.data) return <p role="alert">{p.error}</p>;
-  if (!p.world || !p.data || !p.assetScope) return <p>Loading…</p>;
+  if (!p.world || !p.data || !p.assetScope) return <PageLoading />;
   const root = p.world.world.rootComponent;
   const immersive = p.canvasMode === 'fullscreen';
+  const frameStyle = { width: '100%', height: immersive ? 'calc(100vh - 6rem)' : 480, border: '1px solid #ddd', borderRadius: 8 };
 
   return (
     <div className={`player ${immersive ? 'player-immersive' : ''}`} data-canvas-mode={p.canvasMode}>
@@ -34,15 +39,24 @@ export function PlayerPage({ worldId }: { worldId: string }) {
         )}
       </div>
       {root ? (
-        <SandboxHost
-          world={{ id: p.world.id, name: p.world.world.name, rootComponent: root }}
-          state={state}
-          handlers={handlers}
-          assetToken={p.assetScope.token}
-          title="World interface"
-          className="sandbox-frame"
-          style={{ width: '100%', height: immersive ? 'calc(100vh - 6rem)' : 480, border: '1px solid #ddd', borderRadius: 8 }}
-        />
+        // While the host loads, its box holds the frame's place (no layout shift when it arrives).
+        <Suspense
+          fallback={
+            <div className="sandbox-frame" style={{ ...frameStyle, display: 'grid', placeItems: 'center' }} role="status" aria-live="polite">
+              Loading the world&apos;s interface…
+            </div>
+          }
+        >
+          <SandboxHost
+            world={{ id: p.world.id, name: p.world.world.name, rootComponent: root }}
+            state={state}
+            handlers={handlers}
+            assetToken={p.assetScope.token}
+            title="World interface"
+            className="sandbox-frame"
+            style={frameStyle}
+          />
+        </Suspense>
       ) : null}
       <div className="toasts" aria-live="polite">
         {p.toasts.map((t) => (

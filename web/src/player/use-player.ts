@@ -38,6 +38,15 @@ function storedVolumes(): { bgm: number; sfx: number } {
   }
 }
 
+/** How often a turn refused as busy is sent again before the refusal is shown. */
+const BUSY_RETRIES = 3;
+/** Whether an answer is the server's load-shedding refusal (nothing was started). */
+async function isBusy(res: Response): Promise<boolean> {
+  if (res.status !== 503) return false;
+  const body = (await res.clone().json().catch(() => null)) as { error?: { code?: string } } | null;
+  return body?.error?.code === 'SERVER_BUSY';
+}
+
 export function usePlayer(worldId: string) {
   const { loading, info } = useSession();
   const [world, setWorld] = useState<WorldData | null>(null);
@@ -267,12 +276,22 @@ export function usePlayer(worldId: string) {
       if (body) setPendingUser(body.content);
       let effects: EngineEffects | undefined;
       try {
-        const res = await fetch(apiPath('sessions', id, path), {
-          method: 'POST',
-          credentials: 'same-origin',
-          headers: body === undefined ? {} : { 'content-type': 'application/json' },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        });
+        const send = () =>
+          fetch(apiPath('sessions', id, path), {
+            method: 'POST',
+            credentials: 'same-origin',
+            headers: body === undefined ? {} : { 'content-type': 'application/json' },
+            body: body === undefined ? undefined : JSON.stringify(body),
+          });
+        let res = await send();
+        // A server shedding load refuses before it starts anything (503 SERVER_BUSY): say so, and
+        // send again after its Retry-After (with a little jitter, so refused players do not return together).
+        for (let attempt = 1; attempt <= BUSY_RETRIES && (await isBusy(res)); attempt++) {
+          const seconds = Number(res.headers.get('retry-after')) || 2;
+          toast(`The server is busy; retrying in ${seconds} s (attempt ${attempt} of ${BUSY_RETRIES})…`, 'info');
+          await new Promise((r) => setTimeout(r, seconds * 1000 * (1 + Math.random() * 0.5)));
+          res = await send();
+        }
         if (!res.ok) {
           const err = (await res.json().catch(() => null)) as { error?: { message: string } } | null;
           throw new Error(err?.error?.message ?? `Request failed (${res.status})`);
@@ -300,7 +319,7 @@ export function usePlayer(worldId: string) {
         applyEffects(effects);
       }
     },
-    [refresh, applyEffects, loadSessions, worldId],
+    [refresh, applyEffects, loadSessions, worldId, toast],
   );
   aiRequestRef.current = (text) => {
     answeringAiRequest.current = true;

@@ -8,6 +8,8 @@ export type UpdateRecordView = UpdateRecord;
 export type HistoryView = History;
 
 export interface UpdateHistoryProps {
+  /** The level of the section's heading on its page (3 by default; 2 on a world page, right under its h1). Its forms' headings sit one below. */
+  level?: 2 | 3;
   /** The work; null (or undefined) for a new draft that was never saved. */
   worldId: string | null | undefined;
   /**
@@ -36,8 +38,10 @@ const byNewest = (a: UpdateRecordView, b: UpdateRecordView) => (a.timestamp < b.
  * The update history of a work: read-only for readers; for the author an edit dialog per record
  * and a form for standalone records. Used by the world details page and the studio overview.
  */
-export function UpdateHistory({ worldId, surfaceCanEdit, canEdit, unsavedDraft = false, status, reviewPending, live = true, language }: UpdateHistoryProps) {
+export function UpdateHistory({ worldId, surfaceCanEdit, canEdit, unsavedDraft = false, status, reviewPending, live = true, language, level = 3 }: UpdateHistoryProps) {
   const t = labelsFor(language);
+  const Heading = level === 2 ? 'h2' : 'h3';
+  const sub = level === 2 ? 'h3' : 'h4';
   const surface = surfaceCanEdit ?? canEdit ?? false;
   const [view, setView] = useState<HistoryView | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -92,7 +96,7 @@ export function UpdateHistory({ worldId, surfaceCanEdit, canEdit, unsavedDraft =
   if (!active) {
     return (
       <section className="card updates" aria-label={t.history}>
-        <h3>{t.history}</h3>
+        <Heading>{t.history}</Heading>
         <p className="hint" data-testid="updates-save-first">
           {t.saveFirst}
         </p>
@@ -103,7 +107,7 @@ export function UpdateHistory({ worldId, surfaceCanEdit, canEdit, unsavedDraft =
   const editable = !!view?.canEdit && surface;
   return (
     <section className="card updates" aria-label={t.history} data-live={liveState}>
-      <h3>{t.history}</h3>
+      <Heading>{t.history}</Heading>
       {error && <p role="alert">{error}</p>}
       {view && view.updates.length === 0 && <p className="hint">{t.empty}</p>}
       <ol className="list" data-testid="update-list">
@@ -127,6 +131,7 @@ export function UpdateHistory({ worldId, surfaceCanEdit, canEdit, unsavedDraft =
           key={editing.id}
           record={editing}
           t={t}
+          heading={sub}
           onCancel={() => setEditing(null)}
           onSaved={(saved) => {
             setEditing(null);
@@ -136,6 +141,7 @@ export function UpdateHistory({ worldId, surfaceCanEdit, canEdit, unsavedDraft =
       )}
       {editable && view && (
         <CreateForm
+          heading={sub}
           worldId={view.worldId}
           canCreate={view.canCreate}
           canNotify={view.canNotify}
@@ -152,11 +158,13 @@ export function UpdateHistory({ worldId, surfaceCanEdit, canEdit, unsavedDraft =
 function EditDialog({
   record,
   t,
+  heading: Heading,
   onCancel,
   onSaved,
 }: {
   record: UpdateRecordView;
   t: UpdatesLabels;
+  heading: 'h3' | 'h4';
   onCancel(): void;
   onSaved(record: UpdateRecordView): void;
 }) {
@@ -186,7 +194,7 @@ function EditDialog({
   return (
     <div role="dialog" aria-modal="true" aria-label={t.editTitle} className="card dialog">
       <form onSubmit={save} aria-label={t.editTitle}>
-        <h4>{t.editTitle}</h4>
+        <Heading>{t.editTitle}</Heading>
         <label>
           {t.title}
           <input value={title} onChange={(e) => setTitle(e.target.value)} required maxLength={200} />
@@ -219,6 +227,7 @@ function EditDialog({
  * form is closed during a review.
  */
 function CreateForm({
+  heading: Heading,
   worldId,
   canCreate,
   canNotify,
@@ -226,6 +235,7 @@ function CreateForm({
   onCreated,
   onStale,
 }: {
+  heading: 'h3' | 'h4';
   worldId: string;
   canCreate: boolean;
   canNotify: boolean;
@@ -282,7 +292,7 @@ function CreateForm({
   return (
     <>
       <form onSubmit={submit} aria-label={t.createHeading}>
-        <h4>{t.createHeading}</h4>
+        <Heading>{t.createHeading}</Heading>
         <label>
           {t.title}
           <input value={title} onChange={(e) => setTitle(e.target.value)} required maxLength={200} />
@@ -312,7 +322,7 @@ function CreateForm({
       </form>
       {asking && (
         <div role="dialog" aria-modal="true" aria-label={t.notifyAskTitle} aria-describedby="notify-ask-body" className="card dialog">
-          <h4>{t.notifyAskTitle}</h4>
+          <Heading>{t.notifyAskTitle}</Heading>
           <p id="notify-ask-body">{t.notifyAskBody}</p>
           <div className="row">
             <button type="button" disabled={busy} onClick={() => void send(true)}>

@@ -1,11 +1,13 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { api } from '../lib/api.ts';
 import { Link } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
-import { Cover, TagList } from '../library/world-card.tsx';
+import { COVER_HEAD, Cover, TagList } from '../library/world-card.tsx';
 import { NotFound } from '../shell/NotFound.tsx';
+import { PageLoading } from '../shell/PageLoading.tsx';
 import { FavoriteButton } from '../updates/FavoriteButton.tsx';
 import { UpdateHistory } from '../updates/UpdateHistory.tsx';
+import { worldCardUrl, worldUrl } from './world-data.ts';
 
 interface WorldView {
   id: string;
@@ -40,19 +42,36 @@ export function WorldPage({ id }: { id: string }) {
   const [sessions, setSessions] = useState<SessionRow[] | null>(null);
   const [missing, setMissing] = useState(false);
   const signedIn = !!info?.account;
+  const accountId = loading ? undefined : (info?.account?.id ?? null);
   const loadSessions = useCallback(() => {
     api<{ sessions: SessionRow[] }>(`/api/worlds/${encodeURIComponent(id)}/sessions`).then((r) => setSessions(r.sessions), () => setSessions([]));
   }, [id]);
+  // The world and its card are read at once (prefetched with the page's chunk: routes.tsx), with the
+  // cookie, so the author gets the working copy without waiting for the session; read again only
+  // when the account changes afterwards (signing in or out elsewhere in the app).
+  const [reads, setReads] = useState(0);
+  const known = useRef<string | null | undefined>(undefined);
   useEffect(() => {
-    if (loading) return; // fetched once the session is known: the author gets the working copy
+    if (accountId === undefined) return;
+    if (known.current !== undefined && known.current !== accountId) setReads((n) => n + 1);
+    known.current = accountId;
+  }, [accountId]);
+  useEffect(() => {
+    let live = true;
     setWorld(null);
     setMissing(false);
-    api<WorldView>(`/api/worlds/${encodeURIComponent(id)}`).then(setWorld, () => setMissing(true));
-    api<LibraryCard>(`/api/library/${encodeURIComponent(id)}`).then(setCard, () => setCard(null));
+    api<WorldView>(worldUrl(id)).then((w) => live && setWorld(w), () => live && setMissing(true));
+    api<LibraryCard>(worldCardUrl(id)).then((c) => live && setCard(c), () => live && setCard(null));
+    return () => {
+      live = false;
+    };
+  }, [id, reads]);
+  useEffect(() => {
     if (signedIn) loadSessions();
-  }, [id, loading, signedIn, loadSessions]);
+    else setSessions(null);
+  }, [signedIn, loadSessions]);
   if (missing) return <NotFound what="world" />;
-  if (loading || !world) return <p>Loading…</p>;
+  if (loading || !world) return <PageLoading />;
   const inspecting = new URLSearchParams(window.location.search).get('inspect') === '1';
   const name = world.world.name ?? id;
   const tags = card?.tags ?? [...new Set((world.world.customTags ?? []).map((t) => t.toLowerCase()))];
@@ -68,7 +87,7 @@ export function WorldPage({ id }: { id: string }) {
   return (
     <div className="world-details">
       <section className="world-head">
-        <Cover url={world.coverUrl} name={name} />
+        <Cover url={world.coverUrl} name={name} width={COVER_HEAD.width} ratio={COVER_HEAD.ratio} eager />
         <div>
           <h1 data-testid="world-name">{name}</h1>
           <p className="hint">
@@ -117,7 +136,7 @@ export function WorldPage({ id }: { id: string }) {
           </ul>
         </section>
       )}
-      <UpdateHistory worldId={id} surfaceCanEdit={signedIn && !inspecting} />
+      <UpdateHistory worldId={id} surfaceCanEdit={signedIn && !inspecting} level={2} />
     </div>
   );
 }

@@ -33,6 +33,8 @@ export interface TurnInput {
   /** Reply text so far, for "continue". */
   prefix?: string;
   signal: AbortSignal;
+  /** Called once the prompt is built, right before the provider is asked (the send path gives its admission slot back then). */
+  onPromptReady?(): void;
   onDelta(text: string): void;
   /** Reasoning deltas of models that stream them (never part of the reply). */
   onReasoning?(text: string): void;
@@ -108,6 +110,7 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
   let reply = input.prefix ?? '';
   let tokensOut = 0;
   let truncated = false;
+  input.onPromptReady?.();
   for await (const event of meteredStream(
     metering,
     {

@@ -11,6 +11,7 @@ import { type Authenticated, hashToken, newId, renewIfDue, SESSION_COOKIE } from
 import type { AppContext } from '../context.ts';
 import { generateTurn, type TurnOutput } from './generate.ts';
 import { openEventStream, whenClientGone } from '../event-stream.ts';
+import { admissionOf } from '../admission.ts';
 import { acquireTurnLock, breakTurnLock, markReplyFailed, releaseTurnLock, SESSION_BUSY_MESSAGE, settleStreamingReplies } from './turn-lock.ts';
 import { meteringOf } from '../ai/metering.ts';
 import { openConnection } from '../accounts/ai-connection.ts';
@@ -64,6 +65,18 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   const db = ctx.db.primary;
   /** Histories as the last turns of this process read them: a turn reads only what changed since (@yumina/conversations). */
   const histories = new HistoryCache();
+  /**
+   * Turns pass the replica's admission queue (../admission.ts) before any query: beyond it, 503 at
+   * once. The slot covers the server's own work of a turn (its statements, the prompt's assembly)
+   * and goes back when the provider is asked (its reply holds neither a connection nor the CPU),
+   * or when the answer ends first (a refusal, an error).
+   */
+  const admission = admissionOf(ctx);
+  const admit = async (reply: FastifyReply) => {
+    const release = await admission.enter();
+    reply.raw.once('close', release);
+    return release;
+  };
   await playerRoutes(app, ctx);
   await ctx.store.subscribe('chat:stop', (sessionId) => running.get(sessionId)?.abort(new Error('Stopped by the player')));
 
@@ -124,7 +137,9 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     prepare: { history: { role: 'user' | 'assistant'; content: string }[]; userMessage: string; state: WorldState; prefix?: string },
     apply: (out: TurnOutput) => { content: string; raw: string; swipes: Swipe[]; active: number },
     lockToken: string,
-    reads?: Promise<TurnReads>,
+    reads: Promise<TurnReads> | undefined,
+    /** Gives the turn's admission slot back, once its prompt is built (the provider's reply needs no slot). */
+    admitted: () => void,
   ) {
     const controller = new AbortController();
     running.set(session.id, controller);
@@ -150,6 +165,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         summary: session.summary,
         memory: session.memory ?? null,
         signal: controller.signal,
+        onPromptReady: admitted,
         onDelta: (text) => {
           partial += text;
           stream.write('delta', { text });
@@ -294,6 +310,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     const token = request.cookies[SESSION_COOKIE];
     if (!token) throw notSignedIn();
     const body = parseWith(sendBody, request.body);
+    const release = await admit(reply);
     const sessionId = request.params.id;
     const lock = randomUUID();
     const result = await startTurn(
@@ -338,6 +355,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       (out) => ({ content: out.result.displayText, raw: out.rawReply, swipes: [swipeOf(out)], active: 0 }),
       lock,
       reads,
+      release,
     );
   });
 
@@ -370,6 +388,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
 
   /** Regenerate the last reply: the earlier reply stays as a swipe. */
   app.post<{ Params: { id: string } }>('/api/sessions/:id/regenerate', async (request, reply) => {
+    const release = await admit(reply);
     const auth = await requireAuth(ctx, request, reply);
     const session = await ownedSession(db, request.params.id, auth.account.id);
     const lock = await lockSession(auth.account.id, session.id);
@@ -384,11 +403,12 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     await runGeneration(request, reply, auth, session, last, base, (out) => {
       const swipes = [...previous, swipeOf(out)];
       return { content: out.result.displayText, raw: out.rawReply, swipes, active: swipes.length - 1 };
-    }, lock);
+    }, lock, undefined, release);
   });
 
   /** Continue the last reply where it stopped. */
   app.post<{ Params: { id: string } }>('/api/sessions/:id/continue', async (request, reply) => {
+    const release = await admit(reply);
     const auth = await requireAuth(ctx, request, reply);
     const session = await ownedSession(db, request.params.id, auth.account.id);
     const lock = await lockSession(auth.account.id, session.id);
@@ -398,7 +418,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       const index = Math.min(last.active_swipe_index, Math.max(0, swipes.length - 1));
       swipes[index] = swipeOf(out);
       return { content: out.result.displayText, raw: out.rawReply, swipes, active: index };
-    }, lock);
+    }, lock, undefined, release);
   });
 
   /** Stop a running generation (on whichever replica runs it). */

@@ -8,6 +8,7 @@ import { assetIsLive, isLive } from '../worlds/version.ts';
 import type { AppContext } from '../context.ts';
 import { AssetLinkSigner } from './asset-link.ts';
 import { ASSET_LIMITS, assetKey, type AssetRow, storeWorldAsset } from './asset-store.ts';
+import { canResize, imageVariant, VARIANT_WIDTHS, variantKey, variantWidth } from './image-variants.ts';
 
 export { ASSET_LIMITS, assetKey };
 
@@ -80,6 +81,7 @@ export async function assetRoutes(app: FastifyInstance, ctx: AppContext): Promis
     const { rows } = await db.query('delete from world_assets where id = $1 and world_id = $2 returning id', [request.params.assetId, request.params.worldId]);
     if (!rows[0]) throw new HttpError(404, 'NOT_FOUND', 'No such asset.');
     await ctx.objects.delete(assetKey(request.params.worldId, request.params.assetId)).catch(() => {});
+    for (const width of VARIANT_WIDTHS) await ctx.objects.delete(variantKey(request.params.worldId, request.params.assetId, width)).catch(() => {});
     return { ok: true };
   });
 
@@ -150,9 +152,19 @@ export async function assetRoutes(app: FastifyInstance, ctx: AppContext): Promis
       .header('vary', 'cookie');
     // Fonts load in CORS mode (FontFace, @font-face); no credentials are involved either way.
     if (isPublic || signedFor !== null) reply.header('access-control-allow-origin', '*');
-    if (request.headers['if-none-match'] === etag) return reply.code(304).send();
-    const object = await ctx.objects.get(assetKey(worldId, assetId));
-    if (!object) throw new HttpError(404, 'NOT_FOUND', 'No such asset.');
-    return reply.type(asset.content_type).header('content-disposition', 'inline').send(Buffer.from(object.bytes));
+    // ?w=<width>: a resized WebP of an image (./image-variants.ts), under its own validator.
+    const width = canResize(asset.content_type) ? variantWidth(request.query.w) : null;
+    const tag = width ? `"${asset.sha256.slice(0, 32)}-w${width}"` : etag;
+    reply.header('etag', tag);
+    if (request.headers['if-none-match'] === tag) return reply.code(304).send();
+    const original = async () => (await ctx.objects.get(assetKey(worldId, assetId)))?.bytes ?? null;
+    if (width) {
+      const variant = await imageVariant(ctx.objects, variantKey(worldId, assetId, width), original, width);
+      if (variant) return reply.type('image/webp').header('content-disposition', 'inline').send(Buffer.from(variant));
+      reply.header('etag', etag);
+    }
+    const bytes = await original();
+    if (!bytes) throw new HttpError(404, 'NOT_FOUND', 'No such asset.');
+    return reply.type(asset.content_type).header('content-disposition', 'inline').send(Buffer.from(bytes));
   });
 }

@@ -4,6 +4,8 @@ import { Browser, startTestServer, type TestServer } from '../../../../tests/sup
 import { AssetLinkSigner } from './asset-link.ts';
 import { ASSET_LIMITS } from './asset-routes.ts';
 import { sniffAssetType } from './asset-type.ts';
+import sharp from 'sharp';
+import { gradientPng } from '../../../../tests/support/png.ts';
 
 const sample = (name: string) => JSON.parse(readFileSync(new URL(`../../../../packages/world/samples/${name}.json`, import.meta.url), 'utf8'));
 
@@ -73,6 +75,38 @@ describe('world assets', () => {
     const list = (await (await author.fetch(`/api/worlds/${worldId}/assets`)).json()) as { assets: { id: string }[]; usedBytes: number };
     expect(list.assets.map((a) => a.id)).toEqual([asset.id]);
     expect(list.usedBytes).toBe(PNG.length);
+  });
+
+  it('?w= answers a resized WebP of an image (made once, kept, its own validator); other widths get the original', async () => {
+    const big = gradientPng(1600, 900, [200, 40, 40], [20, 40, 200]);
+    const { asset } = (await (await upload(author, worldId, big, 'cover.png')).json()) as { asset: { id: string; url: string } };
+    const small = await author.fetch(`${asset.url}?w=360`);
+    expect(small.status).toBe(200);
+    expect(small.headers.get('content-type')).toBe('image/webp');
+    expect(small.headers.get('cache-control')).toBe('private, max-age=31536000, immutable');
+    const bytes = Buffer.from(await small.arrayBuffer());
+    expect(await sharp(bytes).metadata()).toMatchObject({ format: 'webp', width: 360, height: 203 });
+    expect(bytes.length).toBeLessThan(big.length / 10);
+    const tag = small.headers.get('etag')!;
+    expect(tag).not.toBe((await author.fetch(asset.url)).headers.get('etag'));
+    expect((await author.fetch(`${asset.url}?w=360`, { headers: { 'if-none-match': tag } })).status).toBe(304);
+    expect(await server.ctx.objects.list(`variants/${worldId}/${asset.id}/`)).toEqual([`variants/${worldId}/${asset.id}/w360.webp`]);
+    // Concurrent first reads of another width make it once and all get it.
+    const both = await Promise.all([1, 2, 3].map(() => author.fetch(`${asset.url}?w=720`).then(async (r) => Buffer.from(await r.arrayBuffer()))));
+    expect(both[1]!.equals(both[0]!) && both[2]!.equals(both[0]!)).toBe(true);
+    expect((await sharp(both[0]!).metadata()).width).toBe(720);
+    // A width the app never asks for: the original (no store filled with sizes).
+    const odd = await author.fetch(`${asset.url}?w=123`);
+    expect(odd.headers.get('content-type')).toBe('image/png');
+    expect(Buffer.from(await odd.arrayBuffer()).equals(big)).toBe(true);
+    // Never enlarged: the 1×1 PNG stays 1×1 (as WebP).
+    const { asset: tiny } = (await (await upload(author, worldId, PNG, 'dot.png')).json()) as { asset: { url: string } };
+    expect((await sharp(Buffer.from(await (await author.fetch(`${tiny.url}?w=360`)).arrayBuffer())).metadata()).width).toBe(1);
+    // Someone else still cannot read the private world's image, resized or not.
+    expect((await other.fetch(`${asset.url}?w=360`)).status).toBe(404);
+    // Deleting the asset deletes its resized copies.
+    expect((await author.fetch(asset.url, { method: 'DELETE' })).status).toBe(200);
+    expect(await server.ctx.objects.list(`variants/${worldId}/${asset.id}/`)).toEqual([]);
   });
 
   it('a file named .png that is really HTML is refused, and nothing is stored', async () => {

@@ -2,8 +2,9 @@ import type { ServerResponse } from 'node:http';
 import { HttpError } from '@yumina/http';
 import { canView, historyPermissions, type UpdateRecord, type Viewer } from '@yumina/updates';
 import type { FastifyInstance } from 'fastify';
-import { Admission } from '../admission.ts';
+import { admissionOf } from '../admission.ts';
 import type { AppContext } from '../context.ts';
+import { PoolShare } from '../pool-share.ts';
 import { viewerOf } from './viewer.ts';
 import { createStreamGate, type EventStream, openEventStream } from '../event-stream.ts';
 import { OverviewHub, type Work } from './overview-hub.ts';
@@ -27,9 +28,9 @@ export const streamConnections = (poolMax: number): number => Math.max(1, Math.f
  * connection waiting, and a stream being opened beyond that is refused at once (503 STREAMS_BUSY
  * with Retry-After) instead of taking more of the pool or waiting for an error of the database.
  */
-export function streamReadAdmission(poolMax: number): Admission {
+export function streamPoolShare(poolMax: number): PoolShare {
   const slots = streamConnections(poolMax);
-  return new Admission(slots, slots * STREAM_READS_QUEUED_PER_CONNECTION, () =>
+  return new PoolShare(slots, slots * STREAM_READS_QUEUED_PER_CONNECTION, () =>
     new HttpError(503, 'STREAMS_BUSY', 'Too many live update streams are opening on this server right now. Try again in a few seconds.', {
       'retry-after': String(STREAMS_BUSY_RETRY_AFTER_S),
     }),
@@ -47,9 +48,12 @@ export function streamReadAdmission(poolMax: number): Admission {
 export async function updateEventRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const open = new Set<() => void>();
   const gate = createStreamGate({ perAddress: ctx.config.limits.eventStreamsPerAddress, perProcess: ctx.config.limits.eventStreamsPerProcess });
-  // Every read that serves streams goes through one admission: a stream being opened is refused
-  // when the queue is full; the hub's polls and record reads (one at a time per watched world) wait.
-  const reads = streamReadAdmission(ctx.db.primary.max);
+  // A stream open passes the replica's admission queue (../admission.ts, shared with turns), and
+  // every read that serves streams goes through the streams' share of the pool (../pool-share.ts):
+  // a stream being opened is refused when either is full; the hub's polls and record reads (one at
+  // a time per watched world) wait for the share.
+  const admission = admissionOf(ctx);
+  const reads = streamPoolShare(ctx.db.primary.max);
   const opening = reads.queryable(ctx.db.primary);
   const hub = new OverviewHub(reads.queryable(ctx.db.primary, { always: true }), ctx.store, app.log, STATUS_POLL_MS);
   app.addHook('preClose', async () => {
@@ -65,8 +69,10 @@ export async function updateEventRoutes(app: FastifyInstance, ctx: AppContext): 
     let viewer: Viewer | null;
     let work: Work | null;
     try {
-      viewer = await viewerOf(ctx, request, undefined, opening);
-      work = await hub.work(worldId, opening);
+      // The opening reads hold a slot of the replica's admission queue (a burst of opens beyond it
+      // is refused with 503 SERVER_BUSY at once instead of waiting for the pool) and run on the
+      // streams' share of the pool (beyond it, 503 STREAMS_BUSY).
+      [viewer, work] = await admission.run(async () => [await viewerOf(ctx, request, undefined, opening), await hub.work(worldId, opening)] as const);
     } catch (err) {
       release();
       throw err;

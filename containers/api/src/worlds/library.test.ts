@@ -102,6 +102,48 @@ describe('library, covers, my worlds, review notifications, credits (issue 22)',
     await server.ctx.db.primary.query('update review_rule set hold_first_publication = true');
   });
 
+  it('the player count is maintained: concurrent first sessions count each player once, a last session deleted uncounts, maintenance repairs drift; /api/home reads it', async () => {
+    await server.ctx.db.primary.query('update review_rule set hold_first_publication = false');
+    const owner = await signup('Count Author');
+    const counted = await create('Counted world', ['counted'], owner);
+    expect((await publish(counted, owner)).status).toBe(200);
+    const players = await Promise.all([signup('Counter A'), signup('Counter B'), signup('Counter C')]);
+    const plays = async () => (await json<Card>(reader.fetch(`/api/library/${counted}`))).plays;
+    // Three players start four sessions each, all at once: 3 players.
+    const started = await Promise.all(players.flatMap((b) => Array.from({ length: 4 }, () => b.fetch(`/api/worlds/${counted}/sessions`, { method: 'POST' }))));
+    expect(started.map((r) => r.status)).toEqual(Array(12).fill(201));
+    expect(await plays()).toBe(3);
+    const { rows } = await server.ctx.db.primary.query<{ n: number }>('select count(distinct account_id)::int as n from chat_sessions where world_id = $1', [counted]);
+    expect(rows[0]!.n).toBe(3);
+    // Player A deletes three of their four sessions: still a player; the fourth too: no longer.
+    const sessionsOfA = (await json<{ sessions: { id: string }[] }>(players[0]!.fetch(`/api/worlds/${counted}/sessions`))).sessions;
+    expect(sessionsOfA).toHaveLength(4);
+    for (const [i, s] of sessionsOfA.entries()) {
+      expect((await players[0]!.fetch(`/api/sessions/${s.id}`, { method: 'DELETE' })).status).toBe(200);
+      expect(await plays()).toBe(i < 3 ? 3 : 2);
+    }
+    // The most played list reads the same count, and the home page shows it.
+    const newcomer = await signup('Homebody');
+    const home = await json<{ popular: Card[]; newest: Card[]; recent: unknown; hasConnection: unknown }>(newcomer.fetch('/api/home'));
+    expect(home.popular.find((w) => w.id === counted)?.plays).toBe(2);
+    expect(home.newest[0]!.id).toBe(counted);
+    expect(home.recent).toEqual([]);
+    expect(home.hasConnection).toBe(false);
+    const recentOfB = await json<{ recent: { worldId: string }[] }>(players[1]!.fetch('/api/home'));
+    expect(recentOfB.recent.map((r) => r.worldId)).toEqual([counted]);
+    const anonymous = await json<{ recent: unknown; hasConnection: unknown }>(new Browser(server.url).fetch('/api/home'));
+    expect(anonymous).toMatchObject({ recent: null, hasConnection: null });
+    // Drift (a count written by hand): maintenance puts it back from the sessions.
+    await server.ctx.db.primary.query('update worlds set player_count = 40 where id = $1', [counted]);
+    await server.ctx.db.primary.query('delete from world_players where world_id = $1', [counted]);
+    expect(await plays()).toBe(40);
+    const { repairPlayerCounts } = await import('./player-count.ts');
+    expect(await repairPlayerCounts(server.ctx.db.primary)).toBeGreaterThanOrEqual(1);
+    expect(await plays()).toBe(2);
+    expect(await repairPlayerCounts(server.ctx.db.primary)).toBe(0);
+    await server.ctx.db.primary.query('update review_rule set hold_first_publication = true');
+  });
+
   it('a cover is an image asset of the world checked by content; it reaches readers through publication', async () => {
     const id = await create('Covered');
     const upload = (bytes: Buffer) =>

@@ -2,7 +2,8 @@ import { HttpError, parseWith } from '@yumina/http';
 import { assetPath } from '@yumina/sandbox';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { requireAuth } from '../accounts/auth.ts';
+import { privateConnection } from '../accounts/ai-connection.ts';
+import { authenticate, requireAuth } from '../accounts/auth.ts';
 import type { AppContext } from '../context.ts';
 import { LIVE_WHERE } from './version.ts';
 import { librarySearch } from './library-search.ts';
@@ -90,27 +91,33 @@ export function cardView(row: Omit<CardRow, 'k'>): LibraryCard {
 const SORT_KEY: Record<Exclude<LibrarySort, 'relevance'>, string> = {
   new: `(extract(epoch from w.published_at) * 1000000)::bigint`,
   updated: `(extract(epoch from coalesce(w.live_updated_at, w.published_at)) * 1000000)::bigint`,
-  popular: `(select count(distinct s.account_id) from chat_sessions s where s.world_id = w.id)::bigint`,
+  popular: `w.player_count::bigint`,
 };
 
 /**
- * The time sorts order and resume by the column itself (its µs key turned back into a timestamp,
- * exactly), so the indexes of migration 085 serve every page: page 500 costs what page 1 costs.
+ * The sorts that order and resume by a column itself, so an index serves every page (page 500
+ * costs what page 1 costs): the time sorts (migration 085; their µs key turned back into a
+ * timestamp, exactly) and the maintained player count (migration 092). `resume` turns the cursor's
+ * key parameter into the column's type.
  */
-const SORT_COLUMN: Partial<Record<LibrarySort, string>> = { new: 'w.published_at', updated: 'coalesce(w.live_updated_at, w.published_at)' };
+const SORT_COLUMN: Partial<Record<LibrarySort, { column: string; resume: (param: string) => string }>> = {
+  new: { column: 'w.published_at', resume: (p) => `timestamptz 'epoch' + ${p}::float8 * interval '1 microsecond'` },
+  updated: { column: 'coalesce(w.live_updated_at, w.published_at)', resume: (p) => `timestamptz 'epoch' + ${p}::float8 * interval '1 microsecond'` },
+  popular: { column: 'w.player_count', resume: (p) => `${p}::integer` },
+};
 
 /** The live card of every published world: the live name, tags and cover, its author and player count. */
 export const CARD_SELECT = `select w.id, coalesce(w.live_name, w.name) as name, coalesce(w.live_description, w.description) as description,
           coalesce(w.live_tags, w.tags) as tags, coalesce(w.live_language, w.language) as language, w.published_at,
           coalesce(w.live_updated_at, w.published_at) as updated_at, a.display_name as author, w.live_cover_asset_id as cover,
-          (select count(distinct s.account_id) from chat_sessions s where s.world_id = w.id)::int as plays
+          w.player_count as plays
      from worlds w join accounts a on a.id = w.owner_id`;
 
 export type LibraryQuery = z.infer<typeof libraryQuery>;
 
 /**
  * The SQL of one library page (pageSize + 1 rows, to tell whether more follow) and the sort it applied.
- * With a search or the `popular` sort, two steps: the page's ids and sort keys from `worlds` alone
+ * With a search, two steps: the page's ids and sort keys from `worlds` alone
  * (filters, search, cursor, order, limit), then the cards of those rows only (author, player
  * count): a search ranks its hits without joining every hit to its author first (at 100,000
  * worlds: 1.4× faster for a word in 619 worlds, 1.6× for a CJK word in 3,309). Not a named
@@ -133,13 +140,14 @@ export function libraryPageQuery(q: LibraryQuery): { text: string; params: unkno
   }
   const sort: LibrarySort = q.q ? (q.sort ?? 'relevance') : q.sort && q.sort !== 'relevance' ? q.sort : 'new';
   const key = sort === 'relevance' ? `(${search!.rank()} * 1000000)::bigint` : SORT_KEY[sort];
-  const column = SORT_COLUMN[sort];
+  const ordered = SORT_COLUMN[sort];
+  const column = ordered?.column;
   if (q.cursor) {
     const c = decodeCursor(q.cursor);
     params.push(c.key, c.id);
     where.push(
-      column
-        ? `(${column}, w.id) < (timestamptz 'epoch' + $${params.length - 1}::float8 * interval '1 microsecond', $${params.length}::text)`
+      ordered
+        ? `(${ordered.column}, w.id) < (${ordered.resume(`$${params.length - 1}`)}, $${params.length}::text)`
         : `(${key}, w.id) < ($${params.length - 1}::bigint, $${params.length}::text)`,
     );
   }
@@ -147,7 +155,7 @@ export function libraryPageQuery(q: LibraryQuery): { text: string; params: unkno
   const limit = `limit $${params.length}`;
   const [fields, from] = CARD_SELECT.split(' from worlds w ') as [string, string];
   if (column && !search) {
-    // A time sort without a search reads its index in order and stops after the page: one step.
+    // A sort by a column without a search reads its index in order and stops after the page: one step.
     const text = `${fields.replace('select ', () => `select ${key}::text as k, `)} from worlds w ${from} where ${where.join(' and ')}
       order by ${column} desc nulls last, w.id desc ${limit}`;
     return { text, params, sort };
@@ -195,34 +203,68 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext): Prom
   app.get('/api/me/sessions', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     reply.header('cache-control', 'no-store');
-    const { rows } = await ctx.db.primary.query<{
-      id: string;
-      world_id: string;
-      title: string;
-      message_count: number;
-      updated_at: Date;
-      name: string;
-      cover: string | null;
-    }>(
-      `select distinct on (s.world_id) s.id, s.world_id, s.title, s.message_count, s.updated_at,
-              case when w.owner_id = $1 then w.name else coalesce(w.live_name, w.name) end as name,
-              case when w.owner_id = $1 then w.cover_asset_id else w.live_cover_asset_id end as cover
-         from chat_sessions s join worlds w on w.id = s.world_id
-        where s.account_id = $1 and (w.status = 'published' or w.owner_id = $1)
-        order by s.world_id, s.updated_at desc`,
-      [auth.account.id],
-    );
-    rows.sort((a, b) => b.updated_at.getTime() - a.updated_at.getTime());
+    return { sessions: await recentSessions(ctx, auth.account.id) };
+  });
+
+  /**
+   * Everything the home page shows, in one read (its first screen waits for one round trip): six
+   * most played and six newest worlds, whether the platform's provider plays on credits and, for a
+   * signed-in player, their recent sessions and whether they connected their own AI provider.
+   */
+  app.get('/api/home', async (request, reply) => {
+    const auth = await authenticate(ctx, request, reply);
+    reply.header('cache-control', auth ? 'private, no-store' : 'no-cache');
+    const cards = async (sort: LibrarySort) => {
+      const { text, params } = libraryPageQuery({ sort, pageSize: HOME_CARDS });
+      const { rows } = await ctx.db.read.query<CardRow & Record<string, unknown>>(text, params);
+      return rows.slice(0, HOME_CARDS).map(cardView);
+    };
+    const [popular, newest, recent, connection] = await Promise.all([
+      cards('popular'),
+      cards('new'),
+      auth ? recentSessions(ctx, auth.account.id) : null,
+      auth ? privateConnection(ctx, auth.account.id) : null,
+    ]);
     return {
-      sessions: rows.slice(0, 12).map((r) => ({
-        id: r.id,
-        worldId: r.world_id,
-        worldName: r.name,
-        title: r.title,
-        messageCount: r.message_count,
-        updatedAt: r.updated_at.toISOString(),
-        coverUrl: r.cover ? assetPath(r.world_id, r.cover) : null,
-      })),
+      popular,
+      newest,
+      platform: { officialAvailable: !!ctx.config.ai.official, welcomeCredits: ctx.config.ai.official ? ctx.config.welcomeCredits : 0 },
+      recent,
+      hasConnection: auth ? !!connection : null,
     };
   });
+}
+
+/** Cards per row of the home page (most played, newest). */
+const HOME_CARDS = 6;
+
+/** An account's most recent session in each world it played (12 worlds at most), newest first. */
+async function recentSessions(ctx: AppContext, accountId: string) {
+  const { rows } = await ctx.db.primary.query<{
+    id: string;
+    world_id: string;
+    title: string;
+    message_count: number;
+    updated_at: Date;
+    name: string;
+    cover: string | null;
+  }>(
+    `select distinct on (s.world_id) s.id, s.world_id, s.title, s.message_count, s.updated_at,
+            case when w.owner_id = $1 then w.name else coalesce(w.live_name, w.name) end as name,
+            case when w.owner_id = $1 then w.cover_asset_id else w.live_cover_asset_id end as cover
+       from chat_sessions s join worlds w on w.id = s.world_id
+      where s.account_id = $1 and (w.status = 'published' or w.owner_id = $1)
+      order by s.world_id, s.updated_at desc`,
+    [accountId],
+  );
+  rows.sort((a, b) => b.updated_at.getTime() - a.updated_at.getTime());
+  return rows.slice(0, 12).map((r) => ({
+    id: r.id,
+    worldId: r.world_id,
+    worldName: r.name,
+    title: r.title,
+    messageCount: r.message_count,
+    updatedAt: r.updated_at.toISOString(),
+    coverUrl: r.cover ? assetPath(r.world_id, r.cover) : null,
+  }));
 }

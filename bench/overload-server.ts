@@ -1,0 +1,39 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { startTestServer, type TestServer } from '../tests/support/server.ts';
+import { serveParent } from './turn-ipc.ts';
+
+/**
+ * The server of bench/overload.bench.ts, in a process of its own: the container on a fresh
+ * database of the real PostgreSQL and Redis, with the pool tests use (10 connections). Also run
+ * from the baseline revision's checkout (the bench copies this file there). Announces its URL
+ * (`ready`); answers `stall-reset` and `stall` (the longest event-loop delay since, in ms, from
+ * monitorEventLoopDelay at 10 ms resolution), `arrivals` (when each turn request since reached
+ * the server, epoch ms) and `stop`.
+ */
+let server: TestServer | undefined;
+const delay = monitorEventLoopDelay({ resolution: 10 });
+/** When each turn request reached the server's request callback (epoch ms): tells a late client from a late server. */
+let arrivals: number[] = [];
+
+await serveParent(
+  async () => {
+    server = await startTestServer({ SIGNUP_RATE_LIMIT_PER_HOUR: '100000', DATABASE_POOL_MAX: '10', DATABASE_READ_POOL_MAX: '5', LOG_LEVEL: 'fatal' });
+    delay.enable();
+    server.app.server.prependListener('request', (req) => {
+      if (req.method === 'POST' && req.url?.endsWith('/messages')) arrivals.push(performance.timeOrigin + performance.now());
+    });
+    return { url: server.url };
+  },
+  {
+    'stall-reset': () => {
+      delay.reset();
+      arrivals = [];
+    },
+    arrivals: () => arrivals,
+    stall: () => ({ maxMs: delay.max / 1e6, p99Ms: delay.percentile(99) / 1e6 }),
+  },
+  async () => {
+    delay.disable();
+    await server?.stop();
+  },
+);
