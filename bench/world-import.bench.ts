@@ -8,16 +8,17 @@
  * ccv3 and chara chunks) imported by today's code and by this tree's, each in a process of its
  * own (bench/world-import-png.ts), interleaved. Today's is BASELINE, the last commit before the
  * issue-31 work, checked out at run time as a git worktree under .bench/baselines/<commit>
- * (git-ignored; installed once with `npm ci` and reused; WORLD_IMPORT_BENCH_REVISION names
- * another). Printed as one `world-import-png:` line with the medians.
+ * by ./baseline.ts (git-ignored; installed once with `npm ci` and reused;
+ * WORLD_IMPORT_BENCH_REVISION names another). Printed as one `world-import-png:` line with the medians.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, bench, describe } from 'vitest';
 import { importWorld, validateWorld } from '../packages/world/src/index.ts';
 import { cardPng } from '../tests/support/card-png.ts';
+import { baselineCheckout } from './baseline.ts';
 
 const root = resolve(import.meta.dirname, '..');
 /** The last commit before issue 31's import work. */
@@ -28,24 +29,6 @@ const run = (cmd: string, args: string[], cwd: string) => {
   if (result.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed in ${cwd}: ${result.stderr || result.stdout || result.error?.message}`);
   return result.stdout.trim();
 };
-
-/** The checkout of `commit` under .bench/baselines/ (the layout bench/baseline.ts uses), made and installed on first use. */
-function baselineCheckout(commit: string): string {
-  const dir = join(root, '.bench/baselines', commit);
-  const installed = join(dir, '.bench-installed');
-  if (existsSync(installed) && readFileSync(installed, 'utf8').trim() === commit) return dir;
-  mkdirSync(join(root, '.bench/baselines'), { recursive: true });
-  run('git', ['worktree', 'prune'], root);
-  if (existsSync(dir)) {
-    spawnSync('git', ['worktree', 'remove', '--force', dir], { cwd: root });
-    rmSync(dir, { recursive: true, force: true });
-  }
-  run('git', ['worktree', 'add', '--detach', dir, commit], root);
-  if (run('git', ['rev-parse', 'HEAD'], dir) !== commit) throw new Error(`${dir} is not at ${commit}`);
-  run('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund'], dir);
-  writeFileSync(installed, `${commit}\n`);
-  return dir;
-}
 
 function buildWorld(): string {
   const entries: unknown[] = [];
