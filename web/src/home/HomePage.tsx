@@ -3,6 +3,7 @@ import { api } from '../lib/api.ts';
 import { Link } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
 import { CardGrid, Cover, type WorldCardData } from '../library/world-card.tsx';
+import { useTitle } from '../lib/title.ts';
 
 interface RecentSession {
   id: string;
@@ -23,6 +24,7 @@ function useCards(sort: string): WorldCardData[] | null {
 
 /** `/`: what the platform is, continue playing (signed in), most played and newest worlds, how to connect an AI. */
 export function HomePage() {
+  useTitle(['Home']);
   const { info } = useSession();
   const account = info?.account ?? null;
   const popular = useCards('popular');
@@ -63,7 +65,7 @@ export function HomePage() {
           <ul className="cards" aria-label="Continue playing" data-testid="continue-playing">
             {recent.map((s) => (
               <li key={s.id} className="world-card">
-                <Cover url={s.coverUrl} name={s.worldName} />
+                <Cover url={s.coverUrl} name={s.worldName} seed={s.worldId} />
                 <div className="body">
                   <h3>
                     <Link to={`/play/${encodeURIComponent(s.worldId)}`}>{s.worldName}</Link>

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { api } from '../lib/api.ts';
 import { useSearch } from '../lib/router.tsx';
 import { CardGrid, type WorldCardData } from './world-card.tsx';
+import { useTitle } from '../lib/title.ts';
 
 interface Page {
   worlds: WorldCardData[];
@@ -35,6 +36,7 @@ export function LibraryPage() {
   // A search ranks by relevance unless the reader picks another order.
   const explicitSort = search.get('sort');
   const sort = explicitSort ?? (urlQ ? 'relevance' : 'new');
+  useTitle(['Library', tag && `#${tag}`, urlQ && `“${urlQ}”`]);
   const [q, setQ] = useState(urlQ);
   const [tags, setTags] = useState<{ tag: string; count: number }[]>([]);
   const [worlds, setWorlds] = useState<WorldCardData[] | null>(null);

@@ -1,4 +1,5 @@
 import { Link } from '../lib/router.tsx';
+import { GeneratedCover } from './generated-cover.tsx';
 
 export interface WorldCardData {
   id: string;
@@ -10,14 +11,10 @@ export interface WorldCardData {
   plays?: number;
 }
 
-/** A world's cover, or its initial on the accent gradient when it has none. */
-export function Cover({ url, name, className = 'cover' }: { url: string | null; name: string; className?: string }) {
+/** A world's cover, or one drawn from its id (`seed`; else its name) when it has none. */
+export function Cover({ url, name, className = 'cover', seed }: { url: string | null; name: string; className?: string; seed?: string }) {
   if (url) return <img className={className} src={url} alt={`Cover of ${name}`} loading="lazy" />;
-  return (
-    <div className={className} role="img" aria-label={`${name} (no cover)`}>
-      {name.trim().charAt(0).toUpperCase() || '?'}
-    </div>
-  );
+  return <GeneratedCover seed={seed ?? name} name={name} className={className} />;
 }
 
 export function TagList({ tags, link = true }: { tags: string[]; link?: boolean }) {
@@ -43,7 +40,7 @@ export function TagList({ tags, link = true }: { tags: string[]; link?: boolean 
 export function WorldCard({ world }: { world: WorldCardData }) {
   return (
     <li className="world-card" data-testid="world-card" data-world-id={world.id}>
-      <Cover url={world.coverUrl} name={world.name} />
+      <Cover url={world.coverUrl} name={world.name} seed={world.id} />
       <div className="body">
         <h3>
           <Link to={`/worlds/${encodeURIComponent(world.id)}`}>{world.name}</Link>

@@ -4,6 +4,7 @@ import { sandboxHandlers, sandboxState } from '../player/sandbox-bridge.ts';
 import { SessionPanel } from '../player/SessionPanel.tsx';
 import { usePlayer } from '../player/use-player.ts';
 import { SandboxHost } from '../sandbox/SandboxHost.tsx';
+import { useTitle } from '../lib/title.ts';
 import '../player/player.css';
 
 /**
@@ -11,8 +12,10 @@ import '../player/player.css';
  * member of the sandbox API; the default chat, the session's variables, memory, checkpoints and
  * audio sit beside it (or alone, for a world without an interface).
  */
-export function PlayerPage({ worldId }: { worldId: string }) {
+export function PlayerPage({ worldId, embedded = false }: { worldId: string; embedded?: boolean }) {
   const p = usePlayer(worldId);
+  // The tab names the world (the studio's playtest names itself).
+  useTitle(['Play', p.world?.world.name], !embedded);
   const { confirm, dialog } = useConfirm();
   // Built per render from the latest data: SandboxHost sends only what changed, and answers each request with the handlers it holds then.
   const state = sandboxState(p);

@@ -3,6 +3,7 @@ import { api } from '../lib/api.ts';
 import { Link, navigate } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
 import { Cover, TagList } from '../library/world-card.tsx';
+import { useTitle } from '../lib/title.ts';
 
 export interface MyWorld {
   id: string;
@@ -37,6 +38,7 @@ const GROUPS: [Group, string][] = [
 
 /** /studio: the author's worlds by state, with open, duplicate and delete (confirmed). */
 export function MyWorldsPage() {
+  useTitle(['My worlds']);
   const { loading, info } = useSession();
   const [worlds, setWorlds] = useState<MyWorld[] | null>(null);
   const [message, setMessage] = useState<string | null>(null);
@@ -88,7 +90,7 @@ export function MyWorldsPage() {
             <ul className="cards">
               {shelf.map((w) => (
                 <li key={w.id} className="world-card" data-testid="my-world" data-world-id={w.id}>
-                  <Cover url={w.coverUrl} name={w.name} />
+                  <Cover url={w.coverUrl} name={w.name} seed={w.id} />
                   <div className="body">
                     <h3>
                       <Link to={`/studio/${encodeURIComponent(w.id)}`}>{w.name}</Link>

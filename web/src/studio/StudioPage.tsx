@@ -1,6 +1,7 @@
-import { validateWorld, WORLD_SCHEMA_VERSION } from '@yumina/world';
+import { type CharacterCandidate, characterName, validateWorld, WORLD_SCHEMA_VERSION } from '@yumina/world';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { navigate } from '../lib/router.tsx';
+import { useTitle } from '../lib/title.ts';
 import { useSession } from '../lib/session.tsx';
 import { AssetsPanel } from './AssetsPanel.tsx';
 import { ConflictView } from './ConflictView.tsx';
@@ -8,6 +9,7 @@ import { clearDraft, readDraft, writeDraft } from './draft.ts';
 import { ImportDialog } from './ImportDialog.tsx';
 import { Overview } from './Overview.tsx';
 import { CoverPicker } from './CoverPicker.tsx';
+import { PortraitPicker } from './PortraitField.tsx';
 import { IssuesContext } from './fields.tsx';
 import { InterfaceSection } from './InterfaceSection.tsx';
 import { Playtest } from './Playtest.tsx';
@@ -65,6 +67,7 @@ function Studio({ worldId, author }: { worldId: string | null; author: string })
     return (STUDIO_SECTIONS.find(([id]) => id === hash)?.[0] ?? 'basics') as StudioSection;
   });
   const loaded = useRef(false);
+  useTitle(['Studio', draft ? String(draft.name ?? '') || 'Untitled world' : null]);
 
   useEffect(() => {
     if (loaded.current) return;
@@ -364,6 +367,14 @@ function Studio({ worldId, author }: { worldId: string | null; author: string })
                         <CoverPicker
                           server={server}
                           name={worldName}
+                          onServer={(next) => {
+                            setServer(next);
+                            setBaseRevision(next.revision);
+                          }}
+                        />
+                        <PortraitPicker
+                          server={server}
+                          name={characterName({ name: worldName, entries: (draft.entries ?? []) as CharacterCandidate[] })}
                           onServer={(next) => {
                             setServer(next);
                             setBaseRevision(next.revision);

@@ -6,6 +6,7 @@ import { Cover, TagList } from '../library/world-card.tsx';
 import { NotFound } from '../shell/NotFound.tsx';
 import { FavoriteButton } from '../updates/FavoriteButton.tsx';
 import { UpdateHistory } from '../updates/UpdateHistory.tsx';
+import { useTitle } from '../lib/title.ts';
 
 interface WorldView {
   id: string;
@@ -40,6 +41,7 @@ export function WorldPage({ id }: { id: string }) {
   const [sessions, setSessions] = useState<SessionRow[] | null>(null);
   const [missing, setMissing] = useState(false);
   const signedIn = !!info?.account;
+  useTitle([world?.world.name ?? (missing ? 'Not found' : null)]);
   const loadSessions = useCallback(() => {
     api<{ sessions: SessionRow[] }>(`/api/worlds/${encodeURIComponent(id)}/sessions`).then((r) => setSessions(r.sessions), () => setSessions([]));
   }, [id]);
@@ -68,7 +70,7 @@ export function WorldPage({ id }: { id: string }) {
   return (
     <div className="world-details">
       <section className="world-head">
-        <Cover url={world.coverUrl} name={name} />
+        <Cover url={world.coverUrl} name={name} seed={world.id} />
         <div>
           <h1 data-testid="world-name">{name}</h1>
           <p className="hint">
