@@ -75,6 +75,9 @@ describe('accessibility (axe-core)', () => {
     { path: '/worlds/wld_sample_willow_street', ready: 'Update history' },
     { path: '/play/wld_sample_willow_street', ready: 'Send' },
     { path: `/studio/${worldId}`, ready: 'Overview' },
+    // The character editor (issue 30 D), new and of a saved world.
+    { path: '/studio/new/character', ready: 'Add a lore entry' },
+    { path: `/studio/${worldId}/character`, ready: 'Add an alternate greeting' },
     { path: '/app/settings', ready: 'Credits and billing' },
     { path: '/app/inbox', ready: 'Approved: Approved world is published' },
     { path: '/admin/reviews', ready: 'Waiting world' },

@@ -172,6 +172,7 @@ describe('the app shell', () => {
     await titled('/app/inbox', 'Inbox · Yumina');
     await titled('/studio', 'My worlds · Yumina');
     await titled('/studio/new', 'Studio · Untitled world · Yumina');
+    await titled('/studio/new/character', 'Character editor · New character · Yumina');
     await titled('/adventure/demo', 'Adventure demo · Yumina');
     await context.close();
   });

@@ -66,7 +66,7 @@ function Page({ path }: { path: string }) {
   if (path === '/library') return <LibraryPage />;
   if (/^\/play\/[^/]+$/.test(path)) return <PlayerPage worldId={param('/play/')} />;
   if (/^\/studio\/?$/.test(path)) return <MyWorldsPage />;
-  if (/^\/studio\/[^/]+\/?$/.test(path)) return <StudioPage path={path} />;
+  if (/^\/studio\/[^/]+(\/character)?\/?$/.test(path)) return <StudioPage path={path} />;
   if (path === '/admin/reviews') return <ReviewsPage />;
   if (path === '/admin/credits') return <CreditsPage />;
   if (path === '/adventure/demo') return <DemoBoardPage />;

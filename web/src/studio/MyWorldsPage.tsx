@@ -68,15 +68,20 @@ export function MyWorldsPage() {
     <section>
       <div className="spread">
         <h1>My worlds</h1>
-        <Link to="/studio/new" className="button">
-          New world
-        </Link>
+        <div className="row">
+          <Link to="/studio/new/character" className="button">
+            New character
+          </Link>
+          <Link to="/studio/new" className="button secondary">
+            New world
+          </Link>
+        </div>
       </div>
       {message && <p role="status">{message}</p>}
       {worlds === null && <p>Loading…</p>}
       {worlds?.length === 0 && (
         <div className="card">
-          <p>You have no worlds yet. Start one from a blank page, or import a character card or world file in the studio.</p>
+          <p>You have no worlds yet. Make a character in plain words (New character), start a world from a blank page, or import a character card or world file in the studio.</p>
         </div>
       )}
       {GROUPS.map(([group, title]) => {

@@ -1,6 +1,6 @@
 import { type CharacterCandidate, characterName, validateWorld, WORLD_SCHEMA_VERSION } from '@yumina/world';
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { navigate } from '../lib/router.tsx';
+import { Link, navigate } from '../lib/router.tsx';
 import { useTitle } from '../lib/title.ts';
 import { useSession } from '../lib/session.tsx';
 import { AssetsPanel } from './AssetsPanel.tsx';
@@ -9,6 +9,7 @@ import { clearDraft, readDraft, writeDraft } from './draft.ts';
 import { ImportDialog } from './ImportDialog.tsx';
 import { Overview } from './Overview.tsx';
 import { CoverPicker } from './CoverPicker.tsx';
+import { CharacterEditor } from './CharacterEditor.tsx';
 import { PortraitPicker } from './PortraitField.tsx';
 import { IssuesContext } from './fields.tsx';
 import { InterfaceSection } from './InterfaceSection.tsx';
@@ -26,15 +27,16 @@ export function blankWorld(author: string): Obj {
 const pretty = (world: Obj) => JSON.stringify(world, null, 2);
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
-/** `/studio/new` and `/studio/<worldId>`. */
+/** `/studio/new` and `/studio/<worldId>`; `…/character` is the character editor of the same world. */
 export function StudioPage({ path }: { path: string }) {
-  const rest = path.slice('/studio/'.length).split('/')[0] ?? '';
+  const [rest = '', view] = path.slice('/studio/'.length).split('/');
   const worldId = rest === 'new' || rest === '' ? null : decodeURIComponent(rest);
   const { loading, info } = useSession();
   useEffect(() => {
     if (!loading && !info?.account) navigate(`/login?returnTo=${encodeURIComponent(path)}`);
   }, [loading, info, path]);
   if (loading || !info?.account) return <p>Loading…</p>;
+  if (view === 'character') return <CharacterEditor key={worldId ?? 'new'} worldId={worldId} author={info.account.displayName} />;
   return <Studio key={worldId ?? 'new'} worldId={worldId} author={info.account.displayName} />;
 }
 
@@ -251,6 +253,13 @@ function Studio({ worldId, author }: { worldId: string | null; author: string })
               Advanced mode
             </button>
           </fieldset>
+          <Link
+            to={`/studio/${worldId ? encodeURIComponent(worldId) : 'new'}/character`}
+            className="button secondary"
+            title={dirty && server ? 'The character editor opens the saved version: save first to take your changes along' : 'Name, portrait, greetings, description, lore: the world as a character'}
+          >
+            Character editor
+          </Link>
           <ImportDialog />
           <button type="button" className="secondary" onClick={exportWorld}>
             Export
@@ -328,7 +337,8 @@ function Studio({ worldId, author }: { worldId: string | null; author: string })
           </ul>
         </section>
       )}
-      <div className={`studio-body${advanced ? ' advanced' : ''}`}>
+      {/* The interface's code and preview and the playtest player take the page's whole width. */}
+      <div className={`studio-body${advanced ? ' advanced' : ''}${!advanced && (section === 'interface' || section === 'playtest') ? ' wide' : ''}`}>
         {!advanced && (
           <nav className="studio-nav" aria-label="Studio sections">
             <ul>

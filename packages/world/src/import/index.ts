@@ -3,3 +3,4 @@ export { type ImportOptions, type ImportResult, importWorld } from './import-wor
 export { Base64Error, decodeBase64, decodeBase64Utf8, encodeBase64, encodeBase64Utf8, isPng, pngReplaceText, pngWithText, PngTextError, readPngText, readPngTextBytes } from './png-text.ts';
 export { uuidFromText } from './world-versions.ts';
 export { CARD_EXTENSION, type CardExport, type CardWorldExtension, type CharacterCandidate, cardAsV2, cardPng, characterEntry, characterName, exportCard, isCharacterEntry } from './card-export.ts';
+export { applyCharacterSheet, type CharacterSheet, emptySheet, readCharacterSheet, type SheetLore, sheetCard } from './character-sheet.ts';
