@@ -48,6 +48,8 @@ describe('accessibility (axe-core)', () => {
     const api = context.request;
     const signup = await api.post(`${server.url}/api/auth/signup`, { data: { email: `a11y-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Ally' } });
     const accountId = ((await signup.json()) as { account: { id: string } }).account.id;
+    // A persona, so that Settings shows its avatar controls (issue 30 B).
+    await api.post(`${server.url}/api/personas`, { data: { name: 'Ally' } });
     const create = async (name: string) =>
       ((await (await api.post(`${server.url}/api/worlds`, { data: { world: { version: '20.0.0', name, description: `${name}, a test world.`, customTags: ['test'] } } })).json()) as { id: string }).id;
     // One work approved (a notification in the inbox), one waiting in the review queue.
@@ -73,6 +75,9 @@ describe('accessibility (axe-core)', () => {
     { path: '/worlds/wld_sample_willow_street', ready: 'Update history' },
     { path: '/play/wld_sample_willow_street', ready: 'Send' },
     { path: `/studio/${worldId}`, ready: 'Overview' },
+    // The character editor (issue 30 D), new and of a saved world.
+    { path: '/studio/new/character', ready: 'Add a lore entry' },
+    { path: `/studio/${worldId}/character`, ready: 'Add an alternate greeting' },
     { path: '/app/settings', ready: 'Credits and billing' },
     { path: '/app/inbox', ready: 'Approved: Approved world is published' },
     { path: '/admin/reviews', ready: 'Waiting world' },

@@ -117,6 +117,66 @@ describe('the app shell', () => {
     await page.close();
   });
 
+  it('issue 30 B: every page names itself and the world in its title; covers without a picture are drawn, each its own; a guest sees the character by name', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(20_000);
+    const titled = async (path: string, title: string) => {
+      await page.goto(`${server.url}${path}`);
+      await poll(() => page.title()).toBe(title);
+    };
+    await titled('/', 'Home · Yumina');
+    await titled('/library?tag=monsters', 'Library · #monsters · Yumina');
+    await titled('/worlds/wld_sample_willow_street', 'Rain on Willow Street · Yumina');
+    await titled('/login', 'Sign in · Yumina');
+    await titled('/signup', 'Create your account · Yumina');
+    await titled('/forgot-password', 'Forgot your password? · Yumina');
+    await titled('/no/such/page', 'Not found · Yumina');
+    await titled('/worlds/wld_does_not_exist', 'Not found · Yumina');
+
+    // A guest plays a sample: the title names the world, the bubbles name the character (not the world).
+    await titled('/play/wld_sample_willow_street', 'Play · Rain on Willow Street · Yumina');
+    const greeting = page.locator('[data-testid="messages"] li[data-message-id]').first();
+    await poll(() => greeting.locator('.chat-name').textContent()).toBe('Mina Park');
+    expect(await greeting.locator('.chat-avatar').textContent()).toBe('M');
+
+    // The library: the samples have no cover picture, so each gets one drawn from its id — no letter, no image request.
+    const covers: string[] = [];
+    page.on('request', (request) => {
+      if (request.resourceType() === 'image') covers.push(request.url());
+    });
+    await page.goto(`${server.url}/library`);
+    await poll(() => page.title()).toBe('Library · Yumina');
+    const drawn = page.getByRole('list', { name: 'Worlds' }).locator('.generated-cover');
+    await poll(() => drawn.count()).toBe(3);
+    const looks = await drawn.evaluateAll((els) => els.map((el) => ({ text: el.textContent, motif: el.getAttribute('data-motif'), hues: el.getAttribute('data-hues'), label: el.getAttribute('aria-label'), shapes: el.querySelectorAll('svg *').length })));
+    expect(looks.map((look) => look.text)).toEqual(['', '', '']);
+    expect(new Set(looks.map((look) => `${look.motif} ${look.hues}`)).size).toBe(3);
+    for (const look of looks) expect(look.shapes).toBeGreaterThan(3);
+    expect(looks.map((look) => look.label).sort()).toEqual(['Rain on Willow Street (no cover)', 'The Ashen Depths (no cover)', '长安夜话 (no cover)']);
+    expect(covers.filter((url) => !url.includes('favicon'))).toEqual([]);
+    await page.screenshot({ path: screenPath('library-covers-1280') });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: screenPath('library-covers-390') });
+    await page.setViewportSize({ width: 1280, height: 900 });
+    // The same world looks the same on its own page; following a link renames the tab.
+    const first = looks.find((look) => look.label === 'The Ashen Depths (no cover)')!;
+    await page.getByRole('link', { name: 'The Ashen Depths' }).first().click();
+    await poll(() => page.title()).toBe('The Ashen Depths · Yumina');
+    expect(await page.locator('.world-head .generated-cover').getAttribute('data-hues')).toBe(first.hues);
+
+    // Signed in: the account's pages.
+    await context.request.post(`${server.url}/api/auth/signup`, { data: { email: `titles-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Titles' } });
+    await titled('/app/settings', 'Settings · Yumina');
+    await titled('/app/models', 'Models · Yumina');
+    await titled('/app/inbox', 'Inbox · Yumina');
+    await titled('/studio', 'My worlds · Yumina');
+    await titled('/studio/new', 'Studio · Untitled world · Yumina');
+    await titled('/studio/new/character', 'Character editor · New character · Yumina');
+    await titled('/adventure/demo', 'Adventure demo · Yumina');
+    await context.close();
+  });
+
   for (const host of ['localhost', '127.0.0.1']) {
     it(`/demo loads the demo game on ${host}`, async () => {
       const page = await browser.newPage();

@@ -33,6 +33,7 @@ const pages = {
   player: page(() => import('./pages/PlayerPage.tsx'), 'PlayerPage'),
   myWorlds: page(() => import('./studio/MyWorldsPage.tsx'), 'MyWorldsPage'),
   studio: page(() => import('./studio/StudioPage.tsx'), 'StudioPage'),
+  character: page(() => import('./studio/CharacterEditor.tsx'), 'CharacterEditorPage'),
   reviews: page(() => import('./admin/ReviewsPage.tsx'), 'ReviewsPage'),
   credits: page(() => import('./admin/CreditsPage.tsx'), 'CreditsPage'),
   board: page(() => import('./companion/DemoBoard.tsx'), 'DemoBoardPage'),
@@ -40,7 +41,7 @@ const pages = {
   inbox: page(() => import('./updates/InboxPage.tsx'), 'InboxPage'),
   world: page(() => import('./worlds/WorldPage.tsx'), 'WorldPage'),
 };
-const { home, auth, forgotPassword, resetPassword, verifyEmail, settings, models, library, player, myWorlds, studio, reviews, credits, board, devSandbox, inbox, world } = pages;
+const { home, auth, forgotPassword, resetPassword, verifyEmail, settings, models, library, player, myWorlds, studio, character, reviews, credits, board, devSandbox, inbox, world } = pages;
 
 interface Route {
   test: RegExp;
@@ -67,6 +68,7 @@ const ROUTES: Route[] = [
   { test: /^\/play\/[^/]+$/, load: player.load, render: (path) => <player.Component worldId={param(path, '/play/')} /> },
   { test: /^\/studio\/?$/, load: myWorlds.load, render: () => <myWorlds.Component /> },
   { test: /^\/studio\/[^/]+\/?$/, load: studio.load, render: (path) => <studio.Component path={path} /> },
+  { test: /^\/studio\/[^/]+\/character\/?$/, load: character.load, render: (path) => <character.Component path={path} /> },
   { test: /^\/admin\/reviews$/, load: reviews.load, render: () => <reviews.Component /> },
   { test: /^\/admin\/credits$/, load: credits.load, render: () => <credits.Component /> },
   { test: /^\/adventure\/demo$/, load: board.load, render: () => <board.Component /> },

@@ -81,7 +81,7 @@ const APP_ROUTES = [
   /^\/(login|signup|library|studio|inbox|forgot-password|reset-password|verify-email)\/?$/,
   /^\/app\/(settings|models|inbox)\/?$/,
   /^\/(play|worlds)\/[^/]+\/?$/,
-  /^\/studio\/[^/]+\/?$/,
+  /^\/studio\/[^/]+(\/character)?\/?$/,
   /^\/admin\/(reviews|credits)(\/[^/]+)?\/?$/,
   /^\/adventure\/demo\/?$/,
   /^\/dev\/sandbox\/?$/,

@@ -3,9 +3,11 @@ import { api, ApiError } from '../lib/api.ts';
 import { Link, navigate } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
 import { takeLinkToken } from './link-token.ts';
+import { useTitle } from '../lib/title.ts';
 
 /** /reset-password#token=…: chooses a new password with a link from a mail (once, within 30 minutes). */
 export function ResetPasswordPage() {
+  useTitle(['Choose a new password']);
   const { refresh } = useSession();
   const [token, setToken] = useState<string | null>(null);
   const [refused, setRefused] = useState<string | null>(null);

@@ -3,11 +3,13 @@ import { api, ApiError } from '../lib/api.ts';
 import { Link } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
 import { takeLinkToken } from './link-token.ts';
+import { useTitle } from '../lib/title.ts';
 
 type Outcome = { kind: 'done'; purpose: 'verified' | 'changed'; email: string } | { kind: 'refused'; message: string };
 
 /** /verify-email#token=…: a verification (or address change) link from a mail, used once. */
 export function VerifyEmailPage() {
+  useTitle(['E-mail address']);
   const { info, refresh } = useSession();
   const [outcome, setOutcome] = useState<Outcome | null>(null);
   const started = useRef(false);

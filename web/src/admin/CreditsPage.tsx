@@ -3,9 +3,11 @@ import { api } from '../lib/api.ts';
 import { navigate } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
 import { refreshHeader } from '../shell/header-data.ts';
+import { useTitle } from '../lib/title.ts';
 
 /** `/admin/credits`: an administrator grants platform credits to an account named by e-mail, account id or name. */
 export function CreditsPage() {
+  useTitle(['Grant credits']);
   const { loading, info } = useSession();
   const [account, setAccount] = useState('');
   const [amount, setAmount] = useState('100');

@@ -4,6 +4,7 @@ import { useSession } from '../lib/session.tsx';
 import { send } from '../studio/server.ts';
 import { ReviewDetail } from './ReviewDetail.tsx';
 import '../studio/studio.css';
+import { useTitle } from '../lib/title.ts';
 
 interface Review {
   id: string;
@@ -26,6 +27,7 @@ interface Rule {
 
 /** `/admin/reviews`: held works and held edits, approve or reject with a reason; the review rule. */
 export function ReviewsPage() {
+  useTitle(['Reviews']);
   const { loading, info } = useSession();
   const [state, setState] = useState<'pending' | 'all'>('pending');
   const [reviews, setReviews] = useState<Review[] | null>(null);

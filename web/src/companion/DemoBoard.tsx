@@ -46,6 +46,7 @@ import { NotebookWriter, type WritableMutation } from './notebook-writer.ts';
 import { PlantSprite } from './sprites.tsx';
 import { TinView } from './TinView.tsx';
 import './companion.css';
+import { useTitle } from '../lib/title.ts';
 
 /**
  * /adventure/demo: a small playable adventure board that drives the companion rules (tin, offers,
@@ -65,6 +66,7 @@ const SPEEDS = [1, 2, 4, 16];
 const FRAME_MS = 100;
 
 export function DemoBoardPage() {
+  useTitle(['Adventure demo']);
   const { info, loading } = useSession();
   if (loading) return <p className="hint">Loading…</p>;
   if (!info?.account) return <AdventureSignIn />;

@@ -5,6 +5,7 @@ import { useSession } from '../lib/session.tsx';
 import { CardGrid, Cover, type WorldCardData } from '../library/world-card.tsx';
 import { PageLoading } from '../shell/PageLoading.tsx';
 import { HOME_URL } from './home-data.ts';
+import { useTitle } from '../lib/title.ts';
 
 interface RecentSession {
   id: string;
@@ -53,6 +54,7 @@ function useHome(accountId: string | null | undefined): HomeData | null {
 
 /** `/`: what the platform is, continue playing (signed in), most played and newest worlds, how to connect an AI. */
 export function HomePage() {
+  useTitle(['Home']);
   const { info, loading } = useSession();
   const account = info?.account ?? null;
   const home = useHome(loading ? undefined : (account?.id ?? null));
@@ -87,7 +89,7 @@ export function HomePage() {
               <ul className="cards" aria-label="Continue playing" data-testid="continue-playing">
                 {recent.map((s) => (
                   <li key={s.id} className="world-card">
-                    <Cover url={s.coverUrl} name={s.worldName} />
+                    <Cover url={s.coverUrl} name={s.worldName} seed={s.worldId} />
                     <div className="body">
                       <h3>
                         <Link to={`/play/${encodeURIComponent(s.worldId)}`}>{s.worldName}</Link>

@@ -4,6 +4,7 @@ import { useSearch } from '../lib/router.tsx';
 import { PageLoading } from '../shell/PageLoading.tsx';
 import { CardGrid, type WorldCardData } from './world-card.tsx';
 import { LIBRARY_TAGS_URL, libraryPageUrl, librarySort } from './library-data.ts';
+import { useTitle } from '../lib/title.ts';
 
 interface Page {
   worlds: WorldCardData[];
@@ -37,6 +38,7 @@ export function LibraryPage() {
   // A search ranks by relevance unless the reader picks another order.
   const explicitSort = search.get('sort');
   const sort = librarySort(search);
+  useTitle(['Library', tag && `#${tag}`, urlQ && `“${urlQ}”`]);
   const [q, setQ] = useState(urlQ);
   const [tags, setTags] = useState<{ tag: string; count: number }[]>([]);
   const [worlds, setWorlds] = useState<WorldCardData[] | null>(null);

@@ -1,4 +1,5 @@
 import { Link } from '../lib/router.tsx';
+import { GeneratedCover } from './generated-cover.tsx';
 
 /** The widest a card's cover is drawn (css px): cards are at least 230 px and share 1120 px. */
 export const COVER_CARD = { width: 360, ratio: 9 / 16 } as const;
@@ -21,12 +22,12 @@ export interface WorldCardData {
 }
 
 /**
- * A world's cover, or its initial on the accent gradient when it has none. The box's shape comes
- * from the stylesheet (aspect-ratio); width and height give the browser the same ratio before any
- * CSS or byte of the image arrives. The server sends a copy resized to `width` (×2 for dense
- * screens) instead of the uploaded original (asset-routes.ts, `?w=`). Covers below the first screen
- * load lazily; `eager` ones (the first row, the world page's cover) load at once, as the likely
- * largest paint.
+ * A world's cover. The box's shape comes from the stylesheet (aspect-ratio); width and height give
+ * the browser the same ratio before any CSS or byte of the image arrives. The server sends a copy
+ * resized to `width` (×2 for dense screens) instead of the uploaded original (asset-routes.ts,
+ * `?w=`). Covers below the first screen load lazily; `eager` ones (the first row, the world page's
+ * cover) load at once, as the likely largest paint. A world without a cover gets one drawn from its
+ * id (`seed`; else its name) in the same box (issue 30 B): an inline SVG, no request to size or defer.
  */
 export function Cover({
   url,
@@ -35,6 +36,7 @@ export function Cover({
   width = COVER_CARD.width,
   ratio = COVER_CARD.ratio,
   eager = false,
+  seed,
 }: {
   url: string | null;
   name: string;
@@ -43,6 +45,8 @@ export function Cover({
   /** Height over width, as the stylesheet's aspect-ratio draws the box. */
   ratio?: number;
   eager?: boolean;
+  /** What a drawn cover is drawn from: the world's id. */
+  seed?: string;
 }) {
   if (url) {
     const height = Math.round(width * ratio);
@@ -60,11 +64,7 @@ export function Cover({
       />
     );
   }
-  return (
-    <div className={className} role="img" aria-label={`${name} (no cover)`}>
-      {name.trim().charAt(0).toUpperCase() || '?'}
-    </div>
-  );
+  return <GeneratedCover seed={seed ?? name} name={name} className={className} />;
 }
 
 export function TagList({ tags, link = true }: { tags: string[]; link?: boolean }) {
@@ -90,7 +90,7 @@ export function TagList({ tags, link = true }: { tags: string[]; link?: boolean 
 export function WorldCard({ world, eager = false }: { world: WorldCardData; eager?: boolean }) {
   return (
     <li className="world-card" data-testid="world-card" data-world-id={world.id}>
-      <Cover url={world.coverUrl} name={world.name} eager={eager} />
+      <Cover url={world.coverUrl} name={world.name} eager={eager} seed={world.id} />
       <div className="body">
         <h3>
           <Link to={`/worlds/${encodeURIComponent(world.id)}`}>{world.name}</Link>

@@ -3,9 +3,11 @@ import { type FormEvent, useState } from 'react';
 import { api } from '../lib/api.ts';
 import { Link, navigate } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
+import { useTitle } from '../lib/title.ts';
 
 /** Sign-up and login with e-mail and password, plus the configured OAuth providers. */
 export function AuthPage({ mode }: { mode: 'login' | 'signup' }) {
+  useTitle([mode === 'signup' ? 'Create your account' : 'Sign in']);
   const { refresh } = useSession();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { publishModelChoice } from '../companion/model-channel.ts';
 import { api } from '../lib/api.ts';
+import { useTitle } from '../lib/title.ts';
 
 interface CatalogueModel {
   id: string;
@@ -22,6 +23,7 @@ interface Catalogue {
  * which pass `?pick=<channel>&account=<id>`: choosing a model answers them over that channel.
  */
 export function ModelsPage() {
+  useTitle(['Models']);
   const [catalogue, setCatalogue] = useState<Catalogue | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [query, setQuery] = useState('');

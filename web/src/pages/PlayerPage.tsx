@@ -5,6 +5,7 @@ import { sandboxHandlers, sandboxState } from '../player/sandbox-bridge.ts';
 import { SessionPanel } from '../player/SessionPanel.tsx';
 import { usePlayer } from '../player/use-player.ts';
 import { PageLoading } from '../shell/PageLoading.tsx';
+import { useTitle } from '../lib/title.ts';
 import '../player/player.css';
 
 /** The sandbox host and its compilers load only for a world with its own interface (a chat-only world never needs them). */
@@ -15,8 +16,10 @@ const SandboxHost = lazy(() => import('../sandbox/SandboxHost.tsx').then((m) => 
  * member of the sandbox API; the default chat, the session's variables, memory, checkpoints and
  * audio sit beside it (or alone, for a world without an interface).
  */
-export function PlayerPage({ worldId }: { worldId: string }) {
+export function PlayerPage({ worldId, embedded = false }: { worldId: string; embedded?: boolean }) {
   const p = usePlayer(worldId);
+  // The tab names the world (the studio's playtest names itself).
+  useTitle(['Play', p.world?.world.name], !embedded);
   const { confirm, dialog } = useConfirm();
   // Built per render from the latest data: SandboxHost sends only what changed, and answers each request with the handlers it holds then.
   const state = sandboxState(p);

@@ -7,6 +7,7 @@ import { type FormEvent, useEffect, useState } from 'react';
 import { api } from '../lib/api.ts';
 import { navigate } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
+import { useTitle } from '../lib/title.ts';
 
 interface AiView {
   configured: boolean;
@@ -28,6 +29,7 @@ interface Persona {
 }
 
 export function SettingsPage() {
+  useTitle(['Settings']);
   const { loading, info } = useSession();
   useEffect(() => {
     if (!loading && !info?.account) navigate(`/login?returnTo=${encodeURIComponent('/app/settings')}`);
@@ -166,9 +168,10 @@ function Personas() {
     <section className="card" id="personas">
       <h3>Personas</h3>
       <p className="hint">Who you are in a world: the active persona's name fills {'{{user}}'} and its description goes into the prompt.</p>
-      <ul className="list">
+      <ul className="list personas">
         {personas.map((p) => (
-          <li key={p.id}>
+          <li key={p.id} className="persona" data-persona={p.name}>
+            <PersonaAvatar persona={p} onChanged={reload} onError={setError} />
             <strong>{p.name}</strong> {p.active && <span className="badge">active</span>} <span className="hint">{p.description}</span>
             {!p.active && (
               <button type="button" className="link" onClick={() => act(api(`/api/personas/${p.id}/activate`, { method: 'POST' }))}>
@@ -198,6 +201,61 @@ function Personas() {
       </form>
       {error && <p role="alert">{error}</p>}
     </section>
+  );
+}
+
+/**
+ * A persona's avatar (issue 30 B): shown on the player's bubbles while the persona is active. The
+ * upload is resized by the server like a profile picture (a 256 px WebP); a link set elsewhere
+ * (https) shows as it is.
+ */
+function PersonaAvatar({ persona, onChanged, onError }: { persona: Persona; onChanged(): void; onError(message: string | null): void }) {
+  const [busy, setBusy] = useState(false);
+  const shown = persona.avatar && (persona.avatar.startsWith('https://') || persona.avatar.startsWith('/api/')) ? persona.avatar : null;
+  async function upload(file: File) {
+    setBusy(true);
+    onError(null);
+    try {
+      const res = await fetch(`/api/personas/${encodeURIComponent(persona.id)}/avatar`, { method: 'POST', body: file, credentials: 'same-origin' });
+      const body = (await res.json().catch(() => null)) as { error?: { message: string } } | null;
+      if (!res.ok) throw new Error(body?.error?.message ?? `Upload failed (${res.status})`);
+      onChanged();
+    } catch (err) {
+      onError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <span className="persona-avatar">
+      {shown ? (
+        <img src={shown} alt={`Avatar of ${persona.name}`} data-testid="persona-avatar" />
+      ) : (
+        <span className="persona-avatar-empty" aria-hidden="true">
+          {(persona.name.trim()[0] ?? '?').toUpperCase()}
+        </span>
+      )}
+      <label className="button secondary file-button">
+        {shown ? 'Change avatar' : 'Upload avatar'}
+        <span className="visually-hidden"> for {persona.name}</span>
+        <input
+          type="file"
+          accept="image/png,image/jpeg,image/gif,image/webp,image/avif"
+          className="visually-hidden"
+          disabled={busy}
+          onChange={(e) => {
+            const file = e.target.files?.[0];
+            e.target.value = '';
+            if (file) void upload(file);
+          }}
+        />
+      </label>
+      {persona.avatar && (
+        <button type="button" className="link" aria-label={`Remove the avatar of ${persona.name}`} onClick={() => api(`/api/personas/${encodeURIComponent(persona.id)}/avatar`, { method: 'DELETE' }).then(onChanged, (e: Error) => onError(e.message))}>
+          Remove avatar
+        </button>
+      )}
+    </span>
   );
 }
 

@@ -8,6 +8,7 @@ import { type AssetScope, assetIdOf, resolveAssetUrl } from '@yumina/sandbox';
 import { displayedText } from '@yumina/world/directives';
 import { useState } from 'react';
 import { renderMarkdown } from '../sandbox/frame/markdown.ts';
+import { type ChatNames, chatNames } from './chat-names.ts';
 import { useHistoryPages } from './history-pages.ts';
 import type { PlayerMessage } from './player-types.ts';
 import type { Player } from './use-player.ts';
@@ -37,7 +38,7 @@ function Bubble(props: {
   message: PlayerMessage;
   last: boolean;
   confirm: Confirm;
-  names: { world: string; user: string; userAvatar: string | null };
+  names: ChatNames;
 }) {
   const { p, message: m, last, confirm, names } = props;
   const [editing, setEditing] = useState<string | null>(null);
@@ -46,7 +47,7 @@ function Bubble(props: {
   const mine = m.role === 'user';
   return (
     <li className={`chat-row ${mine ? 'chat-row-user' : ''}`} data-role={m.role} data-status={m.status} data-message-id={m.id}>
-      <Avatar name={mine ? names.user : names.world} src={mine ? names.userAvatar : null} />
+      <Avatar name={mine ? names.user : names.world} src={mine ? names.userAvatar : names.worldAvatar} />
       <div className={`chat-bubble ${mine ? 'chat-bubble-user' : ''}`}>
         <div className="chat-name">{mine ? names.user : names.world}</div>
         {editing !== null ? (
@@ -148,11 +149,7 @@ export function DefaultChat({ p, confirm }: { p: Player; confirm: Confirm }) {
   const history = useHistoryPages(p.data);
   const messages = history.messages;
   const last = messages.at(-1);
-  const names = {
-    world: p.world?.world.name ?? 'World',
-    user: p.persona?.name ?? p.account?.username ?? p.account?.displayName ?? 'You',
-    userAvatar: p.persona?.avatar?.startsWith('https://') ? p.persona.avatar : (p.account?.picture ?? null),
-  };
+  const names = chatNames(p);
   const streamingRow = messages.some((m) => m.status === 'streaming');
   const send = () => {
     const text = p.draft.trim();
@@ -184,8 +181,11 @@ export function DefaultChat({ p, confirm }: { p: Player; confirm: Confirm }) {
         )}
         {p.busy && !streamingRow && (
           <li className="chat-row" data-testid="streaming" data-role="assistant">
-            <Avatar name={names.world} src={null} />
-            <div className="chat-bubble">{p.streaming ? <div className="chat-text" dangerouslySetInnerHTML={{ __html: chatHtml(streamedText(p), p.assetScope) }} /> : <TypingIndicator />}</div>
+            <Avatar name={names.world} src={names.worldAvatar} />
+            <div className="chat-bubble">
+              <div className="chat-name">{names.world}</div>
+              {p.streaming ? <div className="chat-text" dangerouslySetInnerHTML={{ __html: chatHtml(streamedText(p), p.assetScope) }} /> : <TypingIndicator />}
+            </div>
           </li>
         )}
         {p.busy && p.reasoning && (

@@ -45,14 +45,14 @@ export interface Preview {
 
 /** The preview of a published world, or null when there is none (not published, or no such world). */
 export async function loadPreview(worldId: string): Promise<Preview | null> {
-  const preview = await api<{ world: WorldData['world']; state: PlayerWorldState; greetings: string[]; capabilities: SandboxCapabilities }>(
+  const preview = await api<{ world: WorldData['world']; coverUrl?: string | null; avatarUrl?: string | null; state: PlayerWorldState; greetings: string[]; capabilities: SandboxCapabilities }>(
     `/api/worlds/${encodeURIComponent(worldId)}/preview`,
   ).catch(() => null);
   if (!preview) return null;
   const now = new Date().toISOString();
   const messages = preview.greetings.length ? [message('preview-0', 0, 'assistant', preview.greetings[0]!, preview.state, preview.greetings)] : [];
   return {
-    world: { id: worldId, world: preview.world },
+    world: { id: worldId, world: preview.world, coverUrl: preview.coverUrl ?? null, avatarUrl: preview.avatarUrl ?? null },
     data: {
       session: { id: PREVIEW_SESSION_ID, worldId, title: preview.world.name, messageCount: messages.length, branchedFrom: null, memory: '', state: preview.state, createdAt: now, updatedAt: now },
       messages,

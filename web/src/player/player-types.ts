@@ -82,6 +82,9 @@ export interface WorldEntryDef {
 
 export interface WorldData {
   id: string;
+  /** The world's cover and the character's portrait (GET /api/worlds/:id, the guest preview): the character's bubbles show the portrait, else the cover. */
+  coverUrl?: string | null;
+  avatarUrl?: string | null;
   world: {
     name: string;
     language?: string;

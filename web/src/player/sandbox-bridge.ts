@@ -35,6 +35,9 @@ export function sandboxMessage(m: PlayerMessage, sessionId: string): SandboxMess
   };
 }
 
+/** A picture uploaded to the platform is a path of this origin: the frame (an opaque origin) needs it whole. */
+const absolute = (url: string | null): string | null => (url?.startsWith('/') ? `${window.location.origin}${url}` : url);
+
 /** Every state read of the sandbox API, from the player's data. */
 export function sandboxState(p: Player): Partial<SandboxState> {
   const { world, data, account, persona, prefs } = p;
@@ -48,8 +51,8 @@ export function sandboxState(p: Player): Partial<SandboxState> {
     worldName: world.world.name,
     worldId: world.id,
     sessionId,
-    currentUser: account ? { id: account.id, name: account.displayName, image: account.picture } : null,
-    user: { name: userName, avatar: persona?.avatar ?? account?.picture ?? null },
+    currentUser: account ? { id: account.id, name: account.displayName, image: absolute(account.picture) } : null,
+    user: { name: userName, avatar: absolute(persona?.avatar ?? account?.picture ?? null) },
     messages: data.messages.map((m) => sandboxMessage(m, sessionId)),
     isStreaming: p.busy,
     streamingContent: p.streaming,

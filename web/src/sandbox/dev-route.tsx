@@ -1,4 +1,5 @@
 import { lazy, Suspense, useEffect, useState } from 'react';
+import { useTitle } from '../lib/title.ts';
 
 const DevSandboxPage = lazy(() => import('./DevSandboxPage.tsx'));
 
@@ -8,6 +9,7 @@ const DevSandboxPage = lazy(() => import('./DevSandboxPage.tsx'));
  * page asks before it shows itself, so it is not reachable there even by in-app navigation.
  */
 export function DevSandboxRoute() {
+  useTitle(['Sandbox (development)']);
   const [allowed, setAllowed] = useState<boolean | null>(null);
   useEffect(() => {
     fetch('/dev/sandbox', { headers: { accept: 'text/html' }, credentials: 'same-origin' }).then(

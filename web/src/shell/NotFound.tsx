@@ -1,7 +1,9 @@
 import { Link } from '../lib/router.tsx';
+import { useTitle } from '../lib/title.ts';
 
 /** The page for unknown addresses and for ids that name nothing. */
 export function NotFound({ what = 'page' }: { what?: string }) {
+  useTitle(['Not found']);
   return (
     <section className="card" data-testid="not-found">
       <h1>Not found</h1>

@@ -32,7 +32,7 @@ export function CoverPicker({ server, name, onServer }: { server: ServerWorld | 
       <h4>Cover</h4>
       <div className="row">
         <div style={{ width: 240 }}>
-          <Cover url={server.coverUrl ?? null} name={name} />
+          <Cover url={server.coverUrl ?? null} name={name} seed={server.id} />
         </div>
         <div className="fields">
           <label>

@@ -3,6 +3,7 @@ import { api } from '../lib/api.ts';
 import { Link, navigate } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
 import { Cover, TagList } from '../library/world-card.tsx';
+import { useTitle } from '../lib/title.ts';
 
 export interface MyWorld {
   id: string;
@@ -37,6 +38,7 @@ const GROUPS: [Group, string][] = [
 
 /** /studio: the author's worlds by state, with open, duplicate and delete (confirmed). */
 export function MyWorldsPage() {
+  useTitle(['My worlds']);
   const { loading, info } = useSession();
   const [worlds, setWorlds] = useState<MyWorld[] | null>(null);
   const [message, setMessage] = useState<string | null>(null);
@@ -66,15 +68,20 @@ export function MyWorldsPage() {
     <section>
       <div className="spread">
         <h1>My worlds</h1>
-        <Link to="/studio/new" className="button">
-          New world
-        </Link>
+        <div className="row">
+          <Link to="/studio/new/character" className="button">
+            New character
+          </Link>
+          <Link to="/studio/new" className="button secondary">
+            New world
+          </Link>
+        </div>
       </div>
       {message && <p role="status">{message}</p>}
       {worlds === null && <p>Loading…</p>}
       {worlds?.length === 0 && (
         <div className="card">
-          <p>You have no worlds yet. Start one from a blank page, or import a character card or world file in the studio.</p>
+          <p>You have no worlds yet. Make a character in plain words (New character), start a world from a blank page, or import a character card or world file in the studio.</p>
         </div>
       )}
       {GROUPS.map(([group, title]) => {
@@ -88,7 +95,7 @@ export function MyWorldsPage() {
             <ul className="cards">
               {shelf.map((w) => (
                 <li key={w.id} className="world-card" data-testid="my-world" data-world-id={w.id}>
-                  <Cover url={w.coverUrl} name={w.name} />
+                  <Cover url={w.coverUrl} name={w.name} seed={w.id} />
                   <div className="body">
                     <h3>
                       <Link to={`/studio/${encodeURIComponent(w.id)}`}>{w.name}</Link>

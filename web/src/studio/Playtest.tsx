@@ -14,7 +14,7 @@ export function Playtest({ server, dirty }: { server: ServerWorld | null; dirty:
         Plays the saved working copy (revision {server.revision}), not the published version.
         {dirty && ' You have unsaved changes: save them to playtest them.'}
       </p>
-      <PlayerPage key={server.revision} worldId={server.id} />
+      <PlayerPage key={server.revision} worldId={server.id} embedded />
     </section>
   );
 }

@@ -249,6 +249,22 @@ export function sectionOf(path: string): StudioSection {
 }
 
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+/**
+ * An entry whose role becomes `greeting` moves where greetings go, as the card importer puts them:
+ * the chat history, sent as the character's (assistant) message, with no keywords (a greeting
+ * opens the chat; it is never a triggered entry).
+ */
+export function placeGreetings(before: unknown[], after: unknown[]): unknown[] {
+  return after.map((item, i) => {
+    // Moved, added or untouched entries are the same objects; an edited one replaces its old self in place.
+    if (before.includes(item)) return item;
+    const entry = item as Obj;
+    const was = before[i] as Obj | undefined;
+    if (entry?.role !== 'greeting' || was?.role === 'greeting') return item;
+    return { ...entry, section: 'chat-history', apiRole: 'assistant', keywords: [] };
+  });
+}
 const str = (v: unknown, fallback: string) => (typeof v === 'string' && v ? v : fallback);
 
 /** The simple mode: the form of one section of the world (the studio's sidebar picks it). */
@@ -304,7 +320,7 @@ export function SimpleEditor({ world, onChange, section }: { world: Obj; onChang
           item={() => entryFields(folders)}
           create={() => ({ id: `entry-${entries.length + 1}`, name: 'New entry', content: '', section: 'system-presets', keywords: [], enabled: true })}
           itemLabel={(e, i) => `Entry ${i + 1} (${str(e.section, 'no section')})`}
-          onChange={(items) => set('entries', items)}
+          onChange={(items) => set('entries', placeGreetings(entries, items))}
         />
       </section>
       )}

@@ -1,6 +1,7 @@
-import { validateWorld, WORLD_SCHEMA_VERSION } from '@yumina/world';
+import { type CharacterCandidate, characterName, validateWorld, WORLD_SCHEMA_VERSION } from '@yumina/world';
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { navigate } from '../lib/router.tsx';
+import { Link, navigate } from '../lib/router.tsx';
+import { useTitle } from '../lib/title.ts';
 import { useSession } from '../lib/session.tsx';
 import { AssetsPanel } from './AssetsPanel.tsx';
 import { ConflictView } from './ConflictView.tsx';
@@ -8,6 +9,7 @@ import { clearDraft, readDraft, writeDraft } from './draft.ts';
 import { ImportDialog } from './ImportDialog.tsx';
 import { Overview } from './Overview.tsx';
 import { CoverPicker } from './CoverPicker.tsx';
+import { PortraitPicker } from './PortraitField.tsx';
 import { IssuesContext } from './fields.tsx';
 import { InterfaceSection } from './InterfaceSection.tsx';
 import { Playtest } from './Playtest.tsx';
@@ -24,9 +26,9 @@ export function blankWorld(author: string): Obj {
 const pretty = (world: Obj) => JSON.stringify(world, null, 2);
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
-/** `/studio/new` and `/studio/<worldId>`. */
+/** `/studio/new` and `/studio/<worldId>` (the character editor of the same world, `…/character`, is a page of its own: CharacterEditor.tsx). */
 export function StudioPage({ path }: { path: string }) {
-  const rest = path.slice('/studio/'.length).split('/')[0] ?? '';
+  const rest = path.slice('/studio/'.length).replace(/\/$/, '');
   const worldId = rest === 'new' || rest === '' ? null : decodeURIComponent(rest);
   const { loading, info } = useSession();
   useEffect(() => {
@@ -65,6 +67,7 @@ function Studio({ worldId, author }: { worldId: string | null; author: string })
     return (STUDIO_SECTIONS.find(([id]) => id === hash)?.[0] ?? 'basics') as StudioSection;
   });
   const loaded = useRef(false);
+  useTitle(['Studio', draft ? String(draft.name ?? '') || 'Untitled world' : null]);
 
   useEffect(() => {
     if (loaded.current) return;
@@ -248,6 +251,13 @@ function Studio({ worldId, author }: { worldId: string | null; author: string })
               Advanced mode
             </button>
           </fieldset>
+          <Link
+            to={`/studio/${worldId ? encodeURIComponent(worldId) : 'new'}/character`}
+            className="button secondary"
+            title={dirty && server ? 'The character editor opens the saved version: save first to take your changes along' : 'Name, portrait, greetings, description, lore: the world as a character'}
+          >
+            Character editor
+          </Link>
           <ImportDialog />
           <button type="button" className="secondary" onClick={exportWorld}>
             Export
@@ -325,7 +335,8 @@ function Studio({ worldId, author }: { worldId: string | null; author: string })
           </ul>
         </section>
       )}
-      <div className={`studio-body${advanced ? ' advanced' : ''}`}>
+      {/* The interface's code and preview and the playtest player take the page's whole width. */}
+      <div className={`studio-body${advanced ? ' advanced' : ''}${!advanced && (section === 'interface' || section === 'playtest') ? ' wide' : ''}`}>
         {!advanced && (
           <nav className="studio-nav" aria-label="Studio sections">
             <ul>
@@ -364,6 +375,14 @@ function Studio({ worldId, author }: { worldId: string | null; author: string })
                         <CoverPicker
                           server={server}
                           name={worldName}
+                          onServer={(next) => {
+                            setServer(next);
+                            setBaseRevision(next.revision);
+                          }}
+                        />
+                        <PortraitPicker
+                          server={server}
+                          name={characterName({ name: worldName, entries: (draft.entries ?? []) as CharacterCandidate[] })}
                           onServer={(next) => {
                             setServer(next);
                             setBaseRevision(next.revision);

@@ -32,7 +32,7 @@ export function FieldIssue({ path }: { path: string }) {
 const asObj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
 
 /** A comma-separated list input that keeps what is being typed (a trailing comma) until it parses. */
-function ListInput({ value, path, label, onChange }: { value: unknown; path: string; label: string; onChange(v: string[]): void }) {
+export function ListInput({ value, path, label, onChange, placeholder }: { value: unknown; path: string; label: string; onChange(v: string[]): void; placeholder?: string }) {
   const list = Array.isArray(value) ? value.map(String) : [];
   const [text, setText] = useState(list.join(', '));
   const joined = list.join('\u0000');
@@ -45,6 +45,7 @@ function ListInput({ value, path, label, onChange }: { value: unknown; path: str
     <input
       aria-label={label}
       data-path={path}
+      placeholder={placeholder}
       value={text}
       onChange={(e) => {
         setText(e.target.value);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { groupOf, type MyWorld } from './MyWorldsPage.tsx';
-import { sectionOf } from './SimpleEditor.tsx';
+import { placeGreetings, sectionOf } from './SimpleEditor.tsx';
 
 describe('studio sections', () => {
   it('maps every validator path to the section that shows its field', () => {
@@ -41,5 +41,16 @@ describe('my worlds shelves', () => {
     expect(groupOf(w('published', null))).toBe('published');
     expect(groupOf(w('saved', review('rejected')))).toBe('rejected');
     expect(groupOf(w('unpublished', review('approved')))).toBe('draft');
+  });
+
+  it('an entry given the greeting role moves where greetings go; moved and other entries stay as they are', () => {
+    const lore = { id: 'lore', role: 'lore', section: 'chat-history', keywords: ['cafe'] };
+    const frame = { id: 'frame', role: 'system', section: 'system-presets', apiRole: 'system', keywords: ['x'] };
+    const edited = { ...frame, role: 'greeting' };
+    expect(placeGreetings([frame, lore], [edited, lore])).toEqual([{ ...edited, section: 'chat-history', apiRole: 'assistant', keywords: [] }, lore]);
+    // Reordering never re-places anything; a greeting edited further keeps the section its author chose.
+    const greeting = { id: 'hello', role: 'greeting', section: 'system-presets', apiRole: 'assistant', keywords: [] };
+    expect(placeGreetings([greeting, frame], [frame, greeting])).toEqual([frame, greeting]);
+    expect(placeGreetings([greeting], [{ ...greeting, content: 'Hi' }])).toEqual([{ ...greeting, content: 'Hi' }]);
   });
 });

@@ -7,6 +7,8 @@ export interface ServerWorld {
   updatedAt: string;
   publishedAt: string | null;
   coverUrl?: string | null;
+  /** The character's portrait (POST /api/worlds/:id/portrait, or a card's picture). */
+  avatarUrl?: string | null;
   world: Record<string, unknown>;
 }
 
@@ -53,4 +55,24 @@ export async function uploadAsset(worldId: string, file: File, name = file.name)
   const body = (await res.json().catch(() => ({}))) as { asset?: WorldAsset; error?: { message: string } };
   if (!res.ok || !body.asset) return { error: body.error?.message ?? `Upload failed (${res.status}).` };
   return { asset: body.asset };
+}
+
+/** The biggest portrait the server takes (the asset store's per-file limit). */
+export const PORTRAIT_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Uploads the character's portrait: the server makes the avatar (and the cover, when the world has
+ * none) with the card importer's resizing; the answer is the world's owner view.
+ */
+export async function uploadPortrait(worldId: string, file: File): Promise<{ world: ServerWorld } | { error: string }> {
+  if (file.size > PORTRAIT_BYTES) return { error: `A portrait may be at most 8 MB; this file is ${(file.size / 1024 / 1024).toFixed(1)} MB.` };
+  const res = await fetch(`/api/worlds/${encodeURIComponent(worldId)}/portrait`, {
+    method: 'POST',
+    body: file,
+    headers: { 'content-type': 'application/octet-stream' },
+    credentials: 'same-origin',
+  });
+  const body = (await res.json().catch(() => ({}))) as ServerWorld & { error?: { message: string } };
+  if (!res.ok) return { error: body.error?.message ?? `Upload failed (${res.status}).` };
+  return { world: body };
 }

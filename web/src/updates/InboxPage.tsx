@@ -3,6 +3,7 @@ import { api } from '../lib/api.ts';
 import { Link } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
 import { labelsFor, type UpdatesLanguage } from './labels.ts';
+import { useTitle } from '../lib/title.ts';
 
 interface InboxItem {
   id: string;
@@ -16,6 +17,7 @@ interface InboxItem {
 /** /app/inbox: the notifications a player received for worlds they favorited, as they were sent. */
 export function InboxPage({ language }: { language?: UpdatesLanguage }) {
   const t = labelsFor(language);
+  useTitle([t.inbox]);
   const { loading, info } = useSession();
   const [items, setItems] = useState<InboxItem[] | null>(null);
   const load = useCallback(() => {

@@ -8,6 +8,7 @@ import { PageLoading } from '../shell/PageLoading.tsx';
 import { FavoriteButton } from '../updates/FavoriteButton.tsx';
 import { UpdateHistory } from '../updates/UpdateHistory.tsx';
 import { worldCardUrl, worldUrl } from './world-data.ts';
+import { useTitle } from '../lib/title.ts';
 
 interface WorldView {
   id: string;
@@ -43,6 +44,7 @@ export function WorldPage({ id }: { id: string }) {
   const [missing, setMissing] = useState(false);
   const signedIn = !!info?.account;
   const accountId = loading ? undefined : (info?.account?.id ?? null);
+  useTitle([world?.world.name ?? (missing ? 'Not found' : null)]);
   const loadSessions = useCallback(() => {
     api<{ sessions: SessionRow[] }>(`/api/worlds/${encodeURIComponent(id)}/sessions`).then((r) => setSessions(r.sessions), () => setSessions([]));
   }, [id]);
@@ -87,7 +89,7 @@ export function WorldPage({ id }: { id: string }) {
   return (
     <div className="world-details">
       <section className="world-head">
-        <Cover url={world.coverUrl} name={name} width={COVER_HEAD.width} ratio={COVER_HEAD.ratio} eager />
+        <Cover url={world.coverUrl} name={name} width={COVER_HEAD.width} ratio={COVER_HEAD.ratio} eager seed={world.id} />
         <div>
           <h1 data-testid="world-name">{name}</h1>
           <p className="hint">

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gradientPng } from '../../../../tests/support/png.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 import { SecretBox } from './secret-box.ts';
 
@@ -141,5 +143,46 @@ describe('private AI connection, encrypted at rest', () => {
     await b.fetch('/api/auth/signup', { method: 'POST', json: { email: `p2-${Date.now()}@example.com`, password: 'long enough pw' } });
     expect((await b.fetch(`/api/personas/${first.id}`, { method: 'DELETE' })).status).toBe(404);
     expect((await a.fetch(`/api/personas/${first.id}`, { method: 'DELETE' })).status).toBe(200);
+  });
+
+  it('a persona avatar is uploaded, resized like a profile picture, replaced and removed with its file (issue 30 B)', async () => {
+    const a = new Browser(server.url);
+    await a.fetch('/api/auth/signup', { method: 'POST', json: { email: `pa-${Date.now()}@example.com`, password: 'long enough pw' } });
+    const persona = (await (await a.fetch('/api/personas', { method: 'POST', json: { name: 'Vale' } })).json()) as { id: string };
+    const upload = (id: string, body: Uint8Array | string, as = a) => as.fetch(`/api/personas/${id}/avatar`, { method: 'POST', headers: { 'content-type': 'image/png' }, body: body as Uint8Array<ArrayBuffer> });
+    const stored = () => server.ctx.objects.list(`pictures/`).then((keys) => keys.length);
+
+    // Not an image, another account's persona, no body: refused, nothing stored.
+    const before = await stored();
+    expect((await upload(persona.id, '<svg xmlns="http://www.w3.org/2000/svg"/>')).status).toBe(415);
+    const b = new Browser(server.url);
+    await b.fetch('/api/auth/signup', { method: 'POST', json: { email: `pb-${Date.now()}@example.com`, password: 'long enough pw' } });
+    expect((await upload(persona.id, new Uint8Array(gradientPng(40, 40, [1, 1, 1], [2, 2, 2])), b)).status).toBe(404);
+    expect((await upload(persona.id, new Uint8Array(0))).status).toBe(400);
+    expect(await stored()).toBe(before);
+
+    const res = await upload(persona.id, new Uint8Array(gradientPng(800, 600, [200, 40, 90], [20, 20, 120])));
+    expect(res.status).toBe(201);
+    const first = (await res.json()) as { avatar: string };
+    expect(first.avatar).toMatch(/^\/api\/account-pictures\/acc_[\w-]+\/[a-f0-9]{32}\.webp$/);
+    const served = await a.fetch(first.avatar);
+    expect(served.headers.get('content-type')).toBe('image/webp');
+    expect(await sharp(Buffer.from(await served.arrayBuffer())).metadata()).toMatchObject({ format: 'webp', width: 256, height: 256 });
+    expect((await (await a.fetch('/api/personas')).json()) as { personas: { avatar: string }[] }).toMatchObject({ personas: [{ avatar: first.avatar }] });
+
+    // A new upload replaces the file; a link set by PATCH replaces it too; removing and deleting leave no file behind.
+    const second = (await (await upload(persona.id, new Uint8Array(gradientPng(64, 64, [0, 200, 0], [0, 0, 0])))).json()) as { avatar: string };
+    expect(second.avatar).not.toBe(first.avatar);
+    expect((await a.fetch(first.avatar)).status).toBe(404);
+    await a.fetch(`/api/personas/${persona.id}`, { method: 'PATCH', json: { avatar: 'https://img.example/vale.png' } });
+    expect((await a.fetch(second.avatar)).status).toBe(404);
+    const third = (await (await upload(persona.id, new Uint8Array(gradientPng(64, 64, [0, 0, 200], [0, 0, 0])))).json()) as { avatar: string };
+    const cleared = (await (await a.fetch(`/api/personas/${persona.id}/avatar`, { method: 'DELETE' })).json()) as { avatar: string | null };
+    expect(cleared.avatar).toBeNull();
+    expect((await a.fetch(third.avatar)).status).toBe(404);
+    const fourth = (await (await upload(persona.id, new Uint8Array(gradientPng(64, 64, [90, 0, 0], [0, 0, 0])))).json()) as { avatar: string };
+    expect((await a.fetch(`/api/personas/${persona.id}`, { method: 'DELETE' })).status).toBe(200);
+    expect((await a.fetch(fourth.avatar)).status).toBe(404);
+    expect(await stored()).toBe(before);
   });
 });

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { requireAuth } from './auth.ts';
 import { newId } from '@yumina/accounts';
+import { PICTURE_UPLOAD_BYTES, removeUploaded, storePicture } from './profile-routes.ts';
 
 export interface Persona {
   id: string;
@@ -83,24 +84,71 @@ export async function personaRoutes(app: FastifyInstance, ctx: AppContext): Prom
   app.patch<{ Params: { id: string } }>('/api/personas/:id', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     const body = parseWith(patchBody, request.body);
-    const { rows } = await db.query(
-      `update personas set name = coalesce($3, name), description = coalesce($4, description),
-              avatar = case when $5::boolean then $6 else avatar end,
-              appearance = coalesce($7, appearance), personality = coalesce($8, personality), backstory = coalesce($9, backstory)
-        where id = $1 and account_id = $2 returning *`,
-      [
-        request.params.id,
-        auth.account.id,
-        body.name ?? null,
-        body.description ?? null,
-        body.avatar !== undefined,
-        body.avatar ?? null,
-        body.appearance ?? null,
-        body.personality ?? null,
-        body.backstory ?? null,
-      ],
-    );
+    const { rows, old } = await db.transaction(async (tx) => {
+      const before = await tx.query<{ avatar: string | null }>('select avatar from personas where id = $1 and account_id = $2 for update', [request.params.id, auth.account.id]);
+      const updated = await tx.query(
+        `update personas set name = coalesce($3, name), description = coalesce($4, description),
+                avatar = case when $5::boolean then $6 else avatar end,
+                appearance = coalesce($7, appearance), personality = coalesce($8, personality), backstory = coalesce($9, backstory)
+          where id = $1 and account_id = $2 returning *`,
+        [
+          request.params.id,
+          auth.account.id,
+          body.name ?? null,
+          body.description ?? null,
+          body.avatar !== undefined,
+          body.avatar ?? null,
+          body.appearance ?? null,
+          body.personality ?? null,
+          body.backstory ?? null,
+        ],
+      );
+      return { rows: updated.rows, old: before.rows[0]?.avatar ?? null };
+    });
     if (!rows[0]) throw new HttpError(404, 'NOT_FOUND', 'No such persona.');
+    // An uploaded avatar replaced by a link (or removed) is deleted with it.
+    if (old && old !== rows[0].avatar) await removeUploaded(ctx, old, auth.account.id);
+    return toPersona(rows[0]);
+  });
+
+  /**
+   * A persona's avatar uploaded (issue 30 B): the image is the body (any declared type: the
+   * content decides), resized like a profile picture (a 256 px WebP without metadata) and kept in
+   * the object store beside it, in a file of the persona's own; the previous upload goes.
+   */
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+    scope.post<{ Params: { id: string } }>('/api/personas/:id/avatar', { bodyLimit: PICTURE_UPLOAD_BYTES }, async (request, reply) => {
+      const auth = await requireAuth(ctx, request, reply);
+      const found = await db.query('select 1 from personas where id = $1 and account_id = $2', [request.params.id, auth.account.id]);
+      if (!found.rows[0]) throw new HttpError(404, 'NOT_FOUND', 'No such persona.');
+      const avatar = await storePicture(ctx, auth.account.id, request.body, request.params.id);
+      const { rows, old } = await db.transaction(async (tx) => {
+        const before = await tx.query<{ avatar: string | null }>('select avatar from personas where id = $1 and account_id = $2 for update', [request.params.id, auth.account.id]);
+        const updated = await tx.query('update personas set avatar = $3 where id = $1 and account_id = $2 returning *', [request.params.id, auth.account.id, avatar]);
+        return { rows: updated.rows, old: before.rows[0]?.avatar ?? null };
+      });
+      if (!rows[0]) {
+        // Deleted meanwhile: its new file goes too.
+        await removeUploaded(ctx, avatar, auth.account.id);
+        throw new HttpError(404, 'NOT_FOUND', 'No such persona.');
+      }
+      if (old && old !== avatar) await removeUploaded(ctx, old, auth.account.id);
+      reply.code(201);
+      return toPersona(rows[0]);
+    });
+  });
+
+  app.delete<{ Params: { id: string } }>('/api/personas/:id/avatar', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    const { rows, old } = await db.transaction(async (tx) => {
+      const before = await tx.query<{ avatar: string | null }>('select avatar from personas where id = $1 and account_id = $2 for update', [request.params.id, auth.account.id]);
+      const updated = await tx.query('update personas set avatar = null where id = $1 and account_id = $2 returning *', [request.params.id, auth.account.id]);
+      return { rows: updated.rows, old: before.rows[0]?.avatar ?? null };
+    });
+    if (!rows[0]) throw new HttpError(404, 'NOT_FOUND', 'No such persona.');
+    if (old) await removeUploaded(ctx, old, auth.account.id);
     return toPersona(rows[0]);
   });
 
@@ -118,8 +166,9 @@ export async function personaRoutes(app: FastifyInstance, ctx: AppContext): Prom
 
   app.delete<{ Params: { id: string } }>('/api/personas/:id', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
-    const { rowCount } = await db.query('delete from personas where id = $1 and account_id = $2', [request.params.id, auth.account.id]);
-    if (!rowCount) throw new HttpError(404, 'NOT_FOUND', 'No such persona.');
+    const { rows } = await db.query<{ avatar: string | null }>('delete from personas where id = $1 and account_id = $2 returning avatar', [request.params.id, auth.account.id]);
+    if (!rows[0]) throw new HttpError(404, 'NOT_FOUND', 'No such persona.');
+    if (rows[0].avatar) await removeUploaded(ctx, rows[0].avatar, auth.account.id);
     return { ok: true };
   });
 }

@@ -56,19 +56,7 @@ export async function profileRoutes(app: FastifyInstance, ctx: AppContext): Prom
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
     scope.post('/api/account/picture', { bodyLimit: PICTURE_UPLOAD_BYTES }, async (request, reply) => {
       const { account } = await requireAuth(ctx, request, reply);
-      const bytes = request.body;
-      if (!Buffer.isBuffer(bytes) || bytes.length === 0) throw new HttpError(400, 'EMPTY_UPLOAD', 'Send the image as the request body.');
-      if (sniffAssetType(bytes)?.kind !== 'image') throw new HttpError(415, 'UNSUPPORTED_PICTURE_TYPE', 'A picture must be a PNG, JPEG, GIF, WebP or AVIF image.');
-      let resized: Buffer;
-      try {
-        resized = await resizePicture(bytes);
-      } catch (err) {
-        if (err instanceof PictureError) throw new HttpError(422, err.code, err.message);
-        throw err;
-      }
-      const file = `${createHash('sha256').update(resized).digest('hex').slice(0, 32)}.webp`;
-      await ctx.objects.put(pictureKey(account.id, file), resized, 'image/webp');
-      const picture = `${PICTURE_PATH}${account.id}/${file}`;
+      const picture = await storePicture(ctx, account.id, request.body);
       await db.query('update accounts set picture = $2 where id = $1', [account.id, picture]);
       if (account.picture && account.picture !== picture) await removeUploaded(ctx, account.picture);
       reply.code(201);
@@ -98,7 +86,28 @@ export async function profileRoutes(app: FastifyInstance, ctx: AppContext): Prom
   });
 }
 
-async function removeUploaded(ctx: AppContext, picture: string): Promise<void> {
+/**
+ * An uploaded picture of an account (its profile picture, or a persona's avatar with `salt` = the
+ * persona's id, so that each has a file of its own): checked by its content, resized to a 256 px
+ * WebP without metadata, kept in the object store under the hash of what is stored; its public path.
+ */
+export async function storePicture(ctx: AppContext, accountId: string, bytes: unknown, salt = ''): Promise<string> {
+  if (!Buffer.isBuffer(bytes) || bytes.length === 0) throw new HttpError(400, 'EMPTY_UPLOAD', 'Send the image as the request body.');
+  if (sniffAssetType(bytes)?.kind !== 'image') throw new HttpError(415, 'UNSUPPORTED_PICTURE_TYPE', 'A picture must be a PNG, JPEG, GIF, WebP or AVIF image.');
+  let resized: Buffer;
+  try {
+    resized = await resizePicture(bytes);
+  } catch (err) {
+    if (err instanceof PictureError) throw new HttpError(422, err.code, err.message);
+    throw err;
+  }
+  const file = `${createHash('sha256').update(salt).update(resized).digest('hex').slice(0, 32)}.webp`;
+  await ctx.objects.put(pictureKey(accountId, file), resized, 'image/webp');
+  return `${PICTURE_PATH}${accountId}/${file}`;
+}
+
+/** Removes an uploaded picture of `accountId` (a link elsewhere, or another account's path, is left alone). */
+export async function removeUploaded(ctx: AppContext, picture: string, accountId?: string): Promise<void> {
   const match = UPLOADED.exec(picture);
-  if (match) await ctx.objects.delete(pictureKey(match[1]!, match[2]!)).catch(() => {});
+  if (match && (accountId === undefined || match[1] === accountId)) await ctx.objects.delete(pictureKey(match[1]!, match[2]!)).catch(() => {});
 }

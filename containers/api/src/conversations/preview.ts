@@ -1,5 +1,6 @@
 import { completeChat } from '@yumina/ai';
 import { HttpError, parseWith } from '@yumina/http';
+import { assetPath } from '@yumina/sandbox';
 import { sharedTokenCounter } from '@yumina/tokens';
 import { assemblePrompt, runTurn, startSession, toProviderMessages, type WorldDefinition, type WorldState } from '@yumina/world';
 import type { FastifyInstance } from 'fastify';
@@ -33,8 +34,16 @@ export async function previewRoutes(app: FastifyInstance, ctx: AppContext): Prom
   app.get<{ Params: { worldId: string } }>('/api/worlds/:worldId/preview', async (request) => {
     const world = await publishedWorld(ctx, request.params.worldId);
     const start = startSession(world as never, { now: new Date(), seed: 'preview', sessionId: 'preview' });
+    // The live cover and portrait, for the character's chat bubbles (public, as the live version is).
+    const pictures = await ctx.db.read.query<{ cover: string | null; avatar: string | null }>(
+      'select live_cover_asset_id as cover, live_avatar_asset_id as avatar from worlds where id = $1',
+      [request.params.worldId],
+    );
+    const { cover = null, avatar = null } = pictures.rows[0] ?? {};
     return {
       world,
+      coverUrl: cover ? assetPath(request.params.worldId, cover) : null,
+      avatarUrl: avatar ? assetPath(request.params.worldId, avatar) : null,
       state: start.state,
       greetings: start.greetings,
       capabilities: { canSendMessage: canSend(), canPersistSession: false, canUseSessionApis: false, requiresAuth: true },

@@ -123,4 +123,53 @@ describe('a card picture becomes the cover and the avatar (real PostgreSQL)', ()
     expect((await stranger.fetch(`/api/worlds/${first.id}/card.png`)).status).toBe(404);
     expect((await author.fetch(`/api/worlds/${first.id}/card.gif`)).status).toBe(404);
   });
+
+  it('a portrait uploaded in the studio (issue 30 B): the same resizing makes the avatar, and the cover while the world has none; readers get it once published', async () => {
+    const created = (await (await author.fetch('/api/worlds', { method: 'POST', json: { world: { version: '20.0.0', name: 'Portrait test' } } })).json()) as Imported & { revision: number };
+    const upload = (id: string, body: Uint8Array | string, as: Browser = author) =>
+      as.fetch(`/api/worlds/${id}/portrait`, { method: 'POST', headers: { 'content-type': 'image/png' }, body: body as Uint8Array<ArrayBuffer> });
+    const assetCount = async (id: string) => ((await (await author.fetch(`/api/worlds/${id}/assets`)).json()) as { assets: unknown[] }).assets.length;
+
+    // Bad input changes nothing: not an image (an SVG declared as PNG), an undecodable one, an empty body, another account.
+    expect((await upload(created.id, '<svg xmlns="http://www.w3.org/2000/svg"/>')).status).toBe(415);
+    const broken = new Uint8Array(gradientPng(60, 60, [0, 0, 0], [9, 9, 9]));
+    broken.fill(0x55, Buffer.from(broken).indexOf('IDAT') + 6, Buffer.from(broken).indexOf('IDAT') + 40);
+    const unreadable = await upload(created.id, broken);
+    expect(unreadable.status).toBe(422);
+    expect(((await unreadable.json()) as { error: { code: string } }).error.code).toBe('PICTURE_UNREADABLE');
+    expect((await upload(created.id, new Uint8Array(0))).status).toBe(400);
+    const stranger = new Browser(server.url);
+    await stranger.fetch('/api/auth/signup', { method: 'POST', json: { email: `portrait-stranger-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Stranger' } });
+    expect((await upload(created.id, new Uint8Array(gradientPng(60, 90, [1, 1, 1], [2, 2, 2])), stranger)).status).toBe(404);
+    expect(await assetCount(created.id)).toBe(0);
+    const unchanged = (await (await author.fetch(`/api/worlds/${created.id}`)).json()) as Imported & { revision: number };
+    expect(unchanged).toMatchObject({ revision: created.revision, avatarUrl: null, coverUrl: null });
+
+    // A portrait: the whole picture within 512 × 768 as the avatar, and the library cover from its top.
+    const res = await upload(created.id, new Uint8Array(gradientPng(600, 900, [220, 120, 40], [30, 30, 90])));
+    expect(res.status).toBe(201);
+    const first = (await res.json()) as Imported & { revision: number };
+    expect(first.revision).toBe(created.revision + 1);
+    expect(await picture(first.avatarUrl!)).toMatchObject({ type: 'image/webp', meta: { width: 512, height: 768 } });
+    expect(await picture(first.coverUrl!)).toMatchObject({ type: 'image/webp', meta: { width: 640, height: 360 } });
+    // Another portrait replaces the avatar; the cover the world now has stays.
+    const second = (await (await upload(created.id, new Uint8Array(gradientPng(300, 300, [0, 90, 0], [0, 0, 0])))).json()) as Imported;
+    expect(second.avatarUrl).not.toBe(first.avatarUrl);
+    expect(second.coverUrl).toBe(first.coverUrl);
+    expect(await picture(second.avatarUrl!)).toMatchObject({ meta: { width: 300, height: 300 } });
+
+    // Published, the preview (guests) and every reader see the live portrait.
+    await server.ctx.db.primary.query('update review_rule set hold_first_publication = false');
+    expect((await author.fetch(`/api/worlds/${created.id}/publish`, { method: 'POST' })).status).toBe(200);
+    const guest = new Browser(server.url);
+    const preview = (await (await guest.fetch(`/api/worlds/${created.id}/preview`)).json()) as { avatarUrl: string; coverUrl: string };
+    expect(preview).toMatchObject({ avatarUrl: second.avatarUrl, coverUrl: first.coverUrl });
+    expect((await guest.fetch(preview.avatarUrl)).status).toBe(200);
+    expect(((await (await stranger.fetch(`/api/worlds/${created.id}`)).json()) as Imported).avatarUrl).toBe(second.avatarUrl);
+
+    // Removed: no avatar (the cover stays), and a published world's readers follow.
+    const removed = (await (await author.fetch(`/api/worlds/${created.id}/portrait`, { method: 'DELETE' })).json()) as Imported;
+    expect(removed).toMatchObject({ avatarUrl: null, coverUrl: first.coverUrl });
+    expect(((await (await guest.fetch(`/api/worlds/${created.id}/preview`)).json()) as { avatarUrl: string | null }).avatarUrl).toBeNull();
+  });
 });

@@ -9,6 +9,7 @@ import type { AppContext } from '../context.ts';
 import { publishWorld, unpublishWorld } from '../studio/review.ts';
 import { cardRoute } from './card-route.ts';
 import { importRoute } from './import-route.ts';
+import { portraitRoute } from './portrait-route.ts';
 import { CARD_SELECT, cardFields, cardView, libraryRoutes } from './library.ts';
 import { variantRoutes } from './variants.ts';
 import { LIVE_WHERE, versionOf, type WorldVersion } from './version.ts';
@@ -276,4 +277,6 @@ export async function worldRoutes(app: FastifyInstance, ctx: AppContext): Promis
   await importRoute(app, ctx);
   // GET /api/worlds/:id/card.png|json: the world as a SillyTavern character card (the way back: import).
   await cardRoute(app, ctx);
+  // POST|DELETE /api/worlds/:id/portrait: the character's portrait (avatar, and the cover when there is none).
+  await portraitRoute(app, ctx);
 }

@@ -54,6 +54,51 @@ export interface CardWorldExtension {
 
 const byPosition = (left: WorldEntry, right: WorldEntry) => left.position - right.position;
 
+/** The parts of an entry that decide whether it is the world's character (any shape: the player reads an unvalidated copy). */
+export interface CharacterCandidate {
+  name?: unknown;
+  role?: unknown;
+  section?: unknown;
+  enabled?: unknown;
+  conditions?: unknown;
+  keywords?: unknown;
+  position?: unknown;
+}
+
+/**
+ * Whether an entry is a character entry as the card sees one: an always-sent, enabled
+ * `character` system-preset without conditions (the card's `description` comes from the first).
+ */
+export function isCharacterEntry(entry: CharacterCandidate): boolean {
+  const keywords = Array.isArray(entry.keywords) ? entry.keywords : [];
+  const conditions = Array.isArray(entry.conditions) ? entry.conditions : [];
+  return (
+    entry.role === 'character' &&
+    entry.section === 'system-presets' &&
+    entry.enabled !== false &&
+    conditions.length === 0 &&
+    keywords.every((keyword) => typeof keyword !== 'string' || keyword.trim() === '')
+  );
+}
+
+/** The world's character: its first character entry by position (see isCharacterEntry), or null. */
+export function characterEntry<E extends CharacterCandidate>(world: { entries?: readonly E[] | undefined }): E | null {
+  const entries = [...(world.entries ?? [])];
+  const position = (entry: CharacterCandidate) => (typeof entry.position === 'number' ? entry.position : 0);
+  // A stable sort, as exportCard's: equal positions keep their stored order.
+  entries.sort((left, right) => position(left) - position(right));
+  return entries.find(isCharacterEntry) ?? null;
+}
+
+/**
+ * The character's name, as its chat bubbles show it: the name of the world's character entry
+ * (a card's name; "Mina Park" in Rain on Willow Street), else the world's name.
+ */
+export function characterName(world: { name: string; entries?: readonly CharacterCandidate[] | undefined }): string {
+  const name = characterEntry(world)?.name;
+  return typeof name === 'string' && name.trim() !== '' ? name.trim() : world.name;
+}
+
 export interface CardExport {
   /** The V3 card. */
   card: Json;
@@ -72,6 +117,8 @@ export function exportCard(world: WorldDefinition): CardExport {
   };
   const always = (entry: WorldEntry) => entry.keywords.every((keyword) => keyword.trim() === '');
   const presets = (role: WorldEntry['role']) => (entry: WorldEntry) => entry.section === 'system-presets' && entry.role === role && always(entry);
+  // The character entry is the one characterEntry names (the chat bubbles show its name).
+  const first = characterEntry(world);
   const fields: Record<string, string[]> = {};
   const sources: CardWorldExtension['sources'] = {};
   const join = (field: string, list: WorldEntry[], prefix = '') => {
@@ -81,7 +128,7 @@ export function exportCard(world: WorldDefinition): CardExport {
   };
 
   // The character's own entries: the first character entry, personality and scenario, in step 1.
-  const character = take((entry) => presets('character')(entry)).slice(0, 1);
+  const character = take((entry) => entry === first);
   const characterPosition = character[0]?.position ?? Number.POSITIVE_INFINITY;
   const personality = take((entry) => presets('personality')(entry) && entry.position > characterPosition - 1).slice(0, 1);
   const scenario = take((entry) => presets('scenario')(entry) && entry.position > characterPosition).slice(0, 1);

@@ -2,4 +2,5 @@ export { type FoldedChange, foldChanges, type ImportAsset, type ImportChange, ty
 export { type ImportOptions, type ImportResult, importWorld } from './import-world.ts';
 export { Base64Error, decodeBase64, decodeBase64Utf8, encodeBase64, encodeBase64Utf8, isPng, pngReplaceText, pngWithText, PngTextError, readPngText, readPngTextBytes } from './png-text.ts';
 export { uuidFromText } from './world-versions.ts';
-export { CARD_EXTENSION, type CardExport, type CardWorldExtension, cardAsV2, cardPng, exportCard } from './card-export.ts';
+export { CARD_EXTENSION, type CardExport, type CardWorldExtension, type CharacterCandidate, cardAsV2, cardPng, characterEntry, characterName, exportCard, isCharacterEntry } from './card-export.ts';
+export { applyCharacterSheet, type CharacterSheet, emptySheet, readCharacterSheet, type SheetLore, sheetCard } from './character-sheet.ts';
