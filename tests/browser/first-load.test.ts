@@ -11,7 +11,8 @@ import { startTestServer, type TestServer } from '../support/server.ts';
  * - The home page, the library and a world page: at most 170 KB of JavaScript transferred
  *   (compressed, as Chromium counts it), and none of it from the studio, CodeMirror, the companion
  *   board, admin, the player or the sandbox host (each requested script's source map names its sources).
- * - The studio's code (and CodeMirror) loads only when it is entered, behind a visible loading state.
+ * - The studio's code (and CodeMirror) loads only when it is entered, behind a visible loading state;
+ *   the character editor (issue 30 D) is a chunk of its own, without the full studio or CodeMirror.
  * - Built assets go out precompressed with Vary, hashed ones immutable for a year, the shell revalidated;
  *   API JSON of 1 KB and more compressed.
  */
@@ -109,6 +110,26 @@ describe('first load (issue 32)', () => {
     expect(sources.some((s) => s.includes('/web/src/studio/StudioPage.tsx'))).toBe(true);
     expect(sources.some((s) => s.includes('@codemirror/view'))).toBe(true);
     expect(beforeStudio.some((p) => p.includes('StudioPage'))).toBe(false);
+    await context.close();
+  });
+
+  it('the character editor is a chunk of its own: opening it loads neither the full studio nor CodeMirror', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(20_000);
+    const signup = await context.request.post(`${server.url}/api/auth/signup`, { data: { email: `character-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Character Tester' } });
+    expect(signup.status()).toBe(201);
+    const loaded: string[] = [];
+    page.on('request', (r) => {
+      if (r.resourceType() === 'script') loaded.push(new URL(r.url()).pathname);
+    });
+    await page.goto(`${server.url}/studio/new/character`);
+    await page.getByRole('textbox', { name: 'Name', exact: true }).waitFor();
+    await page.waitForLoadState('networkidle');
+    const sources = loaded.flatMap((file) => sourcesOf(file));
+    expect(sources.some((s) => s.endsWith('/web/src/studio/CharacterEditor.tsx'))).toBe(true);
+    expect(sources.filter((s) => /\/web\/src\/studio\/(StudioPage|InterfaceSection|Playtest)\.tsx$|@codemirror|@lezer/.test(s))).toEqual([]);
+    expect(await page.title()).toBe('Character editor · New character · Yumina');
     await context.close();
   });
 
