@@ -130,7 +130,10 @@ describe('the web app journey', () => {
     expect(await guest.getByTestId('cover-message').textContent()).not.toBe('Cover set.');
     await coverInput.setInputFiles({ name: 'cover.png', mimeType: 'image/png', buffer: PNG });
     await poll(() => guest.getByTestId('cover-message').textContent()).toBe('Cover set.');
-    await poll(() => guest.getByTestId('cover-picker').getByRole('img', { name: `Cover of ${worldName}` }).count()).toBe(1);
+    const pickerCover = guest.getByTestId('cover-picker').getByRole('img', { name: `Cover of ${worldName}` });
+    await poll(() => pickerCover.count()).toBe(1);
+    const pickerBox = (await pickerCover.boundingBox())!;
+    expect([pickerBox.width, Math.abs(pickerBox.height - (pickerBox.width * 9) / 16) <= 1]).toEqual([240, true]);
     await shot(guest, 'studio');
 
     // Playtests the working copy (on the player's own connection now).
@@ -182,6 +185,11 @@ describe('the web app journey', () => {
     await poll(() => other.getByRole('list', { name: 'Worlds' }).getByTestId('world-card').count()).toBe(1);
     expect(await other.getByRole('list', { name: 'Worlds' }).textContent()).toContain(worldName);
     expect(other.url()).toContain('tag=lanterns');
+    // The uploaded cover is drawn in the card's 16:9 box from a resized copy (its 1x and 2x widths), not stretched to its height attribute.
+    const cardCover = other.getByRole('list', { name: 'Worlds' }).getByRole('img', { name: `Cover of ${worldName}` });
+    expect(await cardCover.getAttribute('srcset')).toMatch(/\?w=360 1x, .*\?w=720 2x$/);
+    const cardBox = (await cardCover.boundingBox())!;
+    expect(Math.abs(cardBox.height - (cardBox.width * 9) / 16)).toBeLessThanOrEqual(1);
     await shot(other, 'library');
     await other.getByRole('link', { name: worldName }).click();
     await other.getByTestId('play').click();
