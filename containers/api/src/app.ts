@@ -13,6 +13,7 @@ import { oauthRoutes } from './accounts/oauth.ts';
 import { personaRoutes } from './accounts/personas.ts';
 import { accountRoutes } from './accounts/routes.ts';
 import { emailRoutes } from './accounts/email-routes.ts';
+import { signupRoutes } from './accounts/signup-routes.ts';
 import { passwordRoutes } from './accounts/password-routes.ts';
 import { exportRoutes } from './accounts/export-routes.ts';
 import { loginRoutes } from './accounts/login-routes.ts';
@@ -112,6 +113,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     app.get('/api/version', async () => ({ version: ctx.config.version, mode: ctx.config.mode }));
     await accountRoutes(app, ctx);
     await emailRoutes(app, ctx);
+    await signupRoutes(app, ctx);
     await passwordRoutes(app, ctx);
     await loginRoutes(app, ctx);
     await profileRoutes(app, ctx);

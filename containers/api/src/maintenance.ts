@@ -4,6 +4,7 @@ import { purgeOldMail } from '@yumina/mail';
 import { LeaderScheduler, type ScheduledJob } from '@yumina/store';
 import { purgeOldSessions } from '@yumina/accounts';
 import { purgeOldLinks } from './accounts/account-links.ts';
+import { purgeOldSignups } from './accounts/signup-routes.ts';
 import { purgeOldExports } from './accounts/data-export.ts';
 import { settleStaleReplies } from './conversations/turn-lock.ts';
 import type { AppContext } from './context.ts';
@@ -16,7 +17,7 @@ const JOBS: Record<string, JobBody> = {
   'expired-sessions': async (ctx) => `removed ${await purgeOldSessions(ctx.db.primary)} sessions`,
   'abandoned-credit-reservations': async (ctx) => `settled ${await settleAbandonedReservations(ctx.db.primary, 15)} reservations`,
   'stale-replies': async (ctx) => `failed ${await settleStaleReplies(ctx)} replies left streaming`,
-  'old-account-links': async (ctx) => `removed ${await purgeOldLinks(ctx.db.primary)} used or expired links`,
+  'old-account-links': async (ctx) => `removed ${await purgeOldLinks(ctx.db.primary)} used or expired links and ${await purgeOldSignups(ctx.db.primary)} ended sign-ups`,
   'expired-data-exports': async (ctx) => `removed ${await purgeOldExports(ctx)} data exports`,
   'old-mail': async (ctx) => `removed ${await purgeOldMail(ctx.db.primary)} sent or abandoned mails`,
   'player-counts': async (ctx) => `repaired the player count of ${await repairPlayerCounts(ctx.db.primary)} worlds`,

@@ -78,7 +78,7 @@ export async function serveWeb(app: FastifyInstance, webDist: string): Promise<v
  */
 const APP_ROUTES = [
   /^\/$/,
-  /^\/(login|signup|library|studio|inbox|forgot-password|reset-password|verify-email)\/?$/,
+  /^\/(login|signup|library|studio|inbox|forgot-password|reset-password|verify-email|complete-signup)\/?$/,
   /^\/app\/(settings|models|inbox)\/?$/,
   /^\/(play|worlds)\/[^/]+\/?$/,
   /^\/studio\/[^/]+(\/character)?\/?$/,

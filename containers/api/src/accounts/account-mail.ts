@@ -42,6 +42,25 @@ export const accountMail = {
       { label: 'Verify my address', url },
       ['If you did not create a Yumina account, ignore this mail: nothing happens without the link.'],
     ),
+  confirmSignup: (name: string, url: string) =>
+    compose(
+      'Finish creating your Yumina account',
+      [hello(name), 'Someone (we hope you) asked to create a Yumina account with this address. Follow the link to finish: it creates the account and signs you in. It works once, for 24 hours.'],
+      { label: 'Create my account', url },
+      ['If you did not ask for this, ignore this mail: no account is created without the link.'],
+    ),
+  signupAddressInUse: (email: string, loginUrl: string, forgotUrl: string) =>
+    compose(
+      'Someone tried to create a Yumina account with your address',
+      [
+        'Hello,',
+        `Someone tried to create a new Yumina account with ${email}. Your address already has an account, so nothing was created and nothing changed.`,
+        `If it was you, sign in instead: ${loginUrl}`,
+        'If you have forgotten your password, you can set a new one:',
+      ],
+      { label: 'Reset my password', url: forgotUrl },
+      ['If this was not you, you do not need to do anything: your account stays as it is.'],
+    ),
   confirmNewEmail: (name: string, email: string, url: string) =>
     compose(
       'Confirm your new e-mail address for Yumina',

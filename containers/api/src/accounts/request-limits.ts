@@ -40,15 +40,6 @@ export function limitLogin(ctx: AppContext, request: FastifyRequest, email: stri
   );
 }
 
-/** Sign-up: limited per client address. */
-export function limitSignup(ctx: AppContext, request: FastifyRequest): Promise<void> {
-  return enforceLimits(
-    ctx,
-    [{ key: `signup:address:${request.ip}`, limit: ctx.config.limits.signupsPerHour, windowSeconds: 3600 }],
-    'Too many accounts were created from this address. Try again later.',
-  );
-}
-
 /** AI connection tests and model listings: limited per account (each one calls the provider). */
 export function limitAiCheck(ctx: AppContext, accountId: string): Promise<void> {
   return enforceLimits(

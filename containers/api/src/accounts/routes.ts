@@ -1,68 +1,16 @@
-import { grantCredits } from '@yumina/billing';
 import { HttpError, parseWith } from '@yumina/http';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { endSession, findAccount, linkedIdentities, newId, SESSION_COOKIE } from '@yumina/accounts';
+import { endSession, findAccount, linkedIdentities, SESSION_COOKIE } from '@yumina/accounts';
 import { authenticate, requireAuth, startLogin } from './auth.ts';
-import { emailField, pendingEmail, sendVerification } from './email-routes.ts';
-import { isReservedAddress } from './email-address.ts';
-import { limitLogin, limitSignup } from './request-limits.ts';
-import { DUMMY_HASH, hashPassword, verifyPassword } from './password.ts';
-import { newPassword } from './password-routes.ts';
-import { displayNameField, usernameField } from './profile-routes.ts';
+import { emailField, pendingEmail } from './email-routes.ts';
+import { limitLogin } from './request-limits.ts';
+import { DUMMY_HASH, verifyPassword } from './password.ts';
 
-const email = emailField;
-const password = newPassword;
-
-const signUpBody = z.strictObject({
-  // The reserved .invalid domain is where accounts without an address keep their placeholder.
-  email: email.refine((e) => !isReservedAddress(e), 'must be an address that can receive mail'),
-  password,
-  displayName: displayNameField.optional(),
-  username: usernameField.optional(),
-});
-const loginBody = z.strictObject({ email, password: z.string().min(1).max(200) });
+const loginBody = z.strictObject({ email: emailField, password: z.string().min(1).max(200) });
 
 export async function accountRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  app.post('/api/auth/signup', async (request, reply) => {
-    const body = parseWith(signUpBody, request.body);
-    await limitSignup(ctx, request);
-    const passwordHash = await hashPassword(body.password);
-    const id = newId('acc');
-    const displayName = body.displayName ?? body.email.split('@')[0]!;
-    try {
-      await ctx.db.primary.transaction(async (tx) => {
-        const inserted = await tx.query(
-          `insert into accounts (id, email, username, display_name)
-           select $1, $2, $3, $4 where not exists (select 1 from retired_account_ids where id = $1)`,
-          [id, body.email, body.username ?? null, displayName],
-        );
-        if (inserted.rowCount !== 1) throw new HttpError(409, 'RETRY', 'Please try again.');
-        await tx.query('insert into password_credentials (account_id, email, password_hash) values ($1, $2, $3)', [
-          id,
-          body.email,
-          passwordHash,
-        ]);
-        // The address is unverified until its link is followed; the mail goes with the account or not at all.
-        await sendVerification(ctx, tx, { id, email: body.email, displayName });
-      });
-    } catch (err) {
-      const constraint = (err as { code?: string; constraint?: string }).code === '23505' ? (err as { constraint?: string }).constraint : undefined;
-      // An address identifies one account: a password sign-up's, or one a provider vouched for.
-      if (constraint === 'password_credentials_email_key' || constraint === 'accounts_email_key') {
-        throw new HttpError(409, 'EMAIL_TAKEN', 'An account with this e-mail already exists.');
-      }
-      if (constraint === 'accounts_username_key') throw new HttpError(409, 'USERNAME_TAKEN', 'This username is taken.');
-      throw err;
-    }
-    // With the platform's provider on, a newcomer can play at once on welcome credits.
-    if (ctx.config.ai.official && ctx.config.welcomeCredits > 0) await grantCredits(ctx.db.primary, id, ctx.config.welcomeCredits, null, 'Welcome credits');
-    const session = await startLogin(ctx, reply, id, request);
-    reply.code(201);
-    return { account: await findAccount(ctx.db.primary, id), session: { id: session.id, expiresAt: session.expiresAt.toISOString() } };
-  });
-
   app.post('/api/auth/login', async (request, reply) => {
     const body = parseWith(loginBody, request.body);
     await limitLogin(ctx, request, body.email);
