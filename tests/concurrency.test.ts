@@ -10,6 +10,7 @@ import { type FakeOpenAi, startFakeOpenAi } from './support/fake-openai.ts';
 import { createTestDatabase, type TestDatabase } from './support/postgres.ts';
 import { sharedRedisUrl, testPrefix } from './support/redis.ts';
 import { Browser } from './support/server.ts';
+import { signUp as signUpAccount } from './support/sign-up.ts';
 
 /**
  * Many players at once, through the HTTP API of a real server, on both backends: the embedded
@@ -68,10 +69,10 @@ for (const backend of backends) {
     async function signUp(label: string): Promise<{ player: Browser; account: Account; res: string }> {
       const player = new Browser(server.url);
       const email = `${label}-${unique()}@example.com`;
-      const res = await player.fetch('/api/auth/signup', { method: 'POST', json: { email, password: 'long enough pw' } });
-      if (res.status !== 201) return { player, account: { id: '', email }, res: await outcome(res) };
-      const body = (await res.json()) as { account: Account };
-      return { player, account: body.account, res: '201' };
+      // The sign-up answers 202; the account is made (and the browser signed in) by following the mailed link.
+      const res = await signUpAccount({ url: server.url, dataDir }, player, { email, password: 'long enough pw' }).catch((err: Error) => err);
+      if (res instanceof Error) return { player, account: { id: '', email }, res: res.message };
+      return { player, account: res.account as Account, res: String(res.status) };
     }
 
     beforeAll(async () => {

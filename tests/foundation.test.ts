@@ -6,6 +6,7 @@ import { withDeadline } from '@yumina/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from './support/redis.ts';
 import { Browser, startTestServer, type TestServer } from './support/server.ts';
+import { signUp as signUpAccount } from './support/sign-up.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const tsx = join(root, 'node_modules/.bin/tsx');
@@ -90,9 +91,9 @@ describe('npm start on embedded defaults (no DATABASE_URL, no REDIS_URL)', () =>
 
     const email = `restart-${Date.now()}@example.com`;
     const player = new Browser(base);
-    const signUp = await player.fetch('/api/auth/signup', { method: 'POST', json: { email, password: 'survives restarts' } });
+    const signUp = await signUpAccount({ url: base, dataDir }, player, { email, password: 'survives restarts' });
     expect(signUp.status).toBe(201);
-    const { account } = (await signUp.json()) as { account: { id: string } };
+    const { account } = signUp as { account: { id: string } };
 
     first.child.kill('SIGTERM');
     expect(await exited(first.child)).toBe(0);

@@ -9,6 +9,7 @@ import * as partnerToken from '../functions/partner-token/handler.ts';
 import * as worldUpdates from '../functions/world-updates/handler.ts';
 import { sharedRedisUrl, testPrefix } from './support/redis.ts';
 import { Browser, startTestServer, type TestServer } from './support/server.ts';
+import { signUp } from './support/sign-up.ts';
 
 /**
  * The deployed options of the functions (handler.ts `deployedOptions`, what the deployed
@@ -94,9 +95,9 @@ describe('the deployed function handlers on the real PostgreSQL and Redis', () =
     handlers.partnerToken = partnerToken.createHandler(() => partnerToken.deployedOptions(configs.partnerToken), undefined, () => proxyTrustOf(configs.partnerToken)) as Handler;
     handlers.worldUpdates = worldUpdates.createHandler(() => worldUpdates.deployedOptions(configs.worldUpdates), undefined, () => proxyTrustOf(configs.worldUpdates)) as Handler;
     player = new Browser(server.url);
-    const signup = await player.fetch('/api/auth/signup', { method: 'POST', json: { email: `fn-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Io' } });
+    const signup = await signUp(server, player, { email: `fn-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Io' });
     expect(signup.status).toBe(201);
-    accountId = ((await signup.json()) as { account: { id: string } }).account.id;
+    accountId = (signup as { account: { id: string } }).account.id;
     cookie = player.cookieHeader;
   });
   afterAll(() => server?.stop());

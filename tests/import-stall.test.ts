@@ -16,6 +16,7 @@ import { cardPng } from './support/card-png.ts';
 import { createTestDatabase, type TestDatabase } from './support/postgres.ts';
 import { freePort, sharedRedisUrl, testPrefix } from './support/redis.ts';
 import { Browser } from './support/server.ts';
+import { signUp } from './support/sign-up.ts';
 
 const root = resolve(import.meta.dirname, '..');
 
@@ -76,7 +77,7 @@ describe('imports off the event loop', () => {
 
   it('/health/live answers within 50 ms p99 while three 10 MB card imports run', async () => {
     const author = new Browser(url);
-    await author.fetch('/api/auth/signup', { method: 'POST', json: { email: `stall-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Stall' } });
+    await signUp({ url, dataDir: dir }, author, { email: `stall-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Stall' });
     const files = await Promise.all(
       [0, 1, 2].map(async (index) => {
         const file = join(dir, `card-${index}.png`);

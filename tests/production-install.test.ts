@@ -8,6 +8,7 @@ import { containerSettings } from './support/container-settings.ts';
 import { createTestDatabase, type TestDatabase } from './support/postgres.ts';
 import { freePort } from './support/redis.ts';
 import { Browser } from './support/server.ts';
+import { signUp } from './support/sign-up.ts';
 
 /**
  * The image without Docker: the final stage of containers/api/Dockerfile replayed on this machine.
@@ -43,6 +44,7 @@ describe('the image runs the compiled container (Dockerfile final stage)', () =>
   let database: TestDatabase;
   let server: ChildProcess | undefined;
   let url: string;
+  let outbox: string;
   let stderr = '';
   const partners = JSON.stringify([{ slug: 'starfall', clientOrigin: 'https://play.starfall.example', issuer: 'https://platform.test', audience: 'starfall' }]);
 
@@ -65,12 +67,14 @@ describe('the image runs the compiled container (Dockerfile final stage)', () =>
     database = await createTestDatabase();
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
+    const settings = containerSettings('https://platform.test');
+    outbox = settings.MAIL_OUTBOX_DIR!;
     server = spawn(cmd[0] === 'node' ? process.execPath : cmd[0]!, cmd.slice(1), {
       cwd: app,
       env: {
         PATH: process.env.PATH,
         ...imageEnv,
-        ...containerSettings('https://platform.test'),
+        ...settings,
         DATABASE_URL: database.url,
         PORT: String(port),
         HOST: '127.0.0.1',
@@ -115,7 +119,7 @@ describe('the image runs the compiled container (Dockerfile final stage)', () =>
 
     const email = `image-${Date.now()}@example.com`;
     const first = new Browser(url);
-    const signup = await first.fetch('/api/auth/signup', { method: 'POST', json: { email, password: 'long enough pw', displayName: 'Ada' } });
+    const signup = await signUp({ url, outbox }, first, { email, password: 'long enough pw', displayName: 'Ada' });
     expect(signup.status).toBe(201);
     const second = new Browser(url);
     const login = await second.fetch('/api/auth/login', { method: 'POST', json: { email, password: 'long enough pw' } });

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { FakeOpenAi } from '../support/fake-openai.ts';
 import { Browser, type TestServer } from '../support/server.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
+import { signUp } from '../support/sign-up.ts';
 
 /** A 1×1 PNG. */
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
@@ -25,7 +26,7 @@ describe('a world asset in the player and its sandboxed interface', () => {
 
   async function account(name: string): Promise<Browser> {
     const who = new Browser(server.url);
-    await who.fetch('/api/auth/signup', { method: 'POST', json: { email: `${name}-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, who, { email: `${name}-${Date.now()}@example.com`, password: 'long enough pw' });
     await who.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: provider.url, defaultModel: 'm', apiKey: 'k' } });
     return who;
   }

@@ -5,6 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../support/browser.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { signUp } from '../support/sign-up.ts';
 
 /**
  * Issue 32: what a phone downloads before a page is usable, and how the server sends it.
@@ -81,8 +82,8 @@ describe('first load (issue 32)', () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     page.setDefaultTimeout(20_000);
-    const signup = await context.request.post(`${server.url}/api/auth/signup`, { data: { email: `split-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Split Tester' } });
-    expect(signup.status()).toBe(201);
+    const signup = await signUp(server, context, { email: `split-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Split Tester' });
+    expect(signup.status).toBe(201);
     const loaded: string[] = [];
     page.on('request', (r) => {
       if (r.resourceType() === 'script') loaded.push(new URL(r.url()).pathname);
@@ -117,8 +118,8 @@ describe('first load (issue 32)', () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     page.setDefaultTimeout(20_000);
-    const signup = await context.request.post(`${server.url}/api/auth/signup`, { data: { email: `character-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Character Tester' } });
-    expect(signup.status()).toBe(201);
+    const signup = await signUp(server, context, { email: `character-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Character Tester' });
+    expect(signup.status).toBe(201);
     const loaded: string[] = [];
     page.on('request', (r) => {
       if (r.resourceType() === 'script') loaded.push(new URL(r.url()).pathname);

@@ -4,6 +4,7 @@ import { launchBrowser } from '../support/browser.ts';
 import { freePort } from '../support/ports.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { screenPath } from '../support/screens.ts';
+import { signUp } from '../support/sign-up.ts';
 
 const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 20_000, interval: 150 });
 
@@ -52,8 +53,8 @@ describe('the app shell', () => {
     const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
     const page = await context.newPage();
     page.setDefaultTimeout(20_000);
-    const signup = await context.request.post(`${server.url}/api/auth/signup`, { data: { email: `menu-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Menu Tester' } });
-    expect(signup.status()).toBe(201);
+    const signup = await signUp(server, context, { email: `menu-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Menu Tester' });
+    expect(signup.status).toBe(201);
     await page.goto(`${server.url}/`);
     const nav = page.getByRole('navigation', { name: 'Main' });
     const library = nav.getByRole('link', { name: 'Library' });
@@ -166,7 +167,7 @@ describe('the app shell', () => {
     expect(await page.locator('.world-head .generated-cover').getAttribute('data-hues')).toBe(first.hues);
 
     // Signed in: the account's pages.
-    await context.request.post(`${server.url}/api/auth/signup`, { data: { email: `titles-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Titles' } });
+    await signUp(server, context, { email: `titles-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Titles' });
     await titled('/app/settings', 'Settings · Yumina');
     await titled('/app/models', 'Models · Yumina');
     await titled('/app/inbox', 'Inbox · Yumina');

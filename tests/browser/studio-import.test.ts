@@ -6,6 +6,7 @@ import { gradientPng } from '../support/png.ts';
 import { screenPath } from '../support/screens.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 import type { TestServer } from '../support/server.ts';
+import { signUp } from '../support/sign-up.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/worlds/${name}`, import.meta.url), 'utf8');
 const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 15_000, interval: 100 });
@@ -18,8 +19,8 @@ describe('studio Import button in a real browser', () => {
   useBrowserPlatform({}, async (p) => {
     ({ server, browser } = p);
     context = await browser.newContext();
-    const res = await context.request.post(`${server.url}/api/auth/signup`, { data: { email: `importer-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Importer' } });
-    expect(res.status()).toBeLessThan(300);
+    const res = await signUp(server, context, { email: `importer-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Importer' });
+    expect(res.status).toBeLessThan(300);
   });
 
   const count = async () => (await server.ctx.db.primary.query<{ n: number }>('select count(*)::int as n from worlds')).rows[0]!.n;

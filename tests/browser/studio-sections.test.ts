@@ -6,6 +6,7 @@ import type { FakeOpenAi } from '../support/fake-openai.ts';
 import { gradientPng } from '../support/png.ts';
 import type { TestServer } from '../support/server.ts';
 import { screenPath } from '../support/screens.ts';
+import { signUp } from '../support/sign-up.ts';
 
 const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 20_000, interval: 150 });
 
@@ -21,7 +22,7 @@ describe('studio sections in a real browser', () => {
     const page: Page = await context.newPage();
     page.setDefaultTimeout(30_000);
     page.on('dialog', (d) => void d.accept());
-    await context.request.post(`${server.url}/api/auth/signup`, { data: { email: `sections-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Sections' } });
+    await signUp(server, context, { email: `sections-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Sections' });
     const entry = (id: string, name: string) => ({ id, name, content: `${name} content`, section: 'system-presets', keywords: [] });
     const created = await context.request.post(`${server.url}/api/worlds`, {
       data: { world: { version: '20.0.0', name: 'Sectioned', entries: [entry('harbour', 'Harbour'), entry('lighthouse', 'Lighthouse'), entry('market', 'Market')] } },
@@ -263,7 +264,7 @@ describe('studio sections in a real browser', () => {
     const page = await context.newPage();
     page.setDefaultTimeout(30_000);
     page.on('dialog', (d) => void d.accept());
-    await context.request.post(`${server.url}/api/auth/signup`, { data: { email: `layout-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Layout' } });
+    await signUp(server, context, { email: `layout-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Layout' });
     // Two works: the Overview offers the other as a language variant (its select once overflowed the card).
     const create = async (name: string) => ((await (await context.request.post(`${server.url}/api/worlds`, { data: { world: { version: '20.0.0', name, language: 'en' } } })).json()) as { id: string }).id;
     await create('A work with a rather long name to choose as the original of its language variants');

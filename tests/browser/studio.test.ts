@@ -2,6 +2,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { TestServer } from '../support/server.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
+import { signUp } from '../support/sign-up.ts';
 
 interface WorldView {
   id: string;
@@ -29,10 +30,8 @@ describe('world studio in a real browser', () => {
   let worldId: string;
 
   async function signup(ctx: BrowserContext, displayName: string): Promise<string> {
-    const res = await ctx.request.post(`${server.url}/api/auth/signup`, {
-      data: { email: `${displayName.replace(/\W/g, '').toLowerCase()}-${Date.now()}@example.com`, password: 'a strong password', displayName },
-    });
-    expect(res.status()).toBeLessThan(300);
+    const res = await signUp(server, ctx, { email: `${displayName.replace(/\W/g, '').toLowerCase()}-${Date.now()}@example.com`, password: 'a strong password', displayName });
+    expect(res.status).toBeLessThan(300);
     return ((await (await ctx.request.get(`${server.url}/api/auth/session`)).json()) as { account: { id: string } }).account.id;
   }
   const getWorld = async (id: string) => (await (await context.request.get(`${server.url}/api/worlds/${id}`)).json()) as WorldView;

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { HOST_PAGE_HEADER_POLICY } from '@yumina/sandbox';
 import pg from 'pg';
 import type { Browser as Chromium, Frame, Page } from 'playwright-core';
@@ -10,6 +11,7 @@ import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 import { freePort, sharedRedisUrl, testPrefix } from '../support/redis.ts';
 import { Browser } from '../support/server.ts';
+import { signUp } from '../support/sign-up.ts';
 
 /**
  * The production topology on this machine (npm run start:topology), running the compiled output
@@ -42,6 +44,9 @@ describe('the production topology behind one router', () => {
   let ready: Ready;
   let chromium: Chromium;
   let output = '';
+  // The folder both replicas share (objects, and mail in its outbox/): sign-up links are read there.
+  const dataDir = mkdtempSync(join(tmpdir(), 'yumina-topology-test-'));
+  const outbox = join(dataDir, 'outbox');
 
   beforeAll(async () => {
     [database, provider, chromium] = await Promise.all([createTestDatabase(), startFakeOpenAi({ apiKey: 'topology-key' }), launchBrowser()]);
@@ -55,6 +60,8 @@ describe('the production topology behind one router', () => {
         REDIS_URL: sharedRedisUrl,
         REDIS_KEY_PREFIX: testPrefix(),
         TOPOLOGY_PORT: String(await freePort()),
+        TOPOLOGY_DATA_DIR: dataDir,
+        MAIL_OUTBOX_DIR: outbox,
         MAINTENANCE_PERIOD_MS: '1000',
         LEADER_LEASE_TTL_MS: '1500',
         // The fake provider listens on loopback, which container mode refuses by default (docs/SECURITY.md).
@@ -93,6 +100,7 @@ describe('the production topology behind one router', () => {
     }
     await chromium?.close();
     await provider?.close();
+    rmSync(dataDir, { recursive: true, force: true });
     await db?.end();
     await database?.drop();
   });
@@ -127,7 +135,7 @@ describe('the production topology behind one router', () => {
 
     // Sign up, connect a provider and create a world through replica 1.
     const viaOne = new Browser(one.url);
-    expect((await viaOne.fetch('/api/auth/signup', { method: 'POST', json: { email, password: 'long enough pw', displayName: 'Mika' } })).status).toBe(201);
+    expect((await signUp({ url: one.url, outbox }, viaOne, { email, password: 'long enough pw', displayName: 'Mika' })).status).toBe(201);
     expect((await viaOne.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: provider.url, defaultModel: 'story-model', apiKey: 'topology-key' } })).ok).toBe(true);
     const worldId = ((await (await viaOne.fetch('/api/worlds', { method: 'POST', json: { world: sample } })).json()) as { id: string }).id;
     const sessionId = ((await (await viaOne.fetch(`/api/worlds/${worldId}/sessions`, { method: 'POST' })).json()) as { session: { id: string } }).session.id;
@@ -245,7 +253,7 @@ describe('the production topology behind one router', () => {
     const players = await Promise.all(
       Array.from({ length: PLAYERS }, async (_, i) => {
         const browser = new Browser(ready.url);
-        const signup = await browser.fetch('/api/auth/signup', { method: 'POST', json: { email: `stream-${i}-${stamp}@example.com`, password: 'long enough pw' } });
+        const signup = await signUp({ url: ready.url, outbox }, browser, { email: `stream-${i}-${stamp}@example.com`, password: 'long enough pw' });
         expect(signup.status).toBe(201);
         expect((await browser.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: provider.url, defaultModel: 'story-model', apiKey: 'topology-key' } })).ok).toBe(true);
         const world = ((await (await browser.fetch('/api/worlds', { method: 'POST', json: { world: sample } })).json()) as { id: string }).id;

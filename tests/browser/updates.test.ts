@@ -3,6 +3,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { TestServer } from '../support/server.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
+import { signUp as signUpAccount } from '../support/sign-up.ts';
 
 const sample = JSON.parse(readFileSync(new URL('../../packages/world/samples/willow-street.json', import.meta.url), 'utf8'));
 
@@ -14,10 +15,8 @@ describe('update records in a real browser', () => {
   let worldId: string;
 
   async function signUp(ctx: BrowserContext, name: string): Promise<void> {
-    const res = await ctx.request.post(`${server.url}/api/auth/signup`, {
-      data: { email: `${name}-${Date.now()}@example.com`, password: 'a strong password', displayName: name },
-    });
-    expect(res.status()).toBe(201);
+    const res = await signUpAccount(server, ctx, { email: `${name}-${Date.now()}@example.com`, password: 'a strong password', displayName: name });
+    expect(res.status).toBe(201);
   }
 
   async function openOverview(ctx: BrowserContext): Promise<Page> {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCleanErrorBody, parseEvents, readEvents } from '../support/collector.ts';
 import { fakeReplies, type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
 import { Browser, startTestServer, type TestServer } from '../support/server.ts';
+import { signUp } from '../support/sign-up.ts';
 
 /**
  * Issue 28, point 4: an abandoned or hanging turn never holds the session. A player who leaves
@@ -44,7 +45,7 @@ describe('abandoned and hanging turns release the session (issue 28, point 4)', 
       AI_IDLE_TIMEOUT_MS: String(IDLE_MS),
     });
     const author = new Browser(server.url);
-    await author.fetch('/api/auth/signup', { method: 'POST', json: { email: 'turns-author@example.com', password: 'long enough pw' } });
+    await signUp(server, author, { email: 'turns-author@example.com', password: 'long enough pw' });
     await server.ctx.db.primary.query('update review_rule set hold_first_publication = false');
     worldId = ((await (await author.fetch('/api/worlds', { method: 'POST', json: { world } })).json()) as { id: string }).id;
     expect((await author.fetch(`/api/worlds/${worldId}/publish`, { method: 'POST' })).status).toBe(200);
@@ -57,7 +58,7 @@ describe('abandoned and hanging turns release the session (issue 28, point 4)', 
   /** A new player on welcome credits with a session of the world (its own account, so its ledger is its own). */
   async function player(name: string): Promise<{ b: Browser; accountId: string; sessionId: string }> {
     const b = new Browser(server.url);
-    expect((await b.fetch('/api/auth/signup', { method: 'POST', json: { email: `${name}@example.com`, password: 'long enough pw' } })).status).toBe(201);
+    expect((await signUp(server, b, { email: `${name}@example.com`, password: 'long enough pw' })).status).toBe(201);
     const accountId = ((await (await b.fetch('/api/auth/session')).json()) as { account: { id: string } }).account.id;
     const s = (await (await b.fetch(`/api/worlds/${worldId}/sessions`, { method: 'POST' })).json()) as { session: { id: string } };
     return { b, accountId, sessionId: s.session.id };

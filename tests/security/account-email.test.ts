@@ -8,6 +8,7 @@ import { type LoopbackOidc, startLoopbackOidc } from '../support/oidc.ts';
 import { createTestDatabase } from '../support/postgres.ts';
 import { freePort } from '../support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../support/server.ts';
+import { signUp as signUpAccount } from '../support/sign-up.ts';
 
 /**
  * Item 2 of issue 28: administrator and credit grants by e-mail reached the wrong account. An OAuth
@@ -53,7 +54,7 @@ describe('accounts by e-mail: grants reach exactly the holder of the address', (
 
   async function signUp(email: string, displayName: string): Promise<{ browser: Browser; account: SessionAccount }> {
     const browser = new Browser(server.url);
-    const res = await browser.fetch('/api/auth/signup', { method: 'POST', json: { email, password: 'long enough pw', displayName } });
+    const res = await signUpAccount(server, browser, { email, password: 'long enough pw', displayName });
     expect(res.status).toBe(201);
     return { browser, account: await session(browser) };
   }

@@ -5,6 +5,7 @@ import { useBrowserPlatform } from '../support/browser-platform.ts';
 import type { FakeOpenAi } from '../support/fake-openai.ts';
 import { sampleWorld, signUpWithWorlds } from '../support/player-world.ts';
 import { Browser as CookieClient, type TestServer } from '../support/server.ts';
+import { signUp } from '../support/sign-up.ts';
 
 /**
  * Issue 28, point 1: a published world's interface calls every bridge member that names an id with
@@ -494,7 +495,7 @@ describe("a world's interface never acts as the player beyond its world and sess
 
   it('the server answers 404 for a world, session, message or checkpoint parameter that is not a platform id (hand-made paths)', async () => {
     const player = new CookieClient(server.url);
-    expect((await player.fetch('/api/auth/signup', { method: 'POST', json: { email: `raw-${Date.now()}@example.com`, password: 'long enough pw' } })).status).toBe(201);
+    expect((await signUp(server, player, { email: `raw-${Date.now()}@example.com`, password: 'long enough pw' })).status).toBe(201);
     const raw = (method: string, path: string) =>
       new Promise<{ status: number; body: string }>((resolve, reject) => {
         // node:http sends the path as written (fetch would resolve dot segments first).

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCleanErrorBody, readEvents } from '../support/collector.ts';
 import { fakeReplies, type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
 import { Browser, startTestServer, type TestServer } from '../support/server.ts';
+import { signUp } from '../support/sign-up.ts';
 
 /**
  * Checkpoints (issue 18, item 9). Another account probing a session learns nothing (404, never
@@ -30,8 +31,8 @@ describe('checkpoints (real PostgreSQL and Redis)', () => {
     server = await startTestServer();
     owner = new Browser(server.url);
     stranger = new Browser(server.url);
-    await owner.fetch('/api/auth/signup', { method: 'POST', json: { email: `cp-owner-${Date.now()}@example.com`, password: 'long enough pw' } });
-    await stranger.fetch('/api/auth/signup', { method: 'POST', json: { email: `cp-stranger-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, owner, { email: `cp-owner-${Date.now()}@example.com`, password: 'long enough pw' });
+    await signUp(server, stranger, { email: `cp-stranger-${Date.now()}@example.com`, password: 'long enough pw' });
     await owner.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: fake.url, defaultModel: 'm', apiKey: 'sk-owner' } });
     worldId = ((await (await owner.fetch('/api/worlds', { method: 'POST', json: { world } })).json()) as { id: string }).id;
   });

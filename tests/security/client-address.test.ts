@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { containerSettings } from '../support/container-settings.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
 import { Browser, startTestServer, type TestServer } from '../support/server.ts';
+import { signUp } from '../support/sign-up.ts';
 
 /**
  * Item 5 of issue 18: the client's address is the one the operator trusts (TRUST_PROXY). Attacks
@@ -48,7 +49,7 @@ describe('client address (TRUST_PROXY unset: local mode trusts no hop)', () => {
   beforeAll(async () => {
     server = await startTestServer({});
     const b = new Browser(server.url);
-    expect((await b.fetch('/api/auth/signup', { method: 'POST', json: { email: 'victim@example.com', password: 'the right password' } })).status).toBe(201);
+    expect((await signUp(server, b, { email: 'victim@example.com', password: 'the right password' })).status).toBe(201);
   });
   afterAll(async () => {
     await server?.stop();
@@ -76,7 +77,7 @@ describe('client address (TRUST_PROXY unset: local mode trusts no hop)', () => {
 
   it('a cross-site POST with a forged X-Forwarded-Host/-Proto from an untrusted hop is refused and changes nothing', async () => {
     const b = new Browser(server.url);
-    await b.fetch('/api/auth/signup', { method: 'POST', json: { email: 'guarded@example.com', password: 'long enough pw' } });
+    await signUp(server, b, { email: 'guarded@example.com', password: 'long enough pw' });
     const res = await b.fetch('/api/account', {
       method: 'DELETE',
       headers: { origin: 'https://evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' },
@@ -207,7 +208,7 @@ describe('guest preview allowance (TRUST_PROXY unset)', () => {
     provider = await startFakeOpenAi({ apiKey: null });
     server = await startTestServer({ OFFICIAL_AI_BASE_URL: provider.url, OFFICIAL_AI_API_KEY: 'official-key', GUEST_PREVIEW_TURNS_PER_HOUR: '2' });
     const author = new Browser(server.url);
-    await author.fetch('/api/auth/signup', { method: 'POST', json: { email: 'preview-author@example.com', password: 'long enough pw' } });
+    await signUp(server, author, { email: 'preview-author@example.com', password: 'long enough pw' });
     await server.ctx.db.primary.query('update review_rule set hold_first_publication = false');
     const world = JSON.parse(readFileSync(new URL('../../packages/world/samples/willow-street.json', import.meta.url), 'utf8')) as unknown;
     worldId = ((await (await author.fetch('/api/worlds', { method: 'POST', json: { world } })).json()) as { id: string }).id;

@@ -7,6 +7,7 @@ import { INTERNAL_DETAIL, isCleanErrorBody, readEvents } from '../support/collec
 import { fakeReplies, type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
 import { adminUrl } from '../support/postgres.ts';
 import { Browser, startTestServer, type TestServer } from '../support/server.ts';
+import { signUp } from '../support/sign-up.ts';
 
 /**
  * Faults mid-turn (issue 18, item 8): the database dropped under a running official-key turn, a
@@ -31,7 +32,7 @@ async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
 
 async function signup(server: TestServer, name: string): Promise<{ b: Browser; id: string }> {
   const b = new Browser(server.url);
-  await b.fetch('/api/auth/signup', { method: 'POST', json: { email: `${name}-${Date.now()}@example.com`, password: 'long enough pw' } });
+  await signUp(server, b, { email: `${name}-${Date.now()}@example.com`, password: 'long enough pw' });
   const id = ((await (await b.fetch('/api/auth/session')).json()) as { account: { id: string } }).account.id;
   return { b, id };
 }

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 import { type Collector, startCollector } from '../support/collector.ts';
 import type { TestServer } from '../support/server.ts';
+import { signUp } from '../support/sign-up.ts';
 
 /**
  * Item 10 of issue 18: a world's interface cannot carry data out by navigating its frame, nor by
@@ -88,8 +89,8 @@ describe("a world's frame cannot carry data out", () => {
   it("an interface that navigates itself to a collector and opens RTCPeerConnections: 0 requests, 0 packets, the interface shown as stopped", async () => {
     const context = await browser.newContext();
     try {
-      const signup = await context.request.post(`${server.url}/api/auth/signup`, { data: { email: 'leaky-author@example.com', password: 'long enough pw' } });
-      expect(signup.status()).toBe(201);
+      const signup = await signUp(server, context, { email: 'leaky-author@example.com', password: 'long enough pw' });
+      expect(signup.status).toBe(201);
       const created = await context.request.post(`${server.url}/api/worlds`, { data: { world: attackWorld(collector.port) } });
       expect(created.status()).toBe(201);
       const { id } = (await created.json()) as { id: string };

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
 import { Browser, startTestServer, type TestServer } from '../support/server.ts';
+import { signUp } from '../support/sign-up.ts';
 
 /**
  * Item 4 of issue 18: held edits never reach players. An approved world is edited by its author
@@ -41,9 +42,9 @@ describe('held edits never reach players', () => {
 
   async function signup(name: string): Promise<{ browser: Browser; id: string }> {
     const browser = new Browser(server.url);
-    const res = await browser.fetch('/api/auth/signup', { method: 'POST', json: { email: `${name}@example.com`, password: 'long enough pw', displayName: name } });
+    const res = await signUp(server, browser, { email: `${name}@example.com`, password: 'long enough pw', displayName: name });
     expect(res.status).toBe(201);
-    return { browser, id: ((await res.json()) as { account: { id: string } }).account.id };
+    return { browser, id: (res as { account: { id: string } }).account.id };
   }
 
   const prompts = () => provider.completions.map((r) => JSON.stringify(r.body!.messages));

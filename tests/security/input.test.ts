@@ -4,6 +4,7 @@ import { grantCredits } from '@yumina/billing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Collector, isCleanErrorBody, readEvents, startCollector } from '../support/collector.ts';
 import { Browser, startTestServer, type TestServer } from '../support/server.ts';
+import { signUp } from '../support/sign-up.ts';
 
 /**
  * Hostile input (issue 18, item 7): text fields with U+0000 or lone surrogates, JSON nested
@@ -73,7 +74,7 @@ describe('hostile input is refused or bounded (real PostgreSQL and Redis)', () =
       OFFICIAL_AI_MODEL: 'flood-model',
     });
     player = new Browser(server.url);
-    await player.fetch('/api/auth/signup', { method: 'POST', json: { email: `input-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, player, { email: `input-${Date.now()}@example.com`, password: 'long enough pw' });
     accountId = ((await (await player.fetch('/api/auth/session')).json()) as { account: { id: string } }).account.id;
     await player.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: `${provider.origin}/v1`, defaultModel: 'm', apiKey: 'sk-player' } });
     worldId = ((await (await player.fetch('/api/worlds', { method: 'POST', json: { world } })).json()) as { id: string }).id;

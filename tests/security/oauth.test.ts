@@ -4,6 +4,7 @@ import { launchBrowser } from '../support/browser.ts';
 import { type LoopbackOidc, startLoopbackOidc } from '../support/oidc.ts';
 import { freePort } from '../support/redis.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { signUp } from '../support/sign-up.ts';
 
 /**
  * Item 3 of issue 18: OAuth login CSRF. The attacker starts a sign-in (or a link) in their own
@@ -100,7 +101,7 @@ describe('OAuth flows are bound to the browser that started them', () => {
         [a, 'linker-a@example.com'],
         [b, 'linker-b@example.com'],
       ] as const) {
-        expect((await ctx.request.post(`${server.url}/api/auth/signup`, { data: { email, password: 'long enough pw' } })).status()).toBe(201);
+        expect((await signUp(server, ctx, { email, password: 'long enough pw' })).status).toBe(201);
       }
       oidc.identity = { sub: 'link-sub', email: 'linker@example.com', name: 'Linker' };
       const callback = await captureCallback(a, `link=1&returnTo=${encodeURIComponent('/app/settings#providers')}`);

@@ -5,6 +5,7 @@ import { grantCredits } from '@yumina/billing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Collector, isCleanErrorBody, readEvents, startCollector } from '../support/collector.ts';
 import { Browser, startTestServer, type TestServer } from '../support/server.ts';
+import { signUp } from '../support/sign-up.ts';
 
 /**
  * Outbound requests to AI providers (issue 18, item 1): server-side request forgery through a
@@ -17,7 +18,7 @@ const world = JSON.parse(readFileSync(new URL('../../packages/world/samples/ashe
 
 async function signup(server: TestServer, name: string): Promise<Browser> {
   const b = new Browser(server.url);
-  const res = await b.fetch('/api/auth/signup', { method: 'POST', json: { email: `${name}-${Date.now()}-${Math.random()}@example.com`, password: 'long enough pw' } });
+  const res = await signUp(server, b, { email: `${name}-${Date.now()}-${Math.random()}@example.com`, password: 'long enough pw' });
   expect(res.status).toBeLessThan(300);
   return b;
 }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Collector, readEvents, startCollector } from '../support/collector.ts';
 import { Browser, startTestServer, type TestServer } from '../support/server.ts';
+import { signUp } from '../support/sign-up.ts';
 
 /**
  * A stored provider key belongs to its base URL (issue 18, item 2). The attack: a session (stolen
@@ -24,7 +25,7 @@ describe('provider keys stay with the base URL they were saved for', () => {
     b = await startCollector();
     server = await startTestServer({ AI_PRIVATE_NETWORK_ACCESS: 'allow' });
     player = new Browser(server.url);
-    await player.fetch('/api/auth/signup', { method: 'POST', json: { email: `keys-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, player, { email: `keys-${Date.now()}@example.com`, password: 'long enough pw' });
   });
   afterAll(async () => {
     await server?.stop();

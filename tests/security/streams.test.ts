@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningServer, startServer } from '../../containers/api/src/server.ts';
 import { sharedRedisUrl, testPrefix } from '../support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../support/server.ts';
+import { signUp } from '../support/sign-up.ts';
 
 /**
  * Item 7 (live update streams) of issue 18: a flood of server-sent event streams from one address
@@ -80,7 +81,7 @@ describe('live update streams are capped per address and per process', () => {
       EVENT_STREAMS_PER_PROCESS: String(PER_PROCESS),
     });
     const author = new Browser(server.url);
-    await author.fetch('/api/auth/signup', { method: 'POST', json: { email: 'streams@example.com', password: 'long enough pw' } });
+    await signUp(server, author, { email: 'streams@example.com', password: 'long enough pw' });
     await server.ctx.db.primary.query('update review_rule set hold_first_publication = false');
     const world = JSON.parse(
       (await import('node:fs')).readFileSync(new URL('../../packages/world/samples/willow-street.json', import.meta.url), 'utf8'),
@@ -189,7 +190,7 @@ describe('a burst of 2,000 streams from 100 addresses reads through a bounded pa
   beforeAll(async () => {
     server = await startTestServer({ TRUST_PROXY: '127.0.0.1', DATABASE_POOL_MAX: String(POOL_MAX) });
     const author = new Browser(server.url);
-    await author.fetch('/api/auth/signup', { method: 'POST', json: { email: 'burst@example.com', password: 'long enough pw' } });
+    await signUp(server, author, { email: 'burst@example.com', password: 'long enough pw' });
     await server.ctx.db.primary.query('update review_rule set hold_first_publication = false');
     const world = JSON.parse(readFileSync(new URL('../../packages/world/samples/willow-street.json', import.meta.url), 'utf8')) as unknown;
     worldId = ((await (await author.fetch('/api/worlds', { method: 'POST', json: { world } })).json()) as { id: string }).id;

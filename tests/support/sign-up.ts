@@ -42,6 +42,8 @@ export interface SignedUp {
   account: SignedUpAccount;
   session: { id: string; expiresAt: string };
   returnTo: string | null;
+  /** The Set-Cookie lines of the completion (which signs the client in). */
+  setCookie: string[];
 }
 
 /** Where the server's mails land: a test server (its DATA_DIR), or outbox folders given outright (several replicas). */
@@ -54,17 +56,24 @@ const SUBJECT = /Finish creating your Yumina account/;
 export const outboxesOf = (server: MailServer): string[] => ('outbox' in server ? [server.outbox].flat() : [outboxOf(server)]);
 
 /** POSTs JSON through any client kind; the answer's status and parsed body. */
-export async function postAs(server: { url: string }, client: SignUpClient, path: string, json: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown }> {
+export async function postAs(
+  server: { url: string },
+  client: SignUpClient,
+  path: string,
+  json: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: unknown; setCookie: string[] }> {
   if (client instanceof Browser) {
     const res = await client.fetch(path, { method: 'POST', json, headers });
     const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null };
+    return { status: res.status, body: text ? JSON.parse(text) : null, setCookie: res.headers.getSetCookie() };
   }
   const request: APIRequestContext =
     'context' in client && typeof client.context === 'function' ? (client as Page).context().request : 'request' in client ? (client as BrowserContext).request : (client as APIRequestContext);
   const res = await request.post(`${server.url}${path}`, { data: json as object, headers });
   const text = await res.text();
-  return { status: res.status(), body: text ? JSON.parse(text) : null };
+  const setCookie = res.headersArray().filter((h) => h.name.toLowerCase() === 'set-cookie').map((h) => h.value);
+  return { status: res.status(), body: text ? JSON.parse(text) : null, setCookie };
 }
 
 /** Waits for the next sign-up link mailed to `email` in any of the outboxes (the `count`-th overall). */
@@ -74,7 +83,7 @@ export async function signUpLink(server: MailServer, email: string, count: numbe
   const until = Date.now() + 10_000;
   for (;;) {
     const mails = (await Promise.all(dirs.map((d) => mailsTo(d, email)))).flat().filter((m) => SUBJECT.test(m.subject));
-    mails.sort((a, b) => String(a.date ?? '').localeCompare(String(b.date ?? '')));
+    mails.sort((a, b) => a.id.localeCompare(b.id));
     if (mails.length >= count) return linkIn(mails[count - 1]!, '/complete-signup');
     if (Date.now() > until) throw new Error(`no sign-up mail #${count} to ${email}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -104,5 +113,5 @@ export async function signUp(server: MailServer, client: SignUpClient, details: 
   const done = await postAs(server, client, '/api/auth/signup/complete', { token }, details.headers);
   if (done.status !== 201) throw new Error(`completing the sign-up of ${email} answered ${done.status}: ${JSON.stringify(done.body)}`);
   const result = done.body as { account: SignedUpAccount; session: { id: string; expiresAt: string }; returnTo: string | null };
-  return { status: done.status, email, password, ...result };
+  return { status: done.status, email, password, ...result, setCookie: done.setCookie };
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser, startTestServer, type TestServer } from '../../../tests/support/server.ts';
+import { signUp } from '../../../tests/support/sign-up.ts';
 
 interface Listed {
   id: string;
@@ -13,7 +14,7 @@ describe('keyset pages of the lists that grow (issue 24)', () => {
   async function signup(name: string): Promise<Browser> {
     const b = new Browser(server.url);
     const email = `${name}-${Date.now()}-${Math.random().toString(36).slice(2, 6)}@example.com`;
-    expect((await b.fetch('/api/auth/signup', { method: 'POST', json: { email, password: 'long enough pw', displayName: name } })).status).toBe(201);
+    expect((await signUp(server, b, { email, password: 'long enough pw', displayName: name })).status).toBe(201);
     return b;
   }
   const json = async <T>(res: Promise<Response>) => (await (await res).json()) as T;

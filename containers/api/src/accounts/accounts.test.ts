@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
+import { signUp as signUpAccount } from '../../../../tests/support/sign-up.ts';
 
 const uniqueEmail = () => `player-${randomBytes(5).toString('hex')}@example.com`;
 
@@ -14,13 +15,13 @@ describe('accounts and login sessions (real PostgreSQL and Redis)', () => {
   it('sign-up → login → the cookie authorizes → logout ends it', async () => {
     const email = uniqueEmail();
     const a = new Browser(server.url);
-    const signUp = await a.fetch('/api/auth/signup', { method: 'POST', json: { email, password: 'correct horse battery', displayName: 'Ada' } });
+    const signUp = await signUpAccount(server, a, { email, password: 'correct horse battery', displayName: 'Ada' });
     expect(signUp.status).toBe(201);
-    const created = (await signUp.json()) as { account: { id: string; displayName: string; email: string } };
+    const created = signUp;
     expect(created.account.id).toMatch(/^acc_[A-Za-z0-9_-]{22}$/);
     expect(Number.isNaN(Number(created.account.id))).toBe(true);
     expect(created.account.displayName).toBe('Ada');
-    const setCookie = signUp.headers.get('set-cookie') ?? '';
+    const setCookie = signUp.setCookie.join('\n');
     expect(setCookie).toMatch(/HttpOnly/i);
     expect(setCookie).toMatch(/SameSite=Lax/i);
     expect(setCookie).not.toMatch(/Secure/i); // served over http here
@@ -41,7 +42,7 @@ describe('accounts and login sessions (real PostgreSQL and Redis)', () => {
 
   it('the session id stays the same across a renewal (sliding expiry)', async () => {
     const a = new Browser(server.url);
-    await a.fetch('/api/auth/signup', { method: 'POST', json: { email: uniqueEmail(), password: 'long enough pw' } });
+    await signUpAccount(server, a, { email: uniqueEmail(), password: 'long enough pw' });
     const first = (await (await a.fetch('/api/auth/session')).json()) as { session: { id: string; expiresAt: string } };
     // Age the session by two days, as if the player came back later.
     await server.ctx.db.primary.query(
@@ -84,13 +85,16 @@ describe('accounts and login sessions (real PostgreSQL and Redis)', () => {
     }
     const after = await server.ctx.db.primary.query('select count(*)::int as n from accounts');
     expect(after.rows[0]).toEqual(before.rows[0]);
+    // A taken address: the same answer as a free one (issue 35, point 5), no login, no second account.
     const dup = await c.fetch('/api/auth/signup', { method: 'POST', json: { email, password: 'another one!' } });
-    expect(dup.status).toBe(409);
+    expect(dup.status).toBe(202);
+    expect(dup.headers.getSetCookie()).toEqual([]);
+    expect((await server.ctx.db.primary.query('select 1 from accounts where lower(email) = $1', [email])).rowCount).toBe(1);
   });
 
   it('a cross-site POST with the session cookie is refused with 403', async () => {
     const a = new Browser(server.url);
-    await a.fetch('/api/auth/signup', { method: 'POST', json: { email: uniqueEmail(), password: 'long enough pw' } });
+    await signUpAccount(server, a, { email: uniqueEmail(), password: 'long enough pw' });
     const viaOrigin = await a.fetch('/api/auth/logout', { method: 'POST', headers: { origin: 'https://evil.example' } });
     expect(viaOrigin.status).toBe(403);
     expect(((await viaOrigin.json()) as { error: { code: string } }).error.code).toBe('CROSS_SITE_REQUEST');
@@ -106,8 +110,8 @@ describe('accounts and login sessions (real PostgreSQL and Redis)', () => {
 
   it('account deletion cascades and the id is never issued again', async () => {
     const a = new Browser(server.url);
-    const res = await a.fetch('/api/auth/signup', { method: 'POST', json: { email: uniqueEmail(), password: 'long enough pw' } });
-    const { account } = (await res.json()) as { account: { id: string } };
+    const res = await signUpAccount(server, a, { email: uniqueEmail(), password: 'long enough pw' });
+    const { account } = res;
     expect((await a.fetch('/api/account', { method: 'DELETE' })).status).toBe(200);
     const db = server.ctx.db.primary;
     expect((await db.query('select 1 from login_sessions where account_id = $1', [account.id])).rowCount).toBe(0);

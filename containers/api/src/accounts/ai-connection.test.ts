@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gradientPng } from '../../../../tests/support/png.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 import { SecretBox } from './secret-box.ts';
+import { signUp } from '../../../../tests/support/sign-up.ts';
 
 const key = randomBytes(32).toString('base64');
 const secretApiKey = `sk-test-${randomBytes(12).toString('hex')}`;
@@ -39,7 +40,7 @@ describe('private AI connection, encrypted at rest', () => {
 
   it('stores ciphertext, decrypts only with the right server key, masks it in every answer, and the test call works', async () => {
     const a = new Browser(server.url);
-    await a.fetch('/api/auth/signup', { method: 'POST', json: { email: `ai-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, a, { email: `ai-${Date.now()}@example.com`, password: 'long enough pw' });
     const saved = await a.fetch('/api/settings/ai', {
       method: 'PUT',
       json: { baseUrl: providerUrl, defaultModel: 'model-a', apiKey: secretApiKey, privateEnabled: true },
@@ -84,14 +85,14 @@ describe('private AI connection, encrypted at rest', () => {
 
   it('a changed server key is detected and reported, not silently garbled', async () => {
     const a = new Browser(server.url);
-    await a.fetch('/api/auth/signup', { method: 'POST', json: { email: `ai2-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, a, { email: `ai2-${Date.now()}@example.com`, password: 'long enough pw' });
     await a.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: providerUrl, defaultModel: 'm', apiKey: secretApiKey } });
     const other = await startTestServer({ SECRETS_KEY: randomBytes(32).toString('base64url') });
     try {
       // Same rows, different server key: copy the account's connection into the other database.
       const { rows } = await server.ctx.db.primary.query('select * from ai_connections');
       const b = new Browser(other.url);
-      await b.fetch('/api/auth/signup', { method: 'POST', json: { email: `ai3-${Date.now()}@example.com`, password: 'long enough pw' } });
+      await signUp(other, b, { email: `ai3-${Date.now()}@example.com`, password: 'long enough pw' });
       const me = (await (await b.fetch('/api/auth/session')).json()) as { account: { id: string } };
       const r = rows.at(-1)!;
       await other.ctx.db.primary.query(
@@ -110,7 +111,7 @@ describe('private AI connection, encrypted at rest', () => {
   it('bad input is a 400 and changes nothing; signed-out is 401', async () => {
     const a = new Browser(server.url);
     expect((await a.fetch('/api/settings/ai')).status).toBe(401);
-    await a.fetch('/api/auth/signup', { method: 'POST', json: { email: `ai4-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, a, { email: `ai4-${Date.now()}@example.com`, password: 'long enough pw' });
     for (const json of [
       { baseUrl: 'ftp://x', defaultModel: 'm', apiKey: 'k' },
       { baseUrl: 'https://user:pw@host/v1', defaultModel: 'm', apiKey: 'k' },
@@ -124,7 +125,7 @@ describe('private AI connection, encrypted at rest', () => {
 
   it('personas: create, edit, choose active (one at a time), delete', async () => {
     const a = new Browser(server.url);
-    await a.fetch('/api/auth/signup', { method: 'POST', json: { email: `p-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, a, { email: `p-${Date.now()}@example.com`, password: 'long enough pw' });
     const first = (await (await a.fetch('/api/personas', { method: 'POST', json: { name: 'Aria', description: 'A bard' } })).json()) as {
       id: string;
       active: boolean;
@@ -140,14 +141,14 @@ describe('private AI connection, encrypted at rest', () => {
     expect((await a.fetch(`/api/personas/${first.id}`, { method: 'PATCH', json: { avatar: 'javascript:alert(1)' } })).status).toBe(400);
     // Another account cannot touch them.
     const b = new Browser(server.url);
-    await b.fetch('/api/auth/signup', { method: 'POST', json: { email: `p2-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, b, { email: `p2-${Date.now()}@example.com`, password: 'long enough pw' });
     expect((await b.fetch(`/api/personas/${first.id}`, { method: 'DELETE' })).status).toBe(404);
     expect((await a.fetch(`/api/personas/${first.id}`, { method: 'DELETE' })).status).toBe(200);
   });
 
   it('a persona avatar is uploaded, resized like a profile picture, replaced and removed with its file (issue 30 B)', async () => {
     const a = new Browser(server.url);
-    await a.fetch('/api/auth/signup', { method: 'POST', json: { email: `pa-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, a, { email: `pa-${Date.now()}@example.com`, password: 'long enough pw' });
     const persona = (await (await a.fetch('/api/personas', { method: 'POST', json: { name: 'Vale' } })).json()) as { id: string };
     const upload = (id: string, body: Uint8Array | string, as = a) => as.fetch(`/api/personas/${id}/avatar`, { method: 'POST', headers: { 'content-type': 'image/png' }, body: body as Uint8Array<ArrayBuffer> });
     const stored = () => server.ctx.objects.list(`pictures/`).then((keys) => keys.length);
@@ -156,7 +157,7 @@ describe('private AI connection, encrypted at rest', () => {
     const before = await stored();
     expect((await upload(persona.id, '<svg xmlns="http://www.w3.org/2000/svg"/>')).status).toBe(415);
     const b = new Browser(server.url);
-    await b.fetch('/api/auth/signup', { method: 'POST', json: { email: `pb-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, b, { email: `pb-${Date.now()}@example.com`, password: 'long enough pw' });
     expect((await upload(persona.id, new Uint8Array(gradientPng(40, 40, [1, 1, 1], [2, 2, 2])), b)).status).toBe(404);
     expect((await upload(persona.id, new Uint8Array(0))).status).toBe(400);
     expect(await stored()).toBe(before);

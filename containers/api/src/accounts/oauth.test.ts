@@ -2,6 +2,7 @@ import { OAuth2Server } from 'oauth2-mock-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../../tests/support/redis.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
+import { signUp } from '../../../../tests/support/sign-up.ts';
 
 /** A real OAuth2/OIDC server on loopback (oauth2-mock-server): authorize, token (PKCE checked), JWKS-signed id_tokens, userinfo. */
 describe('OAuth identities through a loopback OIDC provider', () => {
@@ -76,7 +77,7 @@ describe('OAuth identities through a loopback OIDC provider', () => {
 
   it('an e-mail match alone never links: a password account with the same e-mail stays separate', async () => {
     const pw = new Browser(server.url);
-    await pw.fetch('/api/auth/signup', { method: 'POST', json: { email: 'other@example.com', password: 'long enough pw' } });
+    await signUp(server, pw, { email: 'other@example.com', password: 'long enough pw' });
     next = { sub: 'google-sub-2', email: 'other@example.com', name: 'Other' };
     const viaGoogle = new Browser(server.url);
     await loginWith(viaGoogle, 'google');

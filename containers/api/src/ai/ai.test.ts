@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenAi, startFakeOpenAi } from '../../../../tests/support/fake-openai.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 import { meteringFor } from './metering.ts';
+import { signUp as signUpAccount } from '../../../../tests/support/sign-up.ts';
 
 describe('model catalogue and metered calls (real PostgreSQL, loopback providers)', () => {
   let server: TestServer;
@@ -23,8 +24,8 @@ describe('model catalogue and metered calls (real PostgreSQL, loopback providers
 
   const signUp = async () => {
     const b = new Browser(server.url);
-    const r = await b.fetch('/api/auth/signup', { method: 'POST', json: { email: `ai-${Date.now()}-${Math.random()}@example.com`, password: 'long enough pw' } });
-    return { b, id: ((await r.json()) as { account: { id: string } }).account.id };
+    const r = await signUpAccount(server, b, { email: `ai-${Date.now()}-${Math.random()}@example.com`, password: 'long enough pw' });
+    return { b, id: r.account.id };
   };
 
   it('lists the official and the private provider’s models; pins persist; recently used appear', async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 import { effectivePreference } from '../ai/metering.ts';
+import { signUp as signUpAccount } from '../../../../tests/support/sign-up.ts';
 
 describe('billing routes', () => {
   let server: TestServer;
@@ -11,8 +12,8 @@ describe('billing routes', () => {
 
   const signUp = async (name: string) => {
     const b = new Browser(server.url);
-    const r = await b.fetch('/api/auth/signup', { method: 'POST', json: { email: `${name}-${Date.now()}@example.com`, password: 'long enough pw' } });
-    return { b, id: ((await r.json()) as { account: { id: string } }).account.id };
+    const r = await signUpAccount(server, b, { email: `${name}-${Date.now()}@example.com`, password: 'long enough pw' });
+    return { b, id: r.account.id };
   };
 
   it('free plan with no credits by default; preference saved; only administrators grant credits, each grant in the ledger', async () => {

@@ -14,6 +14,7 @@ import { buildApp } from '../app.ts';
 import { mutateNotebook, readNotebook } from './notebook-store.ts';
 import { companionDisabledByConfig } from './routes.ts';
 import { provisionNotebookTable, provisionState } from './table.ts';
+import { signUp } from '../../../../tests/support/sign-up.ts';
 
 const context: CompanionContext = {
   mode: 'adventure',
@@ -86,7 +87,7 @@ describe('companion routes', () => {
   /** A signed-up player; with `provider` a private AI connection pointing at the fake. */
   async function player(provider: 'enabled' | 'disabled' | 'none' = 'enabled') {
     const b = new Browser(server.url);
-    const res = await b.fetch('/api/auth/signup', { method: 'POST', json: { email: `p-${id()}@example.com`, password: 'long enough pw', displayName: 'Player' } });
+    const res = await signUp(server, b, { email: `p-${id()}@example.com`, password: 'long enough pw', displayName: 'Player' });
     expect(res.status).toBeLessThan(300);
     if (provider !== 'none') {
       const saved = await b.fetch('/api/settings/ai', {
@@ -140,7 +141,7 @@ describe('companion routes', () => {
   it('preferences: visits and proactive comments are stored per account, separately, and follow the player to another device', async () => {
     const email = `prefs-${id()}@example.com`;
     const b = new Browser(server.url);
-    expect((await b.fetch('/api/auth/signup', { method: 'POST', json: { email, password: 'long enough pw' } })).status).toBeLessThan(300);
+    expect((await signUp(server, b, { email, password: 'long enough pw' })).status).toBeLessThan(300);
     const prefs = async (browser: Browser) =>
       ((await (await browser.fetch('/api/game/npc/companion/config')).json()) as { preferences: Record<string, boolean> }).preferences;
     expect(await prefs(b)).toEqual({ occasionalVisits: true, proactiveComments: false });
@@ -408,7 +409,7 @@ describe('companion routes', () => {
     try {
       expect(off.ctx.config.companion.disabled).toBe(true);
       const b = new Browser(off.url);
-      expect((await b.fetch('/api/auth/signup', { method: 'POST', json: { email: `off-${id()}@example.com`, password: 'long enough pw' } })).status).toBeLessThan(300);
+      expect((await signUp(off, b, { email: `off-${id()}@example.com`, password: 'long enough pw' })).status).toBeLessThan(300);
       const saved = await b.fetch('/api/settings/ai', {
         method: 'PUT',
         json: { baseUrl: fake.url, defaultModel: 'companion-model', apiKey: 'sk-test-abcdefgh12345678', privateEnabled: true },

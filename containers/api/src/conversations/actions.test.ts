@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenAi, startFakeOpenAi } from '../../../../tests/support/fake-openai.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
+import { signUp } from '../../../../tests/support/sign-up.ts';
 
 const sample = (name: string) => JSON.parse(readFileSync(new URL(`../../../../packages/world/samples/${name}.json`, import.meta.url), 'utf8'));
 
@@ -33,8 +34,8 @@ describe('player routes: interface actions, events, variables, context, memory, 
     server = await startTestServer();
     player = new Browser(server.url);
     stranger = new Browser(server.url);
-    await player.fetch('/api/auth/signup', { method: 'POST', json: { email: `actions-${Date.now()}@example.com`, password: 'long enough pw', username: 'ren' } });
-    await stranger.fetch('/api/auth/signup', { method: 'POST', json: { email: `stranger-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, player, { email: `actions-${Date.now()}@example.com`, password: 'long enough pw', username: 'ren' });
+    await signUp(server, stranger, { email: `stranger-${Date.now()}@example.com`, password: 'long enough pw' });
     await player.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: provider.url, defaultModel: 'story-model', apiKey: 'player-key' } });
     const world = sample('ashen-depths');
     world.entries.push({ ...world.entries[0], id: 'arrival', name: 'Arrival', role: 'greeting', content: 'Welcome, {{user}}. {{persona_backstory}}', position: 0 });

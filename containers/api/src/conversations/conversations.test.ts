@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenAi, type FakeReply, startFakeOpenAi } from '../../../../tests/support/fake-openai.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
+import { signUp } from '../../../../tests/support/sign-up.ts';
 
 const sample = (name: string) => JSON.parse(readFileSync(new URL(`../../../../packages/world/samples/${name}.json`, import.meta.url), 'utf8'));
 
@@ -55,7 +56,7 @@ describe('conversations (real PostgreSQL and Redis, a loopback OpenAI-compatible
     provider = await startFakeOpenAi({ apiKey: 'player-key' });
     server = await startTestServer();
     player = new Browser(server.url);
-    await player.fetch('/api/auth/signup', { method: 'POST', json: { email: `chat-${Date.now()}@example.com`, password: 'long enough pw', username: 'ren' } });
+    await signUp(server, player, { email: `chat-${Date.now()}@example.com`, password: 'long enough pw', username: 'ren' });
     await player.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: provider.url, defaultModel: 'story-model', apiKey: 'player-key' } });
     const d = await player.fetch('/api/worlds', { method: 'POST', json: { world: sample('ashen-depths') } });
     dungeonId = ((await d.json()) as { id: string }).id;
@@ -401,7 +402,7 @@ describe('conversations (real PostgreSQL and Redis, a loopback OpenAI-compatible
   it('sessions are private; world storage keeps string values per account; bad input is 400', async () => {
     const s = await create(dungeonId);
     const other = new Browser(server.url);
-    await other.fetch('/api/auth/signup', { method: 'POST', json: { email: `chat2-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, other, { email: `chat2-${Date.now()}@example.com`, password: 'long enough pw' });
     expect((await other.fetch(`/api/sessions/${s.session.id}`)).status).toBe(404);
     expect((await other.fetch(`/api/sessions/${s.session.id}/messages`, { method: 'POST', json: { content: 'hi' } })).status).toBe(404);
     expect((await player.fetch(`/api/sessions/${s.session.id}/messages`, { method: 'POST', json: { content: '' } })).status).toBe(400);
@@ -416,7 +417,7 @@ describe('conversations (real PostgreSQL and Redis, a loopback OpenAI-compatible
 
   it('sessions list: own sessions of that world only, most recently updated first, without state; another account sees none', async () => {
     const other = new Browser(server.url);
-    await other.fetch('/api/auth/signup', { method: 'POST', json: { email: `list-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, other, { email: `list-${Date.now()}@example.com`, password: 'long enough pw' });
     const list = async (who: Browser, worldId: string) => {
       const res = await who.fetch(`/api/worlds/${worldId}/sessions`);
       expect(res.status).toBe(200);
@@ -454,7 +455,7 @@ describe('conversations (real PostgreSQL and Redis, a loopback OpenAI-compatible
   it('sessions delete: messages and checkpoints go, the list no longer shows it; another account cannot delete it', async () => {
     const db = server.ctx.db.primary;
     const other = new Browser(server.url);
-    await other.fetch('/api/auth/signup', { method: 'POST', json: { email: `del-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, other, { email: `del-${Date.now()}@example.com`, password: 'long enough pw' });
     const s = await create(dungeonId);
     const keep = await create(dungeonId);
     provider.enqueue({ kind: 'completion', content: 'A door. [gold: +2]' });
@@ -515,7 +516,7 @@ describe('conversations (real PostgreSQL and Redis, a loopback OpenAI-compatible
 
     // Another account cannot delete it.
     const other = new Browser(server.url);
-    await other.fetch('/api/auth/signup', { method: 'POST', json: { email: `cp-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, other, { email: `cp-${Date.now()}@example.com`, password: 'long enough pw' });
     expect((await other.fetch(`/api/sessions/${s.session.id}/checkpoints/${cp.id}`, { method: 'DELETE' })).status).toBe(404);
     expect(await listIds()).toEqual([cp.id, kept.id]);
 
@@ -594,7 +595,7 @@ describe('conversations (real PostgreSQL and Redis, a loopback OpenAI-compatible
     // Not found: an unknown message, another account's view of the session.
     expect((await patch('msg_nope', 'x')).status).toBe(404);
     const other = new Browser(server.url);
-    await other.fetch('/api/auth/signup', { method: 'POST', json: { email: `edit-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, other, { email: `edit-${Date.now()}@example.com`, password: 'long enough pw' });
     expect((await patch(before.messages[0]!.id, 'hijack', other)).status).toBe(404);
     expect((await read(s.session.id)).messages[0]!.content).toBe('dig');
   });

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fillLongSession } from '../../../../tests/support/long-session.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
+import { signUp } from '../../../../tests/support/sign-up.ts';
 
 interface PageBody {
   session: { id: string; messageCount: number; state: unknown };
@@ -19,7 +20,7 @@ describe('long sessions open a page at a time (issue 24)', () => {
   beforeAll(async () => {
     server = await startTestServer({}, { redis: false });
     player = new Browser(server.url);
-    await player.fetch('/api/auth/signup', { method: 'POST', json: { email: `long-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, player, { email: `long-${Date.now()}@example.com`, password: 'long enough pw' });
     const world = (await (await player.fetch('/api/worlds', { method: 'POST', json: { world: sample } })).json()) as { id: string };
     const session = (await (await player.fetch(`/api/worlds/${world.id}/sessions`, { method: 'POST' })).json()) as PageBody;
     sessionId = session.session.id;
@@ -70,7 +71,7 @@ describe('long sessions open a page at a time (issue 24)', () => {
       expect(((await res.json()) as { error: { code: string } }).error.code).toBeTruthy();
     }
     const stranger = new Browser(server.url);
-    await stranger.fetch('/api/auth/signup', { method: 'POST', json: { email: `stranger-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, stranger, { email: `stranger-${Date.now()}@example.com`, password: 'long enough pw' });
     expect((await stranger.fetch(`/api/sessions/${sessionId}?before=10`)).status).toBe(404);
     expect((await stranger.fetch(`/api/sessions/${sessionId}/messages/${sessionId}_5`)).status).toBe(404);
     expect((await player.fetch(`/api/sessions/${sessionId}/messages/nope`)).status).toBe(404);

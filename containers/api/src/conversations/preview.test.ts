@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenAi, startFakeOpenAi } from '../../../../tests/support/fake-openai.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
+import { signUp } from '../../../../tests/support/sign-up.ts';
 
 const TABLES = ['accounts', 'login_sessions', 'chat_sessions', 'chat_messages', 'chat_checkpoints', 'world_storage', 'usage_ledger', 'credit_reservations', 'credit_ledger', 'billing_accounts', 'worlds'];
 
@@ -14,7 +15,7 @@ describe('guest preview', () => {
     official = await startFakeOpenAi({ apiKey: 'platform-key' });
     server = await startTestServer({ OFFICIAL_AI_BASE_URL: official.url, OFFICIAL_AI_API_KEY: 'platform-key', OFFICIAL_AI_MODEL: 'platform/story', GUEST_PREVIEW_TURNS_PER_HOUR: '3' });
     const author = new Browser(server.url);
-    await author.fetch('/api/auth/signup', { method: 'POST', json: { email: `prev-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, author, { email: `prev-${Date.now()}@example.com`, password: 'long enough pw' });
     await server.ctx.db.primary.query('update review_rule set hold_first_publication = false');
     const world = JSON.parse(readFileSync(new URL('../../../../packages/world/samples/ashen-depths.json', import.meta.url), 'utf8'));
     worldId = ((await (await author.fetch('/api/worlds', { method: 'POST', json: { world } })).json()) as { id: string }).id;

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeReplies, type FakeOpenAi, startFakeOpenAi } from '../../../../tests/support/fake-openai.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
+import { signUp as signUpAccount } from '../../../../tests/support/sign-up.ts';
 
 const sample = JSON.parse(readFileSync(new URL('../../../../packages/world/samples/ashen-depths.json', import.meta.url), 'utf8'));
 
@@ -28,8 +29,8 @@ describe('story summaries with the one-step fallback, through a conversation (re
     });
     server = await startTestServer({ SUMMARY_MODEL: 'free-router-model', SUMMARY_FALLBACK_MODEL: 'backup-summary-model' });
     player = new Browser(server.url);
-    const signUp = await player.fetch('/api/auth/signup', { method: 'POST', json: { email: `summary-${Date.now()}@example.com`, password: 'long enough pw', username: 'ren' } });
-    accountId = ((await signUp.json()) as { account: { id: string } }).account.id;
+    const signUp = await signUpAccount(server, player, { email: `summary-${Date.now()}@example.com`, password: 'long enough pw', username: 'ren' });
+    accountId = signUp.account.id;
     await player.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: provider.url, defaultModel: 'story-model', apiKey: 'player-key' } });
     // A small context budget (maxContext − maxTokens = 500 tokens): one long reply overflows it.
     const world = { ...sample, settings: { ...sample.settings, maxContext: 1000, maxTokens: 500 } };

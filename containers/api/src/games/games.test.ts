@@ -9,6 +9,7 @@ import { launchBrowser } from '../../../../tests/support/browser.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 import { publishDemoGame } from './demo.ts';
 import { parseRange } from './delivery.ts';
+import { signUp } from '../../../../tests/support/sign-up.ts';
 
 /** A raw GET whose path is sent exactly as written (fetch would normalise dot segments). */
 function rawGet(base: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
@@ -118,7 +119,7 @@ describe('game delivery and saves', () => {
 
     // A signed-in player saves adventure; a defeated board goes to its own slot.
     const player = new Browser(server.url);
-    await player.fetch('/api/auth/signup', { method: 'POST', json: { email: `game-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, player, { email: `game-${Date.now()}@example.com`, password: 'long enough pw' });
     expect((await player.fetch('/api/games/demo/saves/adventure', { method: 'PUT', json: { revision: 0, save } })).status).toBe(200);
     const defeated = { ...save, chunks: [{ id: 1, data: b64('lost board') }] };
     const d = await player.fetch('/api/games/demo/saves/adventure', { method: 'PUT', json: { revision: 0, save: defeated, defeated: true } });

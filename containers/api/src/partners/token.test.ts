@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createIdentityVerifier } from '@yumina/identity';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
+import { signUp } from '../../../../tests/support/sign-up.ts';
 
 /**
  * POST /api/partners/<partner>/token as the container serves it: the real login session, the
@@ -16,12 +17,9 @@ describe('partner token endpoint in the container (real PostgreSQL and Redis)', 
 
   const signedIn = async () => {
     const b = new Browser(server.url);
-    const res = await b.fetch('/api/auth/signup', {
-      method: 'POST',
-      json: { email: `p-${randomBytes(5).toString('hex')}@example.com`, password: 'long enough pw', displayName: 'Rin' },
-    });
+    const res = await signUp(server, b, { email: `p-${randomBytes(5).toString('hex')}@example.com`, password: 'long enough pw', displayName: 'Rin' });
     expect(res.status).toBe(201);
-    return { b, id: ((await res.json()) as { account: { id: string } }).account.id };
+    return { b, id: res.account.id };
   };
   const token = (b: Browser, headers: Record<string, string> = {}) => b.fetch('/api/partners/demo/token', { method: 'POST', headers });
 

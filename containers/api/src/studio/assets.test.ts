@@ -6,6 +6,7 @@ import { ASSET_LIMITS } from './asset-routes.ts';
 import { sniffAssetType } from './asset-type.ts';
 import sharp from 'sharp';
 import { gradientPng } from '../../../../tests/support/png.ts';
+import { signUp } from '../../../../tests/support/sign-up.ts';
 
 const sample = (name: string) => JSON.parse(readFileSync(new URL(`../../../../packages/world/samples/${name}.json`, import.meta.url), 'utf8'));
 
@@ -47,7 +48,7 @@ describe('world assets', () => {
     author = new Browser(server.url);
     other = new Browser(server.url);
     for (const [b, n] of [[author, 'a'], [other, 'o']] as const) {
-      await b.fetch('/api/auth/signup', { method: 'POST', json: { email: `${n}-${Date.now()}@example.com`, password: 'long enough pw' } });
+      await signUp(server, b, { email: `${n}-${Date.now()}@example.com`, password: 'long enough pw' });
     }
     worldId = ((await (await author.fetch('/api/worlds', { method: 'POST', json: { world: sample('willow-street') } })).json()) as { id: string }).id;
     otherWorldId = ((await (await other.fetch('/api/worlds', { method: 'POST', json: { world: sample('ashen-depths') } })).json()) as { id: string }).id;

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
+import { signUp } from '../../../../tests/support/sign-up.ts';
 
 const sample = (name: string) => JSON.parse(readFileSync(new URL(`../../../../packages/world/samples/${name}.json`, import.meta.url), 'utf8'));
 
@@ -20,10 +21,7 @@ describe('review workflow', () => {
 
   async function signup(displayName: string): Promise<{ browser: Browser; id: string }> {
     const browser = new Browser(server.url);
-    const res = await browser.fetch('/api/auth/signup', {
-      method: 'POST',
-      json: { email: `${displayName.toLowerCase().replace(/\W/g, '')}-${Date.now()}-${Math.random()}@example.com`, password: 'long enough pw', displayName },
-    });
+    const res = await signUp(server, browser, { email: `${displayName.toLowerCase().replace(/\W/g, '')}-${Date.now()}-${Math.random()}@example.com`, password: 'long enough pw', displayName });
     expect(res.status).toBeLessThan(300);
     const session = (await (await browser.fetch('/api/auth/session')).json()) as { account: { id: string } };
     return { browser, id: session.account.id };

@@ -3,6 +3,7 @@ import { updatesChannel } from '@yumina/updates';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 import { OverviewHub, type OverviewWatcher, type Work } from './overview-hub.ts';
+import { signUp } from '../../../../tests/support/sign-up.ts';
 
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -15,7 +16,7 @@ describe('live update overviews fan out per world (issue 24)', () => {
     server = await startTestServer({}, { redis: false });
     await server.ctx.db.primary.query('update review_rule set hold_first_publication = false');
     const author = new Browser(server.url);
-    await author.fetch('/api/auth/signup', { method: 'POST', json: { email: `hub-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, author, { email: `hub-${Date.now()}@example.com`, password: 'long enough pw' });
     worldId = ((await (await author.fetch('/api/worlds', { method: 'POST', json: { world: { version: '20.0.0', name: 'Watched' } } })).json()) as { id: string }).id;
     expect((await author.fetch(`/api/worlds/${worldId}/publish`, { method: 'POST' })).status).toBe(200);
     authorId = (await server.ctx.db.primary.query<{ owner_id: string }>('select owner_id from worlds where id = $1', [worldId])).rows[0]!.owner_id;

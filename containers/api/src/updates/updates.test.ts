@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { observer } from '../../../../tests/support/postgres.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 import type { UpdateRecord } from '@yumina/updates';
+import { signUp as signUpAccount } from '../../../../tests/support/sign-up.ts';
 
 const sample = JSON.parse(readFileSync(new URL('../../../../packages/world/samples/willow-street.json', import.meta.url), 'utf8'));
 
@@ -60,12 +61,9 @@ describe('update records of a work', () => {
   const q = <R extends Record<string, unknown>>(sql: string, values?: unknown[]) => server.ctx.db.primary.query<R>(sql, values);
 
   async function signUp(b: Browser, name: string): Promise<string> {
-    const res = await b.fetch('/api/auth/signup', {
-      method: 'POST',
-      json: { email: `${name}-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`, password: 'long enough pw', displayName: name },
-    });
+    const res = await signUpAccount(server, b, { email: `${name}-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`, password: 'long enough pw', displayName: name });
     expect(res.status).toBe(201);
-    return ((await res.json()) as { account: { id: string } }).account.id;
+    return (res as { account: { id: string } }).account.id;
   }
 
   async function newWorld(publish: boolean, owner = author): Promise<string> {
@@ -553,7 +551,7 @@ describe('live overview streams and shutdown', () => {
     const server = await startTestServer();
     try {
       const b = new Browser(server.url);
-      await b.fetch('/api/auth/signup', { method: 'POST', json: { email: `close-${Date.now()}@example.com`, password: 'long enough pw' } });
+      await signUpAccount(server, b, { email: `close-${Date.now()}@example.com`, password: 'long enough pw' });
       const created = await b.fetch('/api/worlds', { method: 'POST', json: { world: sample } });
       const id = ((await created.json()) as { id: string }).id;
       const events = eventReader(await b.fetch(`/api/worlds/${id}/updates/events`));

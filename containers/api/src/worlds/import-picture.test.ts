@@ -9,6 +9,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gradientPng } from '../../../../tests/support/png.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
+import { signUp } from '../../../../tests/support/sign-up.ts';
 
 interface Imported {
   id: string;
@@ -28,7 +29,7 @@ describe('a card picture becomes the cover and the avatar (real PostgreSQL)', ()
   beforeAll(async () => {
     server = await startTestServer();
     author = new Browser(server.url);
-    await author.fetch('/api/auth/signup', { method: 'POST', json: { email: `picture-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Picture' } });
+    await signUp(server, author, { email: `picture-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Picture' });
   });
   afterAll(() => server?.stop());
 
@@ -119,7 +120,7 @@ describe('a card picture becomes the cover and the avatar (real PostgreSQL)', ()
     expect(((await json.json()) as { spec: string }).spec).toBe('chara_card_v3');
     // Only the author exports.
     const stranger = new Browser(server.url);
-    await stranger.fetch('/api/auth/signup', { method: 'POST', json: { email: `stranger-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Stranger' } });
+    await signUp(server, stranger, { email: `stranger-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Stranger' });
     expect((await stranger.fetch(`/api/worlds/${first.id}/card.png`)).status).toBe(404);
     expect((await author.fetch(`/api/worlds/${first.id}/card.gif`)).status).toBe(404);
   });
@@ -139,7 +140,7 @@ describe('a card picture becomes the cover and the avatar (real PostgreSQL)', ()
     expect(((await unreadable.json()) as { error: { code: string } }).error.code).toBe('PICTURE_UNREADABLE');
     expect((await upload(created.id, new Uint8Array(0))).status).toBe(400);
     const stranger = new Browser(server.url);
-    await stranger.fetch('/api/auth/signup', { method: 'POST', json: { email: `portrait-stranger-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Stranger' } });
+    await signUp(server, stranger, { email: `portrait-stranger-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Stranger' });
     expect((await upload(created.id, new Uint8Array(gradientPng(60, 90, [1, 1, 1], [2, 2, 2])), stranger)).status).toBe(404);
     expect(await assetCount(created.id)).toBe(0);
     const unchanged = (await (await author.fetch(`/api/worlds/${created.id}`)).json()) as Imported & { revision: number };

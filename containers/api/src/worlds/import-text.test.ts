@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
+import { signUp } from '../../../../tests/support/sign-up.ts';
 
 /** A V2 card's JSON text with the unsafe characters written as JSON escapes (as such files carry them). */
 const dirtyCard = () =>
@@ -23,7 +24,7 @@ describe('imported text and the text guard (real PostgreSQL)', () => {
   beforeAll(async () => {
     server = await startTestServer();
     author = new Browser(server.url);
-    await author.fetch('/api/auth/signup', { method: 'POST', json: { email: `text-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Text' } });
+    await signUp(server, author, { email: `text-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Text' });
   });
   afterAll(() => server?.stop());
 

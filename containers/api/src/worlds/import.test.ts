@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { encodeBase64Utf8, pngWithText } from '@yumina/world';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
+import { signUp } from '../../../../tests/support/sign-up.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../../tests/fixtures/worlds/${name}`, import.meta.url), 'utf8');
 
@@ -12,7 +13,7 @@ describe('POST /api/worlds/import (real PostgreSQL)', () => {
   beforeAll(async () => {
     server = await startTestServer({ IMPORT_RATE_LIMIT_PER_MINUTE: '30' });
     author = new Browser(server.url);
-    await author.fetch('/api/auth/signup', { method: 'POST', json: { email: `importer-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Importer' } });
+    await signUp(server, author, { email: `importer-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Importer' });
   });
   afterAll(() => server?.stop());
 
@@ -102,7 +103,7 @@ describe('POST /api/worlds/import (real PostgreSQL)', () => {
 
   it('takes a PNG card as the file itself (binary body, ?name=) or as a multipart form; a JSON body stays under 5 MiB, a file under 16 MiB', async () => {
     const author = new Browser(server.url);
-    await author.fetch('/api/auth/signup', { method: 'POST', json: { email: `bytes-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Bytes' } });
+    await signUp(server, author, { email: `bytes-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Bytes' });
     const png = pngWithText({ ccv3: encodeBase64Utf8(fixture('card-v3.json')) });
     const raw = await author.fetch('/api/worlds/import?name=lumen.png', { method: 'POST', headers: { 'content-type': 'image/png' }, body: png as Uint8Array<ArrayBuffer> });
     expect(raw.status).toBe(201);
@@ -127,7 +128,7 @@ describe('POST /api/worlds/import (real PostgreSQL)', () => {
 
   it('imports are rate limited per account (429 with Retry-After; nothing created)', async () => {
     const busy = new Browser(server.url);
-    await busy.fetch('/api/auth/signup', { method: 'POST', json: { email: `busy-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Busy' } });
+    await signUp(server, busy, { email: `busy-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Busy' });
     const card = JSON.parse(fixture('card-v2.json')) as unknown;
     for (let index = 0; index < 30; index++) expect((await busy.fetch('/api/worlds/import', { method: 'POST', json: { world: card } })).status).toBe(201);
     const before = await count();
@@ -138,7 +139,7 @@ describe('POST /api/worlds/import (real PostgreSQL)', () => {
     expect(await count()).toBe(before);
     // Another account is not limited by it.
     const other = new Browser(server.url);
-    await other.fetch('/api/auth/signup', { method: 'POST', json: { email: `other-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Other' } });
+    await signUp(server, other, { email: `other-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Other' });
     expect((await other.fetch('/api/worlds/import', { method: 'POST', json: { world: card } })).status).toBe(201);
   });
 });

@@ -6,6 +6,7 @@ import { Browser, startTestServer, type TestServer } from '../../../../tests/sup
 import { repoRoot } from '../web.ts';
 import { decodeCursor, encodeCursor } from './library.ts';
 import { publishSampleWorlds, SAMPLE_WORLDS } from './samples.ts';
+import { signUp } from '../../../../tests/support/sign-up.ts';
 
 interface Card {
   id: string;
@@ -30,7 +31,7 @@ describe('library, covers, my worlds, review notifications, credits (issue 22)',
   async function signup(displayName: string): Promise<Browser> {
     const b = new Browser(server.url);
     const email = `${displayName.toLowerCase().replace(/\W/g, '')}-${Date.now()}-${Math.random().toString(36).slice(2, 6)}@example.com`;
-    const res = await b.fetch('/api/auth/signup', { method: 'POST', json: { email, password: 'long enough pw', displayName } });
+    const res = await signUp(server, b, { email, password: 'long enough pw', displayName });
     expect(res.status).toBe(201);
     emails[displayName] = email;
     return b;

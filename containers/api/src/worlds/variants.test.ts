@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { observer } from '../../../../tests/support/postgres.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
+import { signUp } from '../../../../tests/support/sign-up.ts';
 
 const sample = JSON.parse(readFileSync(new URL('../../../../packages/world/samples/willow-street.json', import.meta.url), 'utf8'));
 
@@ -27,7 +28,7 @@ describe('language variants of a work', () => {
       [author, 'author'],
       [other, 'other'],
     ] as const) {
-      const res = await b.fetch('/api/auth/signup', { method: 'POST', json: { email: `${name}-${Date.now()}@example.com`, password: 'long enough pw', displayName: name } });
+      const res = await signUp(server, b, { email: `${name}-${Date.now()}@example.com`, password: 'long enough pw', displayName: name });
       expect(res.status).toBe(201);
     }
     // Publication goes live at once here (the review rule has its own tests).

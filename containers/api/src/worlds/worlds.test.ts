@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
+import { signUp } from '../../../../tests/support/sign-up.ts';
 
 const sample = (name: string) => JSON.parse(readFileSync(new URL(`../../../../packages/world/samples/${name}.json`, import.meta.url), 'utf8'));
 
@@ -15,8 +16,8 @@ describe('world storage routes', () => {
     // These tests are about storage: publication goes live without review (the review rule has its own tests).
     await server.ctx.db.primary.query('update review_rule set hold_first_publication = false');
     other = new Browser(server.url);
-    await author.fetch('/api/auth/signup', { method: 'POST', json: { email: `author-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Author' } });
-    await other.fetch('/api/auth/signup', { method: 'POST', json: { email: `other-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, author, { email: `author-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Author' });
+    await signUp(server, other, { email: `other-${Date.now()}@example.com`, password: 'long enough pw' });
   });
   afterAll(() => server?.stop());
 
