@@ -44,17 +44,23 @@ describe('account recovery in a real browser, with the outbox', () => {
     await page.getByLabel('Display name').fill('Journey');
     await page.getByLabel('Password').fill('the first password');
     await page.getByRole('button', { name: 'Sign up' }).click();
-    await page.waitForURL(/\/app\/settings$/);
-    await expect.poll(() => page.getByTestId('account-email').textContent()).toBe(`${email} not verified`);
+    // Verify-first: the page says to check the inbox, and nobody is signed in yet.
+    await expect.poll(() => page.getByTestId('signup-sent').textContent()).toContain(email);
+    expect(((await (await page.request.get(`${server.url}/api/auth/session`)).json()) as { account: unknown }).account).toBeNull();
+    await shoot(page, 'signup-sent');
+    await page.getByRole('button', { name: 'Send the mail again' }).click();
+    await page.getByRole('status').filter({ hasText: 'Sent again' }).waitFor();
 
-    await expect.poll(async () => (await fetch(`${server.url}/dev/outbox`)).text(), { timeout: 10_000 }).toContain('Verify your e-mail address for Yumina');
+    await expect.poll(async () => (await fetch(`${server.url}/dev/outbox`)).text(), { timeout: 10_000 }).toContain('Finish creating your Yumina account');
     await page.goto(`${server.url}/dev/outbox`);
     await shoot(page, 'outbox');
-    await followMail(page, 'Verify your e-mail address for Yumina', '/verify-email');
-    await expect.poll(() => page.getByTestId('verify-done').textContent()).toBe(`Thank you: ${email} is verified.`);
+    // The newest mail (the resend replaced the first link).
+    await followMail(page, 'Finish creating your Yumina account', '/complete-signup');
+    await expect.poll(() => page.getByTestId('signup-done').textContent()).toBe(`Welcome: your account for ${email} is ready, and you are signed in.`);
     expect(new URL(page.url()).hash).toBe(''); // the token left the address bar
-    await shoot(page, 'verify-email');
-    await page.goto(`${server.url}/app/settings`);
+    await shoot(page, 'complete-signup');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.waitForURL(/\/app\/settings$/);
     await expect.poll(() => page.getByTestId('account-email').textContent()).toBe(`${email} verified`);
     // The profile: name, username and a picture (resized by the server); the list of logins; the data archive.
     const profile = page.getByRole('form', { name: 'Profile' });

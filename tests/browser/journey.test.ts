@@ -7,6 +7,7 @@ import { launchBrowser } from '../support/browser.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
 import { gradientPng } from '../support/png.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { finishSignUpInPage } from '../support/sign-up.ts';
 import { screenPath } from '../support/screens.ts';
 
 const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 20_000, interval: 150 });
@@ -58,6 +59,8 @@ describe('the web app journey', () => {
     await page.getByLabel('Display name').fill(name);
     await page.getByLabel('Password').fill('a strong password');
     await page.getByRole('button', { name: 'Sign up' }).click();
+    // Verify-first: the account is made by the link mailed to the address (read from the outbox).
+    await finishSignUpInPage(server, page, email);
   }
   /** Sends one message in the player and waits for the provider's reply to show. */
   async function playTurn(page: Page, text: string, reply: string) {

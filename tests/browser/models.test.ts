@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { FakeOpenAi } from '../support/fake-openai.ts';
 import type { TestServer } from '../support/server.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
+import { signUp } from '../support/sign-up.ts';
 
 describe('the model browser in a real browser', () => {
   let server: TestServer;
@@ -25,10 +26,10 @@ describe('the model browser in a real browser', () => {
     const page = await browser.newPage();
     page.setDefaultTimeout(40_000);
     await page.goto(`${server.url}/`);
+    await signUp(server, page, { email: `models-${Date.now()}@example.com`, password: 'long enough pw' });
     await page.evaluate(async (url) => {
       const send = (path: string, method: string, body: unknown) =>
         fetch(path, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      await send('/api/auth/signup', 'POST', { email: `models-${Date.now()}@example.com`, password: 'long enough pw' });
       await send('/api/settings/ai', 'PUT', { baseUrl: url, defaultModel: 'tiny-story', apiKey: 'k-models' });
     }, provider.url);
     await page.goto(`${server.url}/app/models`);

@@ -398,7 +398,7 @@ describe('every member of the sandbox API in the real player', () => {
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(`${server.url}/`);
-    const [worldId] = await signUpWithWorlds(page, {
+    const [worldId] = await signUpWithWorlds(server, page, {
       providerUrl: provider.url,
       apiKey: 'member-key',
       worlds: [everyMemberWorld()],

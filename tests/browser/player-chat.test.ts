@@ -24,7 +24,7 @@ describe('the default chat in the real player', () => {
     const page = await browser.newPage();
     page.setDefaultTimeout(30_000);
     await page.goto(`${server.url}/`);
-    const [worldId] = await signUpWithWorlds(page, { providerUrl: provider.url, apiKey: 'chat-key', worlds: [chatWorld()], persona: { name: 'Captain Vale' } });
+    const [worldId] = await signUpWithWorlds(server, page, { providerUrl: provider.url, apiKey: 'chat-key', worlds: [chatWorld()], persona: { name: 'Captain Vale' } });
     await page.goto(`${server.url}/play/${worldId}`);
     const messages = page.locator('[data-testid="messages"]');
     const bubbles = messages.locator('li[data-message-id]');
@@ -107,7 +107,7 @@ describe('the default chat in the real player', () => {
     const page = await browser.newPage();
     page.setDefaultTimeout(30_000);
     await page.goto(`${server.url}/`);
-    const [worldId] = await signUpWithWorlds(page, { providerUrl: provider.url, apiKey: 'chat-key', worlds: [chatWorld()] });
+    const [worldId] = await signUpWithWorlds(server, page, { providerUrl: provider.url, apiKey: 'chat-key', worlds: [chatWorld()] });
     await page.goto(`${server.url}/play/${worldId}`);
     const bubbles = page.locator('[data-testid="messages"] li[data-message-id]');
     await expect.poll(() => bubbles.count(), { timeout: 20_000 }).toBe(1);

@@ -4,6 +4,7 @@ import { launchBrowser } from '../support/browser.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
 import { sampleWorld } from '../support/player-world.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { signUp } from '../support/sign-up.ts';
 
 /** The Ashen Depths with an interface that reports mode, capabilities and what a guest's calls answer. */
 function guestWorld() {
@@ -60,10 +61,10 @@ describe('guest preview in the real player', () => {
   it('a signed-out visitor plays a published world in guest-preview mode; what would persist asks to sign in', async () => {
     const author = await browser.newPage();
     await author.goto(`${guestServer.url}/`);
+    await signUp(guestServer, author, { email: `author-${Date.now()}@example.com`, password: 'long enough pw' });
     const worldId = await author.evaluate(async (world) => {
       const post = (url: string, body?: unknown) =>
         fetch(url, { method: 'POST', headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then((r) => r.json());
-      await post('/api/auth/signup', { email: `author-${Date.now()}@example.com`, password: 'long enough pw' });
       const created = (await post('/api/worlds', { world })) as { id: string };
       return created.id;
     }, guestWorld());

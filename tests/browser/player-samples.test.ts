@@ -21,7 +21,7 @@ describe('the shipped sample worlds in the real player', () => {
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(`${server.url}/`);
-    const [worldId] = await signUpWithWorlds(page, { providerUrl: provider.url, apiKey: 'sample-key', worlds: [sampleWorld('ashen-depths')] });
+    const [worldId] = await signUpWithWorlds(server, page, { providerUrl: provider.url, apiKey: 'sample-key', worlds: [sampleWorld('ashen-depths')] });
 
     await page.goto(`${server.url}/play/${worldId}`);
     const iframe = page.locator('iframe[title="World interface"]');
@@ -67,7 +67,7 @@ describe('the shipped sample worlds in the real player', () => {
     const page = await browser.newPage();
     page.setDefaultTimeout(30_000);
     await page.goto(`${server.url}/`);
-    const [willow, changan] = await signUpWithWorlds(page, {
+    const [willow, changan] = await signUpWithWorlds(server, page, {
       providerUrl: provider.url,
       apiKey: 'sample-key',
       worlds: [sampleWorld('willow-street'), sampleWorld('changan-nights')],

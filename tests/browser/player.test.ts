@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { FakeOpenAi } from '../support/fake-openai.ts';
 import type { TestServer } from '../support/server.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
+import { signUp } from '../support/sign-up.ts';
 
 /** A world whose custom interface shows hp and records what onChange and the statechange event saw. */
 function testWorld() {
@@ -91,11 +92,11 @@ describe('the world player in a real browser', () => {
     const page = await browser.newPage();
     page.setDefaultTimeout(40_000);
     await page.goto(`${server.url}/`);
+    await signUp(server, page, { email: `player-${Date.now()}@example.com`, password: 'long enough pw' });
     const worldId = await page.evaluate(
       async ({ world, providerUrl }) => {
         const post = (url: string, method: string, body: unknown) =>
           fetch(url, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json());
-        await post('/api/auth/signup', 'POST', { email: `player-${Date.now()}@example.com`, password: 'long enough pw' });
         await post('/api/settings/ai', 'PUT', { baseUrl: providerUrl, defaultModel: 'story-model', apiKey: 'player-key' });
         const created = (await post('/api/worlds', 'POST', { world })) as { id?: string };
         if (!created.id) throw new Error(`world not created: ${JSON.stringify(created)}`);
@@ -187,11 +188,11 @@ describe('the world player in a real browser', () => {
     const page = await browser.newPage();
     page.setDefaultTimeout(30_000);
     await page.goto(`${server.url}/`);
+    await signUp(server, page, { email: `choices-${Date.now()}@example.com`, password: 'long enough pw' });
     const worldId = await page.evaluate(
       async ({ world, providerUrl }) => {
         const post = (url: string, method: string, body: unknown) =>
           fetch(url, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json());
-        await post('/api/auth/signup', 'POST', { email: `choices-${Date.now()}@example.com`, password: 'long enough pw' });
         await post('/api/settings/ai', 'PUT', { baseUrl: providerUrl, defaultModel: 'story-model', apiKey: 'player-key' });
         return ((await post('/api/worlds', 'POST', { world })) as { id: string }).id;
       },

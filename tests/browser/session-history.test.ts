@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 import { fillLongSession } from '../support/long-session.ts';
 import type { TestServer } from '../support/server.ts';
+import { signUp } from '../support/sign-up.ts';
 
 /** Issue 24: a 2,000-message session opens on its newest page; scrolling up loads every earlier one. */
 describe('a long session in the player', () => {
@@ -17,10 +18,10 @@ describe('a long session in the player', () => {
     page.setDefaultTimeout(40_000);
     await page.goto(`${server.url}/`);
     const world = JSON.parse(readFileSync(new URL('../../packages/world/samples/ashen-depths.json', import.meta.url), 'utf8'));
+    await signUp(server, page, { email: `history-${Date.now()}@example.com`, password: 'long enough pw' });
     const { worldId, sessionId } = await page.evaluate(async (world) => {
       const post = (url: string, body?: unknown) =>
         fetch(url, { method: 'POST', headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then((r) => r.json());
-      await post('/api/auth/signup', { email: `history-${Date.now()}@example.com`, password: 'long enough pw' });
       const created = (await post('/api/worlds', { world })) as { id: string };
       const session = (await post(`/api/worlds/${created.id}/sessions`)) as { session: { id: string } };
       return { worldId: created.id, sessionId: session.session.id };

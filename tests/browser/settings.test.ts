@@ -1,6 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { TestServer } from '../support/server.ts';
+import { finishSignUpInPage } from '../support/sign-up.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 
 describe('settings in a real browser', () => {
@@ -17,6 +18,7 @@ describe('settings in a real browser', () => {
     await page.getByLabel('Display name').fill('Browser Player');
     await page.getByLabel('Password').fill('a strong password');
     await page.getByRole('button', { name: 'Sign up' }).click();
+    await finishSignUpInPage(server, page, email);
     await page.waitForURL(/\/app\/settings#ai-config$/);
     await expect.poll(() => page.getByTestId('display-name').textContent()).toBe('Browser Player');
 

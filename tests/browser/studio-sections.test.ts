@@ -113,9 +113,9 @@ describe('studio sections in a real browser', () => {
     const page = await context.newPage();
     page.setDefaultTimeout(30_000);
     await page.goto(`${server.url}/`);
+    await signUp(server, page, { email: `faces-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Faces' });
     const worldId = await page.evaluate(async (providerUrl) => {
       const call = (url: string, method: string, body: unknown) => fetch(url, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json());
-      await call('/api/auth/signup', 'POST', { email: `faces-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Faces' });
       await call('/api/settings/ai', 'PUT', { baseUrl: providerUrl, defaultModel: 'story-model', apiKey: 'studio-key' });
       const entries = [
         { id: 'frame', name: 'Story frame', content: 'Tell the story from her side.', section: 'system-presets', role: 'system' },
@@ -170,9 +170,9 @@ describe('studio sections in a real browser', () => {
     page.setDefaultTimeout(30_000);
     page.on('dialog', (d) => void d.accept());
     await page.goto(`${server.url}/`);
+    await signUp(server, page, { email: `maker-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Maker' });
     await page.evaluate(async (providerUrl) => {
       const call = (url: string, method: string, body: unknown) => fetch(url, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      await call('/api/auth/signup', 'POST', { email: `maker-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Maker' });
       await call('/api/settings/ai', 'PUT', { baseUrl: providerUrl, defaultModel: 'story-model', apiKey: 'studio-key' });
     }, provider.url);
 

@@ -269,7 +269,7 @@ describe("a world's interface never acts as the player beyond its world and sess
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(`${server.url}/`);
     const other = { ...sampleWorld('willow-street'), name: 'Another World', rootComponent: null };
-    const [worldId, otherWorldId] = await signUpWithWorlds(page, { providerUrl: provider.url, apiKey: 'bridge-key', worlds: [attackWorld(), other] });
+    const [worldId, otherWorldId] = await signUpWithWorlds(server, page, { providerUrl: provider.url, apiKey: 'bridge-key', worlds: [attackWorld(), other] });
     // Sessions of another world, one with a checkpoint; their ids are what the attacker tries.
     const targets = await page.evaluate(
       async ({ worldId, otherWorldId }) => {
@@ -375,7 +375,7 @@ describe("a world's interface never acts as the player beyond its world and sess
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(`${server.url}/`);
     const other = { ...sampleWorld('willow-street'), name: 'Another World', rootComponent: null };
-    const [worldId, otherWorldId] = await signUpWithWorlds(page, { providerUrl: provider.url, apiKey: 'bridge-key', worlds: [olderWorld(), other] });
+    const [worldId, otherWorldId] = await signUpWithWorlds(server, page, { providerUrl: provider.url, apiKey: 'bridge-key', worlds: [olderWorld(), other] });
     // Published without review (the rule holds a first publication by default), so it has a library record.
     await server.ctx.db.primary.query('update review_rule set hold_first_publication = false');
     const targets = await page.evaluate(

@@ -115,3 +115,17 @@ export async function signUp(server: MailServer, client: SignUpClient, details: 
   const result = done.body as { account: SignedUpAccount; session: { id: string; expiresAt: string }; returnTo: string | null };
   return { status: done.status, email, password, ...result, setCookie: done.setCookie };
 }
+
+/**
+ * After the sign-up form was sent in Chromium: the page says to check the inbox; the link from the
+ * outbox is opened in the same page (on the test server's address, so the cookie lands there), the
+ * account is created and signed in, and "Continue" goes where the sign-up was asked to return.
+ */
+export async function finishSignUpInPage(server: MailServer, page: Page, email: string): Promise<void> {
+  await page.getByTestId('signup-sent').waitFor();
+  const before = await signUpMailCount(server, email.toLowerCase());
+  const link = await signUpLink(server, email.toLowerCase(), Math.max(before, 1));
+  await page.goto(`${server.url}${link.pathname}${link.hash}`);
+  await page.getByTestId('signup-done').waitFor();
+  await page.getByRole('button', { name: 'Continue' }).click();
+}

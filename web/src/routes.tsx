@@ -27,6 +27,7 @@ const pages = {
   forgotPassword: page(() => import('./account/ForgotPasswordPage.tsx'), 'ForgotPasswordPage'),
   resetPassword: page(() => import('./account/ResetPasswordPage.tsx'), 'ResetPasswordPage'),
   verifyEmail: page(() => import('./account/VerifyEmailPage.tsx'), 'VerifyEmailPage'),
+  completeSignup: page(() => import('./account/CompleteSignupPage.tsx'), 'CompleteSignupPage'),
   settings: page(() => import('./pages/SettingsPage.tsx'), 'SettingsPage'),
   models: page(() => import('./pages/ModelsPage.tsx'), 'ModelsPage'),
   library: page(() => import('./library/LibraryPage.tsx'), 'LibraryPage'),
@@ -41,7 +42,7 @@ const pages = {
   inbox: page(() => import('./updates/InboxPage.tsx'), 'InboxPage'),
   world: page(() => import('./worlds/WorldPage.tsx'), 'WorldPage'),
 };
-const { home, auth, forgotPassword, resetPassword, verifyEmail, settings, models, library, player, myWorlds, studio, character, reviews, credits, board, devSandbox, inbox, world } = pages;
+const { home, auth, forgotPassword, resetPassword, verifyEmail, completeSignup, settings, models, library, player, myWorlds, studio, character, reviews, credits, board, devSandbox, inbox, world } = pages;
 
 interface Route {
   test: RegExp;
@@ -62,6 +63,7 @@ const ROUTES: Route[] = [
   { test: /^\/forgot-password$/, load: forgotPassword.load, render: () => <forgotPassword.Component /> },
   { test: /^\/reset-password$/, load: resetPassword.load, render: () => <resetPassword.Component /> },
   { test: /^\/verify-email$/, load: verifyEmail.load, render: () => <verifyEmail.Component /> },
+  { test: /^\/complete-signup$/, load: completeSignup.load, render: () => <completeSignup.Component /> },
   { test: /^\/app\/settings\/?$/, load: settings.load, render: () => <settings.Component /> },
   { test: /^\/app\/models$/, load: models.load, render: () => <models.Component /> },
   { test: /^\/library$/, load: library.load, data: (_p, search) => [libraryPageUrl(search), LIBRARY_TAGS_URL], render: () => <library.Component /> },

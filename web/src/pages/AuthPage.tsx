@@ -14,6 +14,8 @@ export function AuthPage({ mode }: { mode: 'login' | 'signup' }) {
   const [displayName, setDisplayName] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // Sign-up answers the same for every address and signs nobody in: the mailed link finishes it.
+  const [sentTo, setSentTo] = useState<string | null>(null);
   const params = new URLSearchParams(window.location.search);
   // Same-origin paths only (the one check shared with the server: @yumina/identity return-path.ts).
   const returnTo = safeReturnTo(params.get('returnTo') ?? '/app/settings', window.location.origin, '/app/settings');
@@ -23,9 +25,13 @@ export function AuthPage({ mode }: { mode: 'login' | 'signup' }) {
     setBusy(true);
     setError(null);
     try {
-      await api(mode === 'signup' ? '/api/auth/signup' : '/api/auth/login', {
-        json: mode === 'signup' ? { email, password, ...(displayName ? { displayName } : {}) } : { email, password },
-      });
+      if (mode === 'signup') {
+        await api('/api/auth/signup', { json: { email, password, returnTo, ...(displayName ? { displayName } : {}) } });
+        setSentTo(email.trim());
+        setPassword('');
+        return;
+      }
+      await api('/api/auth/login', { json: { email, password } });
       await refresh();
       // A full navigation when returning to a page outside this app shell (e.g. a partner landing page).
       if (returnTo.startsWith('/app') || returnTo === '/') navigate(returnTo);
@@ -36,6 +42,8 @@ export function AuthPage({ mode }: { mode: 'login' | 'signup' }) {
       setBusy(false);
     }
   }
+
+  if (sentTo) return <CheckInbox email={sentTo} onBack={() => setSentTo(null)} />;
 
   return (
     <section className="card narrow">
@@ -76,7 +84,7 @@ export function AuthPage({ mode }: { mode: 'login' | 'signup' }) {
             <Link to="/forgot-password">Forgot your password?</Link>
           </p>
         )}
-        {mode === 'signup' && <p className="hint">We send a link to this address to verify it.</p>}
+        {mode === 'signup' && <p className="hint">We send a link to this address; your account is created when you follow it.</p>}
       </form>
       <p>
         {mode === 'signup' ? (
@@ -108,5 +116,48 @@ function Providers({ returnTo }: { returnTo: string }) {
         </a>
       ))}
     </div>
+  );
+}
+
+/** After a sign-up: the mail is on its way; it can be sent again (limited per address and per client). */
+export function CheckInbox({ email, onBack }: { email: string; onBack: () => void }) {
+  const [sent, setSent] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  async function resend() {
+    setBusy(true);
+    setError(null);
+    setSent(null);
+    try {
+      await api('/api/auth/signup/resend', { json: { email } });
+      setSent('Sent again. Earlier links no longer work: use the newest mail.');
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <section className="card narrow" aria-live="polite">
+      <h2>Check your inbox</h2>
+      <p data-testid="signup-sent">
+        We sent a mail to <strong>{email}</strong>. Follow its link within 24 hours to finish creating your account; it signs you in.
+      </p>
+      <p className="hint">Nothing arrived? Look in your spam folder, or send it again. If this address already has an account, the mail says so instead.</p>
+      <div className="row">
+        <button type="button" onClick={resend} disabled={busy}>
+          Send the mail again
+        </button>
+        <button type="button" className="secondary" onClick={onBack}>
+          Use another address
+        </button>
+      </div>
+      {sent && <p role="status">{sent}</p>}
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+    </section>
   );
 }
