@@ -1,6 +1,7 @@
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser, startTestServer, type TestServer } from '../support/server.ts';
+import { signUp as signUpAccount } from '../support/sign-up.ts';
 
 /**
  * Issue 35, point 4, against the real server: the account's logins (device, address, last seen;
@@ -38,9 +39,9 @@ describe('logins, profile and data export', () => {
   async function signUp(headers: Record<string, string> = {}): Promise<{ browser: Browser; email: string; id: string }> {
     const browser = new Browser(server.url);
     const email = `data-${++n}-${Date.now()}@example.com`;
-    const res = await browser.fetch('/api/auth/signup', { method: 'POST', json: { email, password: 'the password 1', displayName: `Player ${n}` }, headers });
+    const res = await signUpAccount(server, browser, { email, password: 'the password 1', displayName: `Player ${n}`, headers });
     expect(res.status).toBe(201);
-    return { browser, email, id: ((await res.json()) as { account: { id: string } }).account.id };
+    return { browser, email, id: res.account.id };
   }
   async function signIn(email: string, headers: Record<string, string>): Promise<Browser> {
     const browser = new Browser(server.url);

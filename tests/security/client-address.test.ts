@@ -100,9 +100,7 @@ describe('client address (TRUST_PROXY=loopback: X-Forwarded-For names the client
       AI_CHECK_RATE_LIMIT_PER_MINUTE: '4',
     });
     const b = new Browser(server.url);
-    expect(
-      (await b.fetch('/api/auth/signup', { method: 'POST', headers: { 'x-forwarded-for': '192.0.2.200' }, json: { email: 'Target@Example.com', password: 'the right password' } })).status,
-    ).toBe(201);
+    expect((await signUp(server, b, { email: 'Target@Example.com', password: 'the right password', headers: { 'x-forwarded-for': '192.0.2.200' } })).status).toBe(201);
   });
   afterAll(async () => {
     await server?.stop();
@@ -135,20 +133,21 @@ describe('client address (TRUST_PROXY=loopback: X-Forwarded-For names the client
       statuses.push(res.status);
       if (res.status === 429) expectErrorShape(await res.json());
     }
-    expect(statuses).toEqual([201, 201, 201, 429]);
-    const n = await server.ctx.db.primary.query<{ n: number }>(`select count(*)::int as n from accounts where email like 'mass%'`);
+    // Verify-first sign-up: each allowed one waits for its link (issue 35, point 5); the fourth is refused and mails nothing.
+    expect(statuses).toEqual([202, 202, 202, 429]);
+    const n = await server.ctx.db.primary.query<{ n: number }>(`select count(*)::int as n from pending_signups where email like 'mass%'`);
     expect(n.rows[0]!.n).toBe(3);
     const other = await fetch(`${server.url}/api/auth/signup`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.10' },
       body: JSON.stringify({ email: 'other-address@example.com', password: 'long enough pw' }),
     });
-    expect(other.status).toBe(201);
+    expect(other.status).toBe(202);
   });
 
   it('even through a trusted hop, X-Forwarded-Host/-Proto never make a cross-site request look same-site', async () => {
     const b = new Browser(server.url);
-    await b.fetch('/api/auth/signup', { method: 'POST', headers: { 'x-forwarded-for': '192.0.2.77' }, json: { email: 'trusted-hop@example.com', password: 'long enough pw' } });
+    await signUp(server, b, { email: 'trusted-hop@example.com', password: 'long enough pw', headers: { 'x-forwarded-for': '192.0.2.77' } });
     const res = await b.fetch('/api/account', {
       method: 'DELETE',
       headers: { origin: 'https://evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https', 'x-forwarded-for': '192.0.2.77' },
@@ -161,7 +160,7 @@ describe('client address (TRUST_PROXY=loopback: X-Forwarded-For names the client
 
   it('AI connection tests and model listings are limited per account, whatever the address', async () => {
     const b = new Browser(server.url);
-    await b.fetch('/api/auth/signup', { method: 'POST', headers: { 'x-forwarded-for': '192.0.2.50' }, json: { email: 'checker@example.com', password: 'long enough pw' } });
+    await signUp(server, b, { email: 'checker@example.com', password: 'long enough pw', headers: { 'x-forwarded-for': '192.0.2.50' } });
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) {
       const path = i % 2 ? '/api/models' : '/api/settings/ai/test';

@@ -125,7 +125,7 @@ describe('live update streams are capped per address and per process', () => {
 
     // Meanwhile: this server's other routes, and another server on the same PostgreSQL, answer.
     const other = new Browser(server.url);
-    expect((await other.fetch('/api/auth/signup', { method: 'POST', headers: { 'x-forwarded-for': '192.0.2.9' }, json: { email: 'bystander@example.com', password: 'long enough pw' } })).status).toBe(201);
+    expect((await signUp(server, other, { email: 'bystander@example.com', password: 'long enough pw', headers: { 'x-forwarded-for': '192.0.2.9' } })).status).toBe(201);
     expect((await other.fetch(`/api/worlds/${worldId}`)).status).toBe(200);
     expect((await fetch(`${replica.url}/api/library`)).status).toBe(200);
     expect((await fetch(`${replica.url}/health`)).status).toBe(200);

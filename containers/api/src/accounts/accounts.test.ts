@@ -58,7 +58,7 @@ describe('accounts and login sessions (real PostgreSQL and Redis)', () => {
 
   it('a wrong password is 401; a burst is 429 with Retry-After; bad bodies are 400 and change nothing', async () => {
     const email = uniqueEmail();
-    await new Browser(server.url).fetch('/api/auth/signup', { method: 'POST', json: { email, password: 'the right one' } });
+    await signUpAccount(server, new Browser(server.url), { email, password: 'the right one' });
     const c = new Browser(server.url);
     const wrong = await c.fetch('/api/auth/login', { method: 'POST', json: { email, password: 'the wrong one' } });
     expect(wrong.status).toBe(401);
