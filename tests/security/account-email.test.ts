@@ -152,9 +152,14 @@ describe('accounts by e-mail: grants reach exactly the holder of the address', (
   it('a verified provider e-mail is the account’s address when it is free and never when another account holds it; the database holds one account per address', async () => {
     const fresh = await signInWithGoogle({ sub: 'fresh-1', email: 'Fresh@Example.com', name: 'Fresh' });
     expect(fresh.account).toMatchObject({ email: 'fresh@example.com', emailVerified: true });
-    const taken = await new Browser(server.url).fetch('/api/auth/signup', { method: 'POST', json: { email: 'FRESH@example.com', password: 'long enough pw' } });
-    expect(taken.status).toBe(409);
-    expect(((await taken.json()) as ErrorBody).error.code).toBe('EMAIL_TAKEN');
+    // A later sign-up with it answers like one with a free address (issue 35, point 5), signs nobody in, creates nothing.
+    const asker = new Browser(server.url);
+    const taken = await asker.fetch('/api/auth/signup', { method: 'POST', json: { email: 'FRESH@example.com', password: 'long enough pw' } });
+    expect(taken.status).toBe(202);
+    expect(((await taken.json()) as { status: string }).status).toBe('verification_sent');
+    expect(asker.cookies.size).toBe(0);
+    expect((await server.ctx.db.primary.query(`select id from accounts where lower(email) = 'fresh@example.com'`)).rows).toEqual([{ id: fresh.account.id }]);
+    expect((await server.ctx.db.primary.query(`select 1 from pending_signups where lower(email) = 'fresh@example.com'`)).rowCount).toBe(0);
 
     const holder = await signUp('held@example.com', 'Holder');
     const second = await signInWithGoogle({ sub: 'held-2', email: 'HELD@example.com', name: 'Second' });
