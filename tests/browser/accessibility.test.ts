@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../support/browser.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { signUp } from '../support/sign-up.ts';
 import { screenPath } from '../support/screens.ts';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
@@ -46,8 +47,8 @@ describe('accessibility (axe-core)', () => {
     ]);
     context = await browser.newContext();
     const api = context.request;
-    const signup = await api.post(`${server.url}/api/auth/signup`, { data: { email: `a11y-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Ally' } });
-    const accountId = ((await signup.json()) as { account: { id: string } }).account.id;
+    const signup = await signUp(server, context, { email: `a11y-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Ally' });
+    const accountId = signup.account.id;
     // A persona, so that Settings shows its avatar controls (issue 30 B).
     await api.post(`${server.url}/api/personas`, { data: { name: 'Ally' } });
     const create = async (name: string) =>

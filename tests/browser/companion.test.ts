@@ -3,6 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { fakeReplies, type FakeOpenAi } from '../support/fake-openai.ts';
 import type { TestServer } from '../support/server.ts';
+import { signUp as signUpAccount } from '../support/sign-up.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 
 /** A level of the demo board whose tin is offered soon and holds sun (daylight chapters collect sky sun). */
@@ -28,7 +29,7 @@ async function inPage(page: Page, path: string, method: string, json: unknown): 
 async function signUp(page: Page, server: TestServer, name: string): Promise<string> {
   const email = `${name}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.com`;
   await page.goto(`${server.url}/`);
-  expect(await inPage(page, '/api/auth/signup', 'POST', { email, password: 'long enough pw', displayName: name })).toBeLessThan(300);
+  expect((await signUpAccount(server, page, { email, password: 'long enough pw', displayName: name })).status).toBeLessThan(300);
   return email;
 }
 
@@ -54,7 +55,7 @@ describe('companion on the demo adventure board', () => {
     page.setDefaultTimeout(40_000);
     page.on('pageerror', (e) => console.error('PAGEERROR', e.message));
     await page.goto(`${server.url}/`);
-    expect(await inPage(page, '/api/auth/signup', 'POST', { email: `companion-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Gardener' })).toBeLessThan(300);
+    expect((await signUpAccount(server, page, { email: `companion-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Gardener' })).status).toBeLessThan(300);
     expect(await inPage(page, '/api/settings/ai', 'PUT', { baseUrl: fake.url, defaultModel: 'garden-model', apiKey: 'sk-local-test-1234567890' })).toBe(200);
 
     const level = tinLevel();
@@ -372,7 +373,7 @@ describe('companion on the demo adventure board', () => {
     const [login] = await Promise.all([context.waitForEvent('page'), link.click()]);
     await login.waitForLoadState();
     expect(new URL(login.url()).pathname).toBe('/login');
-    const signedUp = await inPage(login, '/api/auth/signup', 'POST', { email: `tab-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Tab' });
+    const signedUp = (await signUpAccount(server, login, { email: `tab-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Tab' })).status;
     expect(signedUp).toBeLessThan(300);
     await login.close();
     await page.bringToFront();

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { Browser, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../support/browser.ts';
+import { signUp as signUpAccount } from '../support/sign-up.ts';
 import { freePort } from '../support/redis.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -71,14 +72,7 @@ describe('partner identity handoff in a real browser', () => {
     const page = await context.newPage();
     page.setDefaultTimeout(40_000);
     await page.goto(`${platform}/`);
-    const signUp = await page.evaluate(async () => {
-      const res = await fetch('/api/auth/signup', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ email: `partner-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Hana' }),
-      });
-      return (await res.json()) as { account: { id: string } };
-    });
+    const signUp = await signUpAccount({ url: platform, dataDir: server.dataDir }, page, { email: `partner-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Hana' });
 
     await page.goto(`${platform}/demo?path=${encodeURIComponent('/play?level=3')}`);
     const csp = (await page.request.get(`${platform}/demo`)).headers()['content-security-policy'];
