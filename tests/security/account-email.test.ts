@@ -138,7 +138,7 @@ describe('accounts by e-mail: grants reach exactly the holder of the address', (
     const res = await operator.fetch('/api/admin/credits', { method: 'POST', json: { account: 'Target@Example.com', amount: 7, reason: 'support' } });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { credits: number; account: Record<string, unknown> };
-    expect(body.account).toEqual({ id: target.account.id, email: 'target@example.com', emailVerified: false, displayName: 'Target' });
+    expect(body.account).toEqual({ id: target.account.id, email: 'target@example.com', emailVerified: true, displayName: 'Target' });
     expect((await accountRow(target.account.id)).credits).toBe(7);
     expect((await accountRow(early.account.id)).credits).toBe(0);
 
