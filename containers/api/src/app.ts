@@ -94,6 +94,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   installErrorHandling(app, {
     notFound: web ? webNotFound(ctx.config.webDist, ctx.config.env) : undefined,
     onServerError: (err, request) => ctx.telemetry.captureError(err, `${request.method} ${request.routeOptions.url ?? 'unmatched'}`),
+    // Shedding load (admission.ts, updates/events.ts) is not a failure: no error line per refusal.
+    refusals: new Set(['SERVER_BUSY', 'STREAMS_BUSY']),
   });
   installInputGuards(app);
   installIdParamCheck(app);

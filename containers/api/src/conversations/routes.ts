@@ -11,7 +11,7 @@ import { type Authenticated, hashToken, newId, renewIfDue, SESSION_COOKIE } from
 import type { AppContext } from '../context.ts';
 import { generateTurn, type TurnOutput } from './generate.ts';
 import { openEventStream, whenClientGone } from '../event-stream.ts';
-import { admissionOf } from '../admission.ts';
+import { admitted as admittedSlot } from '../admission.ts';
 import { acquireTurnLock, breakTurnLock, markReplyFailed, releaseTurnLock, SESSION_BUSY_MESSAGE, settleStreamingReplies } from './turn-lock.ts';
 import { meteringOf } from '../ai/metering.ts';
 import { openConnection } from '../accounts/ai-connection.ts';
@@ -71,9 +71,8 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
    * and goes back when the provider is asked (its reply holds neither a connection nor the CPU),
    * or when the answer ends first (a refusal, an error).
    */
-  const admission = admissionOf(ctx);
   const admit = async (reply: FastifyReply) => {
-    const release = await admission.enter();
+    const release = await admittedSlot(ctx, reply.request.raw);
     reply.raw.once('close', release);
     return release;
   };
