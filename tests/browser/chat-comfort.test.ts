@@ -132,11 +132,11 @@ describe('comfortable chat', () => {
     expect(provider.completions.length).toBe(before + 1);
     const sentUser = (provider.completions.at(-1)!.body!.messages as { role: string; content: string }[]).filter((m) => m.role === 'user').at(-1);
     expect(sentUser?.content).toBe(edited);
+    await expect.poll(() => bubbles.last().getByTestId('reply-usage').textContent()).toBe('905 tokens');
     const afterEdit = await messages(page, sessionId);
     expect(afterEdit.map((m) => m.role)).toEqual(['assistant', 'user', 'assistant']);
     expect(afterEdit[1]!.content).toBe(edited);
     expect(afterEdit[2]).toMatchObject({ content: 'Of course I remember.', tokenCount: 5, promptTokens: 900 });
-    await expect.poll(() => bubbles.last().getByTestId('reply-usage').textContent()).toBe('905 tokens');
 
     // What was sent for the player's turn: the prompt in the engine's order, the entries that fired and why.
     await mine.getByRole('button', { name: 'What was sent' }).click();
@@ -207,7 +207,6 @@ describe('comfortable chat', () => {
     await page.getByRole('alertdialog').getByRole('button', { name: 'Cancel' }).click();
     expect(await messages(page, sessionId)).toHaveLength(5);
     expect(await seriousViolations(page)).toEqual([]);
-    await page.screenshot({ path: screenPath('chat-player-1280'), fullPage: true });
 
     // At 390 px, in dark mode: the editor fits, its buttons in view, nothing wider than the screen.
     await page.setViewportSize({ width: 390, height: 844 });
@@ -239,12 +238,22 @@ describe('comfortable chat', () => {
     await modelSelect.selectOption('deepseek/deepseek-r1:free');
     await form.getByRole('button', { name: 'Save' }).click();
     await expect.poll(async () => (await call(page, '/api/settings/ai')).body.defaultModel).toBe('deepseek/deepseek-r1:free');
+    expect(await seriousViolations(page)).toEqual([]);
+    await form.screenshot({ path: screenPath('settings-model-list-1280') });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    // the model list is no wider than its form (a long model name does not widen it)
+    const selectBox = (await modelSelect.boundingBox())!;
+    const formBox = (await form.boundingBox())!;
+    expect(selectBox.x + selectBox.width).toBeLessThanOrEqual(formBox.x + formBox.width + 0.5);
+    await form.screenshot({ path: screenPath('settings-model-list-390') });
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.emulateMedia({ colorScheme: 'light' });
     await modelSelect.selectOption({ label: 'Another model (type its id)…' });
     await form.getByRole('textbox', { name: 'Default model' }).fill('my/own-finetune');
     await form.getByRole('button', { name: 'Save' }).click();
     await expect.poll(async () => (await call(page, '/api/settings/ai')).body.defaultModel).toBe('my/own-finetune');
     expect(await seriousViolations(page)).toEqual([]);
-    await form.screenshot({ path: screenPath('settings-model-list') });
   }, 240_000);
 
   it('on platform credits each reply shows its cost, as the server stored and charged it', async () => {
@@ -261,8 +270,9 @@ describe('comfortable chat', () => {
     await page.getByLabel('Message', { exact: true }).press('Enter');
     await expect.poll(() => bubbles.last().locator('[data-testid="message-text"]').textContent(), { timeout: 20_000 }).toBe('Hello from the platform.');
     const sessionId = await sessionOf(page);
+    // (the text shows while it streams; the charge is stored with the finished reply)
+    await expect.poll(async () => (await messages(page, sessionId)).at(-1)!.creditsCharged, { timeout: 20_000 }).toBeGreaterThan(0);
     const reply = (await messages(page, sessionId)).at(-1)!;
-    expect(reply.creditsCharged).toBeGreaterThan(0);
     const charged = await server.ctx.db.primary.query<{ amount: string }>(`select amount from credit_ledger where kind = 'charge' order by id desc limit 1`);
     expect(reply.creditsCharged).toBe(-Number(charged.rows[0]!.amount));
     await expect.poll(() => bubbles.last().getByTestId('reply-usage').textContent()).toBe(`2,000 tokens · ${reply.creditsCharged} ${reply.creditsCharged === 1 ? 'credit' : 'credits'}`);
