@@ -108,7 +108,7 @@ describe('comfortable chat', () => {
 
     // Editing the greeting: full width, no regenerate (it answers nothing).
     await bubbles.first().getByRole('button', { name: 'Edit' }).click();
-    const greetingEditor = bubbles.first().getByRole('form', { name: 'Edit message' });
+    const greetingEditor = bubbles.first().getByRole('form', { name: 'Message editor' });
     expect(await greetingEditor.getByRole('button', { name: 'Save and regenerate' }).count()).toBe(0);
     await greetingEditor.getByRole('button', { name: 'Cancel' }).click();
 
@@ -116,7 +116,7 @@ describe('comfortable chat', () => {
     // and "Save and regenerate" writes the edit and a new reply from it.
     const mine = list.locator('li[data-role="user"]').last();
     await mine.getByRole('button', { name: 'Edit' }).click();
-    const editor = mine.getByRole('form', { name: 'Edit message' });
+    const editor = mine.getByRole('form', { name: 'Message editor' });
     const listBox = (await list.boundingBox())!;
     const editorBox = (await editor.boundingBox())!;
     expect(editorBox.width).toBeGreaterThan(listBox.width * 0.85);
@@ -213,7 +213,7 @@ describe('comfortable chat', () => {
     await page.emulateMedia({ colorScheme: 'dark' });
     const lastMine = list.locator('li[data-role="user"]').last();
     await lastMine.getByRole('button', { name: 'Edit' }).click();
-    const narrowEditor = lastMine.getByRole('form', { name: 'Edit message' });
+    const narrowEditor = lastMine.getByRole('form', { name: 'Message editor' });
     expect((await narrowEditor.boundingBox())!.width).toBeGreaterThan((await list.boundingBox())!.width * 0.85);
     for (const name of ['Save edit', 'Save and regenerate', 'Cancel']) expect(await inView(page, narrowEditor.getByRole('button', { name }))).toBe(true);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);

@@ -60,7 +60,7 @@ function MessageEditor(props: { p: Player; m: PlayerMessage; text: string; setTe
     <form
       ref={form}
       className="chat-edit"
-      aria-label="Edit message"
+      aria-label="Message editor"
       onSubmit={(e) => {
         e.preventDefault();
         void save().then(() => setText(null), () => {});
