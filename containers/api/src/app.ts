@@ -20,6 +20,7 @@ import { profileRoutes } from './accounts/profile-routes.ts';
 import { aiCompleteRoutes } from './conversations/ai-complete.ts';
 import { previewRoutes } from './conversations/preview.ts';
 import { conversationRoutes } from './conversations/routes.ts';
+import { sentPromptRoutes } from './conversations/sent-prompt.ts';
 import { modelRoutes } from './ai/models.ts';
 import { installIdParamCheck } from './id-params.ts';
 import { landingRoutes } from './partners/landing.ts';
@@ -126,6 +127,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     await worldRoutes(app, ctx);
     await conversationRoutes(app, ctx);
     await previewRoutes(app, ctx);
+    await sentPromptRoutes(app, ctx);
     await aiCompleteRoutes(app, ctx);
     await studioRoutes(app, ctx);
     await updateRoutes(app, ctx);

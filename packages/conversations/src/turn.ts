@@ -288,7 +288,8 @@ const COMPLETE_SQL = {
   name: 'conversations.turn_complete',
   text: `with m as (
            update chat_messages set content = $2, raw_content = $3, status = 'complete', error_message = null, state_changes = $4,
-                  state_snapshot = $5, swipes = $6, active_swipe_index = $7, model = $8, token_count = $9, generation_time_ms = $10, truncated = $11
+                  state_snapshot = $5, swipes = $6, active_swipe_index = $7, model = $8, token_count = $9, generation_time_ms = $10, truncated = $11,
+                  prompt_tokens = $17, credits_charged = $18
             where id = $1
         returning position, role, compacted, attachments, created_at),
               s as (update chat_sessions set state = $5, summary = coalesce($13, summary), updated_at = now(),
@@ -296,6 +297,9 @@ const COMPLETE_SQL = {
                              turn_until = case when turn_token = $15 then null else turn_until end
                      where id = $12 and exists (select 1 from m)),
               usage as (${usageLedgerInsertFromJson('$14', 'exists (select 1 from m)')}),
+              -- what was sent for the reply (its latest generation), for the player's "what was sent"
+              sent as (insert into chat_prompts (message_id, prompt) select $1, $19::jsonb where $19::text is not null and exists (select 1 from m)
+                        on conflict (message_id) do update set prompt = excluded.prompt, created_at = now()),
               -- the oldest complete messages the turn's new story summary folded in (the history it condensed, in order)
               folded as (update chat_messages set compacted = true
                           where id in (select id from chat_messages
@@ -321,6 +325,12 @@ export interface CompleteTurnInput {
   tokenCount: number;
   generationTimeMs: number;
   truncated: boolean;
+  /** The prompt's tokens, as the provider reported them (or as counted here). */
+  promptTokens?: number | null;
+  /** Platform credits the turn was charged; null on the player's own connection. */
+  creditsCharged?: number | null;
+  /** JSON text of what was sent for the reply (kept in chat_prompts), or null to keep none. */
+  sentPrompt?: string | null;
   /** A new story summary for the session, or null to keep its summary. */
   summary: string | null;
   /**
@@ -361,6 +371,9 @@ export async function completeTurn(db: Queryable, input: CompleteTurnInput): Pro
     usageLedgerJson(input.usage ?? []),
     input.lockToken ?? null,
     input.summary === null ? 0 : Math.max(0, Math.floor(input.compactedCount ?? 0)),
+    input.promptTokens ?? null,
+    input.creditsCharged ?? null,
+    input.sentPrompt ?? null,
   ]);
   if (!rows[0]) throw new Error('The reply was removed while it was being written.');
   return rows[0];

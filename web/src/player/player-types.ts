@@ -17,6 +17,10 @@ export interface PlayerMessage {
   stateSnapshot: { variables?: Record<string, unknown> } | null;
   model: string | null;
   tokenCount: number | null;
+  /** The prompt's tokens (absent or null for replies written before they were kept). */
+  promptTokens?: number | null;
+  /** Platform credits the reply cost; null on the player's own connection. */
+  creditsCharged?: number | null;
   generationTimeMs: number | null;
   /** Folded into the session's story summary. */
   compacted: boolean;

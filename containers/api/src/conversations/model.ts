@@ -18,6 +18,8 @@ export interface MessageRow {
   active_swipe_index: number;
   model: string | null;
   token_count: number | null;
+  prompt_tokens: number | null;
+  credits_charged: string | number | null;
   generation_time_ms: number | null;
   compacted: boolean;
   attachments: string;
@@ -67,6 +69,10 @@ export function messageView(m: MessageRow) {
     activeSwipeIndex: m.active_swipe_index,
     model: m.model,
     tokenCount: m.token_count,
+    /** The prompt's tokens (null for replies written before they were kept). */
+    promptTokens: m.prompt_tokens,
+    /** Platform credits this reply cost; null when it ran on the player's own connection. */
+    creditsCharged: m.credits_charged === null ? null : Number(m.credits_charged),
     generationTimeMs: m.generation_time_ms,
     compacted: m.compacted,
     truncated: m.truncated,
