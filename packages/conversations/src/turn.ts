@@ -137,8 +137,9 @@ export const TURN_LOCK_TTL_SECONDS = 180;
 // turn's end), the count and history of its messages, then the writes, which happen only if the
 // lock is taken (`own`, re-checked on the row as it is when updated: two sends at once, one wins)
 // and the count the client last saw matches: the lock and the count on the session's row, the
-// settle of replies left `streaming` (no turn writes them any more), the user message and the
-// streaming reply. Its select reads the same snapshot, so it sees the history before this turn (a
+// settle of replies left `streaming` (no turn writes them any more), the user message (with the
+// state the turn starts from as its snapshot: a regeneration or continuation of its reply starts
+// from it again, interface actions taken before the turn included) and the streaming reply. Its select reads the same snapshot, so it sees the history before this turn (a
 // reply settled here still reads `streaming`; only complete messages make the prompt's history).
 // It answers one row, none without a login: the login, the session with its world's stamp and the
 // account's rows a turn needs, the state, the count, and of the history only the messages at
@@ -164,7 +165,7 @@ const START_SQL = {
                    returning state),
               settled as (update chat_messages set status = 'failed', error_message = $5
                            where session_id = (select id from own, snap) and status = 'streaming'),
-              u as (insert into chat_messages (id, session_id, position, role, content) select $1, $3, c, 'user', $4 from n where exists (select 1 from own)),
+              u as (insert into chat_messages (id, session_id, position, role, content, state_snapshot) select $1, $3, c, 'user', $4, (select state from own) from n where exists (select 1 from own)),
               a as (insert into chat_messages (id, session_id, position, role, content, status) select $2, $3, c + 1, 'assistant', '', 'streaming' from n where exists (select 1 from own))
          select login.login_id, login.account_id, login.username, login.expires_at as login_expires_at, login.last_seen_at as login_last_seen_at,
                 (snap.id is not null) as found, coalesce(snap.busy, false) as busy,

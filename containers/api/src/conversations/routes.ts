@@ -47,16 +47,17 @@ const storageKey = z.string().min(1).max(200).regex(/^[\w.:-]+$/, 'letters, digi
 const running = new Map<string, AbortController>();
 
 /**
- * The world state after the first `before` messages: the newest complete snapshot, else the
- * session's initial state. Its choices stay pending only while the reply that offered them is the
- * last of those messages (a player message after it answered them).
+ * The world state after the first `before` messages: the newest complete snapshot (a reply's: the
+ * state it led to; a player's message's: the state its turn started from, interface actions before
+ * it included), else the session's initial state. Its choices stay pending only while the reply
+ * that offered them is the last of those messages (a player message after it answered them).
  */
 function snapshotOf(world: WorldDefinition, messages: MessageRow[], before: number, session: SessionRow): WorldState {
   for (let i = before - 1; i >= 0; i--) {
     const m = messages[i]!;
     if (!m.state_snapshot || m.status !== 'complete') continue;
     const state = JSON.parse(m.state_snapshot) as WorldState;
-    return i === before - 1 ? state : { ...state, pendingChoices: [] };
+    return i === before - 1 && m.role === 'assistant' ? state : { ...state, pendingChoices: [] };
   }
   return normalizeState(world as never, JSON.parse(session.initial_state) as WorldState);
 }
@@ -367,10 +368,13 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       const last = messages.at(-1);
       if (last?.role !== 'assistant' || messages.at(-2)?.role !== 'user') throw new HttpError(409, refusal[0], refusal[1]);
       const world = await playableWorld(db, session.world_id, auth.account.id);
+      const user = messages.at(-2)!;
       const base = {
         history: historyOf(messages.slice(0, -2)),
-        userMessage: messages.at(-2)!.content,
-        state: snapshotOf(world, messages, messages.length - 2, session),
+        userMessage: user.content,
+        // the state the original turn started from (stored with the player's message; older
+        // messages without one: the state after the messages before it)
+        state: user.state_snapshot ? (JSON.parse(user.state_snapshot) as WorldState) : snapshotOf(world, messages, messages.length - 2, session),
       };
       return { last, base };
     } catch (err) {
