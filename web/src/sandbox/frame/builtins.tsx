@@ -3,7 +3,7 @@
  * ModelPickerModal, ModelTrigger, useAssetFont, Icons. Small, unstyled-by-default components that
  * accept className and are driven by the sandbox API.
  */
-import type { ModelsResult, SandboxMessage } from '@yumina/sandbox';
+import type { ModelsResult, SandboxMessage, SandboxTurnError } from '@yumina/sandbox';
 import { type ComponentType, createContext, createElement, type ReactNode, type SVGProps, useContext, useEffect, useState, useSyncExternalStore } from 'react';
 import type { Bridge } from './bridge.ts';
 import { displayedText } from '@yumina/world/directives';
@@ -25,6 +25,9 @@ type Api = Record<string, unknown> & {
   setModel(id: string): Promise<unknown>;
   selectedModel: string | null;
   resolveAssetUrl(ref: string): string;
+  turnError: SandboxTurnError | null;
+  regenerateMessage(id: string): Promise<unknown>;
+  navigate(path: string): Promise<unknown>;
 };
 
 export function useYumina(): Api {
@@ -113,6 +116,29 @@ export function MessageList({ className }: { className?: string }) {
           </div>
         );
       })}
+      {yumina.turnError && !yumina.isStreaming ? <TurnErrorNotice /> : null}
+    </div>
+  );
+}
+
+/** The newest turn's failure (issue 30 A2): a notice after the player's message, with Retry and, when the connection is the cause, a way to its settings. */
+function TurnErrorNotice() {
+  const yumina = useYumina();
+  const failure = yumina.turnError!;
+  return (
+    <div role="alert" data-yumina="turn-error" className="ml-auto max-w-[85%] rounded-xl border border-red-500 p-2 text-sm">
+      <strong>No reply:</strong> {failure.message}{' '}
+      <button type="button" className="underline" onClick={() => void yumina.regenerateMessage(failure.messageId).catch(() => {})}>
+        Retry
+      </button>
+      {failure.connection ? (
+        <>
+          {' · '}
+          <button type="button" className="underline" onClick={() => void yumina.navigate('/app/settings#ai-config').catch(() => {})}>
+            Settings → AI connection
+          </button>
+        </>
+      ) : null}
     </div>
   );
 }
