@@ -4,7 +4,7 @@
  * accept className and are driven by the sandbox API.
  */
 import type { ModelsResult, SandboxMessage, SandboxTurnError } from '@yumina/sandbox';
-import { type ComponentType, createContext, createElement, type ReactNode, type SVGProps, useContext, useEffect, useState, useSyncExternalStore } from 'react';
+import { type ComponentType, createContext, createElement, type ReactNode, type SVGProps, useContext, useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import type { Bridge } from './bridge.ts';
 import { displayedText } from '@yumina/world/directives';
 import { ICON_SET } from './icon-set.ts';
@@ -96,8 +96,16 @@ export function MessageList({ className }: { className?: string }) {
   if (yumina.isStreaming && !yumina.messages.some((m) => m.status === 'streaming'))
     items.push({ key: 'streaming', message: { role: 'assistant', content: yumina.streamingContent, stateSnapshot: null }, streaming: true });
   const variableIds = Object.keys(yumina.variables ?? {});
+  // The newest message stays in view as messages arrive and a reply streams.
+  const list = useRef<HTMLDivElement>(null);
+  const newest = yumina.messages.at(-1);
+  const tail = `${items.length}:${yumina.streamingContent.length}:${newest?.id}:${newest?.status}:${newest?.content.length}:${newest?.stateSnapshot ? 1 : 0}:${yumina.turnError ? 1 : 0}`;
+  useEffect(() => {
+    const el = list.current;
+    if (el) el.scrollTop = el.scrollHeight;
+  }, [tail]);
   return (
-    <div className={`yumina-messages flex flex-col gap-2 overflow-y-auto ${className ?? ''}`} data-yumina="messages">
+    <div ref={list} className={`yumina-messages flex flex-col gap-2 overflow-y-auto ${className ?? ''}`} data-yumina="messages">
       {items.map(({ key, message, streaming }, index) => {
         const content = visible(message.content, message.role, variableIds, streaming);
         return (
