@@ -1,7 +1,7 @@
 /**
  * The default chat, for worlds without an interface (and beside one): bubbles with avatars,
  * sanitized Markdown, the player's message at once and a typing indicator until the first token,
- * edit, delete, branch, continue, regenerate, swipes with a counter, failed replies with a retry,
+ * edit, delete, branch, continue, regenerate, swipes with a counter, a failed turn's notice with a retry,
  * and the newest reply's choices as buttons (choosing one sends it as the player's message).
  */
 import { type AssetScope, assetIdOf, resolveAssetUrl } from '@yumina/sandbox';
@@ -14,6 +14,7 @@ import type { PlayerMessage } from './player-types.ts';
 import type { Player } from './use-player.ts';
 import type { Confirm } from './ConfirmDialog.tsx';
 import { SentPromptDialog } from './SentPrompt.tsx';
+import { TurnFailure } from './TurnFailure.tsx';
 
 /** Chat Markdown with images only from this world's assets. */
 export function chatHtml(text: string, scope: AssetScope | null): string {
@@ -102,10 +103,12 @@ function Bubble(props: {
   last: boolean;
   /** The player's last message, answered by the last reply: its edit can regenerate that reply. */
   lastUser: boolean;
+  /** A player's message whose failed turn may be tried again (the newest turn). */
+  retry?: boolean;
   confirm: Confirm;
   names: ChatNames;
 }) {
-  const { p, message: m, last, lastUser, confirm, names } = props;
+  const { p, message: m, last, lastUser, retry = false, confirm, names } = props;
   const [editing, setEditing] = useState<string | null>(null);
   const [showSent, setShowSent] = useState(false);
   const streamingHere = m.status === 'streaming';
@@ -124,15 +127,8 @@ function Bubble(props: {
           <div className="chat-text" data-testid="message-text" dangerouslySetInnerHTML={{ __html: chatHtml(text, p.assetScope) }} />
         )}
         {m.truncated && <p className="hint">Cut at the reply length limit.</p>}
-        {m.status === 'failed' && (
-          <p className="chat-error" role="alert">
-            {m.errorMessage ?? 'The reply failed.'}{' '}
-            {last && (
-              <button type="button" className="link" disabled={p.busy} onClick={() => void p.stream('regenerate')}>
-                Retry
-              </button>
-            )}
-          </p>
+        {m.failure && (
+          <TurnFailure code={m.failure.code} message={m.failure.message} onRetry={retry ? () => void p.stream('regenerate') : null} retryDisabled={p.busy} />
         )}
         {!streamingHere && editing === null && !p.guest && (
           <div className="chat-tools">
@@ -228,9 +224,15 @@ export function DefaultChat({ p, confirm }: { p: Player; confirm: Confirm }) {
             </button>
           </li>
         )}
-        {messages.map((m) => (
-          <Bubble key={m.id} p={p} message={m} last={m === last} lastUser={m === lastUser} confirm={confirm} names={names} />
-        ))}
+        {messages.map((m, i) =>
+          m.role === 'assistant' && m.status === 'failed' ? (
+            <li key={m.id} className="chat-row chat-row-failed" data-status="failed" data-message-id={m.id}>
+              <TurnFailure code={null} message={m.errorMessage ?? ''} onRetry={m === last ? () => void p.stream('regenerate') : null} retryDisabled={p.busy} />
+            </li>
+          ) : (
+            <Bubble key={m.id} p={p} message={m} last={m === last} lastUser={m === lastUser} retry={i >= messages.length - 2} confirm={confirm} names={names} />
+          ),
+        )}
         {p.pendingUser !== null && (
           <li className="chat-row chat-row-user" data-role="user" data-status="sending">
             <Avatar name={names.user} src={names.userAvatar} />

@@ -9,6 +9,8 @@ export interface PlayerMessage {
   rawContent?: string;
   status: 'complete' | 'streaming' | 'failed';
   errorMessage: string | null;
+  /** A player's message whose turn failed (issue 30 A2): shown beside it with a retry; no reply was kept. */
+  failure?: { code: string; message: string } | null;
   /** Cut at the platform's reply length limit. */
   truncated?: boolean;
   stateChanges: unknown[];

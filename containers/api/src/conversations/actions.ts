@@ -82,7 +82,7 @@ export async function playerRoutes(app: FastifyInstance, ctx: AppContext): Promi
           seed: session.seed,
           sessionId: session.id,
           persona,
-          accountName: auth.account.username,
+          accountName: auth.account.displayName,
         });
         await tx.query('update chat_sessions set state = $2, updated_at = now() where id = $1', [session.id, JSON.stringify(result.state)]);
         return {

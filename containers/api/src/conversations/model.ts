@@ -12,6 +12,8 @@ export interface MessageRow {
   raw_content: string | null;
   status: 'complete' | 'streaming' | 'failed';
   error_message: string | null;
+  /** On a player's message: the code of the failure of the turn that answered it (issue 30 A2); null otherwise. */
+  error_code?: string | null;
   state_changes: string;
   state_snapshot: string | null;
   swipes: string;
@@ -63,6 +65,8 @@ export function messageView(m: MessageRow) {
     ...(m.raw_content !== null && m.raw_content !== m.content ? { rawContent: m.raw_content } : {}),
     status: m.status,
     errorMessage: m.error_message,
+    /** A player's message whose turn failed: the failure (shown beside it with a retry; no reply was kept). */
+    failure: m.role === 'user' && m.error_code ? { code: m.error_code, message: m.error_message ?? '' } : null,
     stateChanges: JSON.parse(m.state_changes) as unknown[],
     stateSnapshot: m.state_snapshot ? (JSON.parse(m.state_snapshot) as unknown) : null,
     swipes: (JSON.parse(m.swipes) as Swipe[]).map((s) => ({ content: s.content, snapshot: s.snapshot })),

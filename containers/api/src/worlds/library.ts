@@ -251,11 +251,8 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext): Prom
     return { worlds: page.map(cardView), sort, pageSize: q.pageSize, hasMore, nextCursor: hasMore ? encodeCursor({ key: last.k, id: last.id }) : null };
   });
 
-  /** What the home page tells a newcomer: whether the platform's provider plays on credits. */
-  app.get('/api/platform', async () => ({
-    officialAvailable: !!ctx.config.ai.official,
-    welcomeCredits: ctx.config.ai.official ? ctx.config.welcomeCredits : 0,
-  }));
+  /** What the home and world pages tell a newcomer: whether the platform's provider plays on credits, whether guests may try a world, the demos. */
+  app.get('/api/platform', async () => platformInfo(ctx));
 
   /** Tags of published worlds, most used first (the library's tag filter). */
   app.get('/api/library/tags', async () => {
@@ -295,11 +292,26 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext): Prom
     return {
       popular,
       newest,
-      platform: { officialAvailable: !!ctx.config.ai.official, welcomeCredits: ctx.config.ai.official ? ctx.config.welcomeCredits : 0 },
+      platform: platformInfo(ctx),
       recent,
       hasConnection: auth ? !!connection : null,
     };
   });
+}
+
+/**
+ * The platform as a newcomer meets it (issue 30 E): whether its provider plays on credits, whether
+ * a guest may play a published world's preview without an account (guest turns allowed and the
+ * platform's provider on: conversations/preview.ts), and the partner games whose landing page it
+ * serves (`/<slug>`, partners/landing.ts: the demo partner in local mode).
+ */
+export function platformInfo(ctx: AppContext) {
+  return {
+    officialAvailable: !!ctx.config.ai.official,
+    welcomeCredits: ctx.config.ai.official ? ctx.config.welcomeCredits : 0,
+    guestPreview: ctx.config.guestPreviewTurnsPerHour > 0 && !!ctx.config.ai.official,
+    partners: [...ctx.partners.registry.values()].filter((p) => p.enabled && /^[a-z0-9][a-z0-9-]{0,62}$/.test(p.slug)).map((p) => p.slug),
+  };
 }
 
 /** Cards per row of the home page (most played, newest). */
