@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startTestServer, type TestServer } from '../tests/support/server.ts';
 import { serveParent } from './turn-ipc.ts';
@@ -8,8 +10,11 @@ import { serveParent } from './turn-ipc.ts';
  * from the baseline revision's checkout (the bench copies this file there). Announces its URL
  * (`ready`); answers `stall-reset` and `stall` (the longest event-loop delay since, in ms, from
  * monitorEventLoopDelay at 10 ms resolution), `arrivals` (when each turn request since reached
- * the server, epoch ms) and `stop`.
+ * the server, epoch ms) and `stop`. With OVERLOAD_BENCH_PROFILE=<file> it also writes a CPU
+ * profile of the burst (from `stall-reset` to `stall`) to that file.
  */
+const profileFile = process.env.OVERLOAD_BENCH_PROFILE;
+let profiler: Session | undefined;
 let server: TestServer | undefined;
 const delay = monitorEventLoopDelay({ resolution: 10 });
 /** When each turn request reached the server's request callback (epoch ms): tells a late client from a late server. */
@@ -25,12 +30,27 @@ await serveParent(
     return { url: server.url };
   },
   {
-    'stall-reset': () => {
+    'stall-reset': async () => {
+      if (profileFile) {
+        profiler = new Session();
+        profiler.connect();
+        await profiler.post('Profiler.enable');
+        await profiler.post('Profiler.start');
+      }
       delay.reset();
       arrivals = [];
     },
     arrivals: () => arrivals,
-    stall: () => ({ maxMs: delay.max / 1e6, p99Ms: delay.percentile(99) / 1e6 }),
+    stall: async () => {
+      const stall = { maxMs: delay.max / 1e6, p99Ms: delay.percentile(99) / 1e6 };
+      if (profiler && profileFile) {
+        const { profile } = await profiler.post('Profiler.stop');
+        writeFileSync(profileFile, JSON.stringify(profile));
+        profiler.disconnect();
+        profiler = undefined;
+      }
+      return stall;
+    },
   },
   async () => {
     delay.disable();

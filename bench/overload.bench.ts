@@ -18,7 +18,9 @@ import { BenchChild } from './turn-ipc.ts';
  * during the burst, and the server's event loop never stalls more than 100 ms.
  * Today's figures come from the baseline revision (OVERLOAD_BENCH_BASELINE, by default the commit
  * issue 32's work started from), checked out at run time (./baseline.ts) and measured by the same
- * harness first. Prints `overload:` lines. OVERLOAD_BENCH_TURNS changes the burst's size.
+ * harness first (OVERLOAD_BENCH_BASELINE=none: this tree alone). Prints `overload:` lines.
+ * OVERLOAD_BENCH_TURNS changes the burst's size; OVERLOAD_BENCH_PROFILE=<file> writes a CPU profile
+ * of this tree's server during the burst (./overload-server.ts).
  */
 const TURNS = Number(process.env.OVERLOAD_BENCH_TURNS ?? 2000);
 const PLAYERS = 100;
@@ -132,10 +134,13 @@ beforeAll(async () => {
   providerUrl = String(ready.url);
   // Today: the baseline revision's server, with this harness's server file copied into its checkout
   // (written again on every run, so the checkout always holds this tree's harness).
-  const baseline = baselineCheckout(BASELINE);
-  copyFileSync(resolve(import.meta.dirname, 'overload-server.ts'), join(baseline, 'bench/overload-server.ts'));
-  await measure(`today (${BASELINE.slice(0, 7)})`, pathToFileURL(join(baseline, 'bench/overload-server.ts')));
-  await provider.request('reset');
+  // OVERLOAD_BENCH_BASELINE=none measures this tree alone.
+  if (BASELINE !== 'none') {
+    const baseline = baselineCheckout(BASELINE);
+    copyFileSync(resolve(import.meta.dirname, 'overload-server.ts'), join(baseline, 'bench/overload-server.ts'));
+    await measure(`today (${BASELINE.slice(0, 7)})`, pathToFileURL(join(baseline, 'bench/overload-server.ts')));
+    await provider.request('reset');
+  }
   await measure('this tree', new URL('./overload-server.ts', import.meta.url));
 }, 1_200_000);
 

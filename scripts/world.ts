@@ -253,6 +253,7 @@ function run(argv: string[]): void | Promise<void> {
         {
           messages: prompt.messages,
           cacheBreakpointIndex: prompt.cacheBreakpointIndex,
+          firedEntries: prompt.firedEntries,
           droppedEntries: prompt.droppedEntries,
           skippedEntries: prompt.skippedEntries,
           droppedHistory: prompt.droppedHistory,

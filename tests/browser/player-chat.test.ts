@@ -103,7 +103,7 @@ describe('the default chat in the real player', () => {
     await page.close();
   }, 120_000);
 
-  it('a failed reply shows its error in the message, with a retry', async () => {
+  it('a failed reply shows its error beside the player\'s message, with a retry', async () => {
     const page = await browser.newPage();
     page.setDefaultTimeout(30_000);
     await page.goto(`${server.url}/`);
@@ -111,18 +111,19 @@ describe('the default chat in the real player', () => {
     await page.goto(`${server.url}/play/${worldId}`);
     const bubbles = page.locator('[data-testid="messages"] li[data-message-id]');
     await expect.poll(() => bubbles.count(), { timeout: 20_000 }).toBe(1);
-    // Without a persona the account's username greets.
+    // Without a persona the account's display name greets.
     expect(await bubbles.first().textContent()).not.toContain('{{user}}');
     provider.enqueue({ kind: 'error', status: 500, body: { error: { message: 'upstream exploded' } } });
     await page.getByLabel('Message', { exact: true }).fill('Hi');
     await page.getByLabel('Message', { exact: true }).press('Enter');
-    const failed = page.locator('li[data-status="failed"]');
+    const failed = page.getByTestId('turn-failure');
     await expect.poll(() => failed.count(), { timeout: 20_000 }).toBe(1);
-    expect(await failed.getByRole('alert').textContent()).toMatch(/\S/);
+    expect(await bubbles.last().getAttribute('data-role')).toBe('user');
+    expect(await failed.textContent()).toMatch(/\S/);
     provider.enqueue({ kind: 'completion', content: 'Second time lucky.' });
     await failed.getByRole('button', { name: 'Retry' }).click();
     await expect.poll(() => bubbles.last().locator('[data-testid="message-text"]').textContent(), { timeout: 20_000 }).toBe('Second time lucky.');
-    expect(await page.locator('li[data-status="failed"]').count()).toBe(0);
+    await expect.poll(() => page.getByTestId('turn-failure').count()).toBe(0);
     await page.close();
   }, 120_000);
 });

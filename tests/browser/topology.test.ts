@@ -326,16 +326,18 @@ describe('the production topology behind one router', () => {
 
     // Nothing lost, nothing left streaming: each session holds both turns, every reply settled.
     const sessions = players.map((p) => p.session);
-    const { rows } = await db.query<{ session_id: string; role: string; status: string }>(
-      'select session_id, role, status from chat_messages where session_id = any($1) order by session_id, position',
+    const { rows } = await db.query<{ session_id: string; role: string; status: string; error_code: string | null }>(
+      'select session_id, role, status, error_code from chat_messages where session_id = any($1) order by session_id, position',
       [sessions],
     );
     expect(rows.filter((r) => r.status === 'streaming')).toEqual([]);
     for (const [i, session] of sessions.entries()) {
       const messages = rows.filter((r) => r.session_id === session);
-      expect(messages.map((m) => m.role), session).toEqual(['user', 'assistant', 'user', 'assistant']);
-      expect(messages[3]!.status).toBe('complete');
-      expect(messages[1]!.status).toBe(first[i]!.ended === 'done' ? 'complete' : 'failed');
+      // a first turn that failed kept no reply (issue 30 A2): its failure is on the player's message
+      const done = first[i]!.ended === 'done';
+      expect(messages.map((m) => m.role), session).toEqual(done ? ['user', 'assistant', 'user', 'assistant'] : ['user', 'user', 'assistant']);
+      expect(messages.at(-1)!.status).toBe('complete');
+      expect(messages[0]!.error_code !== null).toBe(!done);
     }
     // The leader lease moves to the survivor, which now runs the scheduled maintenance.
     await expect.poll(async () => (await runs()).slice(-1)[0], { timeout: 15_000, interval: 100 }).toBe(survivor.id);

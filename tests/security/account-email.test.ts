@@ -129,7 +129,7 @@ describe('accounts by e-mail: grants reach exactly the holder of the address', (
     const none = await adminCommand('grant', 'nobody@example.com');
     expect(none.code).toBe(1);
     expect(none.stderr).toMatch(/nobody@example\.com/);
-  });
+  }, 180_000); // the admin command runs as a process (tsx compiles it): seconds on a quiet machine, 13 s each at load 19
 
   it('credit grants and review holds by e-mail reach the holder of the address, not an older account that named it unverified', async () => {
     const early = await signInWithGoogle({ sub: 'attacker-2', email: 'target@example.com', emailVerified: false, name: 'Early Bird' });

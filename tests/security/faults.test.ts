@@ -64,7 +64,7 @@ describe('faults mid-turn (real PostgreSQL and Redis)', () => {
       await fake?.close();
     });
 
-    it('keeps the message, ends the reply failed, and after maintenance every charge has exactly one ledger row', async () => {
+    it('keeps the message with the failure on it, no reply, and after maintenance every charge has exactly one ledger row', async () => {
       const { b, id } = await signup(server, 'fault');
       await grantCredits(server.ctx.db.primary, id, 100_000, id, 'test');
       await b.fetch('/api/billing/preference', { method: 'PUT', json: { preference: 'official' } });
@@ -116,14 +116,14 @@ describe('faults mid-turn (real PostgreSQL and Redis)', () => {
       expect(await settleStaleReplies(server.ctx, 0)).toBe(0);
       await settleAbandonedReservations(server.ctx.db.primary, 0);
       const messages = (
-        await server.ctx.db.primary.query<{ role: string; content: string; status: string }>('select role, content, status from chat_messages where session_id = $1 order by position', [
-          s.session.id,
-        ])
+        await server.ctx.db.primary.query<{ role: string; content: string; status: string; error_code: string | null }>(
+          'select role, content, status, error_code from chat_messages where session_id = $1 order by position',
+          [s.session.id],
+        )
       ).rows;
-      expect(messages.map((m) => [m.role, m.status])).toEqual([
-        ['user', 'complete'],
-        ['assistant', 'failed'],
-      ]);
+      // no reply kept (issue 30 A2): the failure is on the player's message
+      expect(messages.map((m) => [m.role, m.status])).toEqual([['user', 'complete']]);
+      expect(messages[0]!.error_code).toMatch(/\S/);
       expect(messages[0]!.content).toBe('I walk on');
 
       const after = await ledgerAgrees(server.ctx.db.primary, id);

@@ -100,6 +100,14 @@ export class Admission {
    * The returned function gives the slot back; calling it again does nothing.
    */
   enter(): Promise<() => void> {
+    return this.tryEnter() ?? Promise.reject(busy());
+  }
+
+  /**
+   * enter(), deciding now: null (a refusal, counted) when there is neither a free slot nor room to
+   * wait; otherwise the slot, at once or after its wait (which may still end in SERVER_BUSY).
+   */
+  tryEnter(): Promise<() => void> | null {
     if (this.#running < this.limits.concurrency) {
       this.#running++;
       this.#admitted++;
@@ -107,7 +115,7 @@ export class Admission {
     }
     if (this.#waiting.length >= this.queueLimit) {
       this.#refused++;
-      return Promise.reject(busy());
+      return null;
     }
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
@@ -131,11 +139,6 @@ export class Admission {
   /** Whether a request arriving now would be refused (no free slot, no room to wait). */
   get full(): boolean {
     return this.#running >= this.limits.concurrency && this.#waiting.length >= this.queueLimit;
-  }
-
-  /** Counts a refusal made before the request reached its route (shedFastPath). */
-  countRefusal(): void {
-    this.#refused++;
   }
 
   /** Runs `work` inside a slot. */
@@ -191,24 +194,52 @@ const busyAnswer = (requestId: string) => {
   };
 };
 
+/** Slots taken in the server's request callback (shedFastPath), each picked up by its request's route (admitted). */
+const reserved = new WeakMap<IncomingMessage, Promise<() => void>>();
+
 /**
- * Sheds before routing, like the liveness fast path (health.ts): while the queue is full, a turn
- * or a stream open is answered 503 SERVER_BUSY from the server's request callback, before its body
- * is read, its cookie parsed or a route matched, so a burst of thousands is refused in a few
- * microseconds each. Returns whether it answered. A request let through still takes its slot in
- * its route (which may refuse it too, should the queue fill meanwhile).
+ * Admission before routing, like the liveness fast path (health.ts): a turn or a stream open takes
+ * its place in the queue in the server's request callback, before its body is read, its cookie
+ * parsed or a route matched. Without a place it is answered 503 SERVER_BUSY there and then (no log
+ * line, no query, its body drained unread), so a burst of thousands is refused in microseconds
+ * each and only the admitted ones reach Fastify. (Checking only whether the queue was full let a
+ * whole burst through: its requests all arrive in one turn of the event loop, before the first
+ * reached its route and took a slot, so each went through routing and body parsing to be refused
+ * in its route.) The place taken is the request's (admitted), and goes back when its answer ends
+ * at the latest. Returns whether it answered.
  */
 export function shedFastPath(ctx: AppContext): (req: IncomingMessage, res: ServerResponse) => boolean {
   const admission = admissionOf(ctx);
+  const giveBack = (release: () => void) => release();
+  const ignore = () => {};
   return (req, res) => {
-    if (!admission.full || !req.url || !ADMITTED.test(req.url) || (req.method !== 'POST' && req.method !== 'GET')) return false;
-    admission.countRefusal();
+    if ((req.method !== 'POST' && req.method !== 'GET') || !req.url || !ADMITTED.test(req.url)) return false;
+    const slot = admission.tryEnter();
+    if (slot) {
+      // A wait that ends in SERVER_BUSY is answered by the route (admitted() rejects).
+      slot.catch(ignore);
+      reserved.set(req, slot);
+      res.once('close', () => void slot.then(giveBack, ignore));
+      return false;
+    }
     // The body is drained unread (the connection stays usable for the next request).
     req.resume();
     const { body, headers } = busyAnswer(randomUUID());
     res.writeHead(503, headers);
     res.end(body);
-    ctx.telemetry.recordRequest({ method: req.method, route: 'admission', status: 503, durationMs: 0 });
+    ctx.telemetry.recordRequest({ method: req.method!, route: 'admission', status: 503, durationMs: 0 });
     return true;
   };
+}
+
+/**
+ * The admission slot of a turn or stream open: the place its request callback took (shedFastPath),
+ * or one taken now (a request that did not come through the server, e.g. app.inject). Resolves
+ * with the slot's release; rejects with 503 SERVER_BUSY when its wait passed the limit.
+ */
+export function admitted(ctx: AppContext, req: IncomingMessage): Promise<() => void> {
+  const slot = reserved.get(req);
+  if (!slot) return admissionOf(ctx).enter();
+  reserved.delete(req);
+  return slot;
 }

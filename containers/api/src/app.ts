@@ -21,6 +21,7 @@ import { profileRoutes } from './accounts/profile-routes.ts';
 import { aiCompleteRoutes } from './conversations/ai-complete.ts';
 import { previewRoutes } from './conversations/preview.ts';
 import { conversationRoutes } from './conversations/routes.ts';
+import { sentPromptRoutes } from './conversations/sent-prompt.ts';
 import { modelRoutes } from './ai/models.ts';
 import { installIdParamCheck } from './id-params.ts';
 import { landingRoutes } from './partners/landing.ts';
@@ -95,6 +96,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   installErrorHandling(app, {
     notFound: web ? webNotFound(ctx.config.webDist, ctx.config.env) : undefined,
     onServerError: (err, request) => ctx.telemetry.captureError(err, `${request.method} ${request.routeOptions.url ?? 'unmatched'}`),
+    // Shedding load (admission.ts, updates/events.ts) is not a failure: no error line per refusal.
+    refusals: new Set(['SERVER_BUSY', 'STREAMS_BUSY']),
   });
   installInputGuards(app);
   installIdParamCheck(app);
@@ -126,6 +129,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     await worldRoutes(app, ctx);
     await conversationRoutes(app, ctx);
     await previewRoutes(app, ctx);
+    await sentPromptRoutes(app, ctx);
     await aiCompleteRoutes(app, ctx);
     await studioRoutes(app, ctx);
     await updateRoutes(app, ctx);

@@ -3,6 +3,7 @@ export {
   type CompletedReply,
   breakTurn,
   completeTurn,
+  failTurn,
   type CompleteTurnInput,
   lockTurn,
   releaseTurn,

@@ -137,8 +137,9 @@ export const TURN_LOCK_TTL_SECONDS = 180;
 // turn's end), the count and history of its messages, then the writes, which happen only if the
 // lock is taken (`own`, re-checked on the row as it is when updated: two sends at once, one wins)
 // and the count the client last saw matches: the lock and the count on the session's row, the
-// settle of replies left `streaming` (no turn writes them any more), the user message and the
-// streaming reply. Its select reads the same snapshot, so it sees the history before this turn (a
+// settle of replies left `streaming` (no turn writes them any more), the user message (with the
+// state the turn starts from as its snapshot: a regeneration or continuation of its reply starts
+// from it again, interface actions taken before the turn included) and the streaming reply. Its select reads the same snapshot, so it sees the history before this turn (a
 // reply settled here still reads `streaming`; only complete messages make the prompt's history).
 // It answers one row, none without a login: the login, the session with its world's stamp and the
 // account's rows a turn needs, the state, the count, and of the history only the messages at
@@ -146,7 +147,7 @@ export const TURN_LOCK_TTL_SECONDS = 180;
 // versions below $8 and of all of them (see HistoryCache).
 const START_SQL = {
   name: 'conversations.turn_start',
-  text: `with login as (select l.id as login_id, l.account_id, l.expires_at, l.last_seen_at, a.username
+  text: `with login as (select l.id as login_id, l.account_id, l.expires_at, l.last_seen_at, a.username, a.display_name
                          from login_sessions l join accounts a on a.id = l.account_id
                         where l.token_hash = $7 and l.ended_at is null and l.expires_at > now()),
               snap as (select s.id, (s.turn_token is not null and s.turn_until >= now()) as busy
@@ -164,9 +165,9 @@ const START_SQL = {
                    returning state),
               settled as (update chat_messages set status = 'failed', error_message = $5
                            where session_id = (select id from own, snap) and status = 'streaming'),
-              u as (insert into chat_messages (id, session_id, position, role, content) select $1, $3, c, 'user', $4 from n where exists (select 1 from own)),
+              u as (insert into chat_messages (id, session_id, position, role, content, state_snapshot) select $1, $3, c, 'user', $4, (select state from own) from n where exists (select 1 from own)),
               a as (insert into chat_messages (id, session_id, position, role, content, status) select $2, $3, c + 1, 'assistant', '', 'streaming' from n where exists (select 1 from own))
-         select login.login_id, login.account_id, login.username, login.expires_at as login_expires_at, login.last_seen_at as login_last_seen_at,
+         select login.login_id, login.account_id, login.username, login.display_name, login.expires_at as login_expires_at, login.last_seen_at as login_last_seen_at,
                 (snap.id is not null) as found, coalesce(snap.busy, false) as busy,
                 s.id, s.world_id, s.seed, s.summary, s.memory, s.message_count,
                 w.owner_id, w.status as world_status, w.revision, w.updated_at as world_updated_at, w.live_revision, w.live_updated_at,
@@ -210,6 +211,8 @@ export interface TurnLogin {
   id: string;
   accountId: string;
   username: string | null;
+  /** The account's display name: `{{user}}` without a persona. */
+  displayName: string;
   expiresAt: Date;
   lastSeenAt: Date;
 }
@@ -261,6 +264,7 @@ export async function startTurn(db: Queryable, input: StartTurnInput, cache?: Hi
     id: head.login_id as string,
     accountId: head.account_id as string,
     username: head.username as string | null,
+    displayName: head.display_name as string,
     expiresAt: head.login_expires_at as Date,
     lastSeenAt: head.login_last_seen_at as Date,
   };
@@ -288,7 +292,8 @@ const COMPLETE_SQL = {
   name: 'conversations.turn_complete',
   text: `with m as (
            update chat_messages set content = $2, raw_content = $3, status = 'complete', error_message = null, state_changes = $4,
-                  state_snapshot = $5, swipes = $6, active_swipe_index = $7, model = $8, token_count = $9, generation_time_ms = $10, truncated = $11
+                  state_snapshot = $5, swipes = $6, active_swipe_index = $7, model = $8, token_count = $9, generation_time_ms = $10, truncated = $11,
+                  prompt_tokens = $17, credits_charged = $18
             where id = $1
         returning position, role, compacted, attachments, created_at),
               s as (update chat_sessions set state = $5, summary = coalesce($13, summary), updated_at = now(),
@@ -296,6 +301,12 @@ const COMPLETE_SQL = {
                              turn_until = case when turn_token = $15 then null else turn_until end
                      where id = $12 and exists (select 1 from m)),
               usage as (${usageLedgerInsertFromJson('$14', 'exists (select 1 from m)')}),
+              -- what was sent for the reply (its latest generation), for the player's "what was sent"
+              sent as (insert into chat_prompts (message_id, prompt) select $1, $19::jsonb where $19::text is not null and exists (select 1 from m)
+                        on conflict (message_id) do update set prompt = excluded.prompt, created_at = now()),
+              -- the player's message this reply answers: a failure an earlier attempt left on it is over
+              answered as (update chat_messages set error_code = null, error_message = null
+                            where session_id = $12 and position = (select position from m) - 1 and error_code is not null),
               -- the oldest complete messages the turn's new story summary folded in (the history it condensed, in order)
               folded as (update chat_messages set compacted = true
                           where id in (select id from chat_messages
@@ -321,6 +332,12 @@ export interface CompleteTurnInput {
   tokenCount: number;
   generationTimeMs: number;
   truncated: boolean;
+  /** The prompt's tokens, as the provider reported them (or as counted here). */
+  promptTokens?: number | null;
+  /** Platform credits the turn was charged; null on the player's own connection. */
+  creditsCharged?: number | null;
+  /** JSON text of what was sent for the reply (kept in chat_prompts), or null to keep none. */
+  sentPrompt?: string | null;
   /** A new story summary for the session, or null to keep its summary. */
   summary: string | null;
   /**
@@ -361,6 +378,9 @@ export async function completeTurn(db: Queryable, input: CompleteTurnInput): Pro
     usageLedgerJson(input.usage ?? []),
     input.lockToken ?? null,
     input.summary === null ? 0 : Math.max(0, Math.floor(input.compactedCount ?? 0)),
+    input.promptTokens ?? null,
+    input.creditsCharged ?? null,
+    input.sentPrompt ?? null,
   ]);
   if (!rows[0]) throw new Error('The reply was removed while it was being written.');
   return rows[0];
@@ -381,6 +401,36 @@ export async function lockTurn(db: Queryable, input: { sessionId: string; accoun
 /** `stop`: the session's lock is freed whoever holds it. */
 export async function breakTurn(db: Queryable, input: { sessionId: string; accountId: string }): Promise<void> {
   await db.query(`update chat_sessions set turn_token = null, turn_until = null where id = $1 and account_id = $2`, [input.sessionId, input.accountId]);
+}
+
+const FAIL_SQL = {
+  name: 'conversations.turn_fail',
+  text: `with r as (select position, status from chat_messages where id = $1 and session_id = $5),
+              gone as (delete from chat_messages where id = $1 and session_id = $5 and $2 and status <> 'complete' returning position),
+              back as (update chat_messages set status = 'complete', error_message = null where id = $1 and session_id = $5 and not $2 and status = 'streaming'),
+              u as (update chat_messages set error_code = $3, error_message = $4
+                     where session_id = $5 and role = 'user' and position = (select position from r) - 1
+                       and (not $2 or (select status from r) <> 'complete')),
+              s as (update chat_sessions set message_count = message_count - (select count(*) from gone)::int, updated_at = now(),
+                           turn_token = case when turn_token = $6 then null else turn_token end,
+                           turn_until = case when turn_token = $6 then null else turn_until end
+                     where id = $5)
+         select (select count(*) from gone)::int as removed`,
+};
+
+/**
+ * Ends a turn that failed (issue 30 A2), in one statement: the failure is not the world's message.
+ * A new reply (`fresh`: a send, or a retry of a player's message left unanswered) is removed; a
+ * reply that was being regenerated or continued stays as it was (back to complete, its text
+ * untouched); the failure ({code, message}) is kept on the player's message the reply answered,
+ * where the player sees it with a retry, and the turn's lock is given back when `lockToken` still
+ * holds it. A reply that completed meanwhile is left alone.
+ */
+export async function failTurn(
+  db: Queryable,
+  input: { sessionId: string; replyId: string; fresh: boolean; code: string; message: string; lockToken: string | null },
+): Promise<void> {
+  await db.query(FAIL_SQL, [input.replyId, input.fresh, input.code, input.message, input.sessionId, input.lockToken]);
 }
 
 const RELEASE_SQL = {

@@ -23,11 +23,19 @@ export function installErrorHandling(
     notFound?: (request: FastifyRequest, reply: FastifyReply) => unknown;
     /** Called with every 5xx error (telemetry's captured errors). Must not throw. */
     onServerError?: (err: unknown, request: FastifyRequest) => void;
+    /**
+     * Error codes that are refusals of an overloaded server (503 with Retry-After), not failures:
+     * answered without a log line or onServerError, so shedding a burst writes nothing per
+     * request (the request metrics still count them).
+     */
+    refusals?: ReadonlySet<string>;
   } = {},
 ): void {
   app.setErrorHandler((err, request, reply) => {
     const answer = toAnswer(err);
-    if (answer.status >= 500) {
+    if (answer.status >= 500 && options.refusals?.has((err as { code?: string }).code ?? '')) {
+      // An expected refusal: nothing logged.
+    } else if (answer.status >= 500) {
       request.log.error({ err, type: 'error' }, 'request failed');
       options.onServerError?.(err, request);
     }

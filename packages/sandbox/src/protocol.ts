@@ -316,6 +316,8 @@ const stateChecks: Record<StateKey, Check> = {
   streamingReasoning: isString,
   pendingChoices: (v) => Array.isArray(v) && v.every(isString),
   error: (v) => v === null || isString(v),
+  turnError: (v) =>
+    v === null || shape({ code: isString, message: isString, messageId: isString, connection: isBoolean }, ['code', 'message', 'messageId', 'connection'])(v),
   readOnly: isBoolean,
   entries: (v) => Array.isArray(v) && v.every(shape({ id: isString, name: isString }, ['id', 'name'])),
   checkpoints: (v) => Array.isArray(v) && v.every(shape({ id: isString, name: isString }, ['id', 'name'])),

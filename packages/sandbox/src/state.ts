@@ -57,6 +57,14 @@ export interface SandboxCheckpoint {
   createdAt: string;
 }
 
+/** A failed turn, as world code sees it (`turnError`, and the `yumina:turnerror` event's detail). */
+export interface SandboxTurnError {
+  code: string;
+  message: string;
+  messageId: string;
+  connection: boolean;
+}
+
 export interface SandboxCapabilities {
   canSendMessage: boolean;
   canPersistSession: boolean;
@@ -78,6 +86,14 @@ export interface SandboxState {
   streamingReasoning: string;
   pendingChoices: string[];
   error: string | null;
+  /**
+   * The failure of the newest turn (issue 30 A2), kept on the player's message it answered: no
+   * reply of the world was kept. `messageId` is that player's message (retry with
+   * `regenerateMessage(messageId)`); `connection` is true when the fix is in Settings → AI
+   * connection (`navigate('/app/settings#ai-config')`). Null when the newest turn did not fail. The
+   * frame also dispatches `yumina:turnerror` on its window when a new one arrives.
+   */
+  turnError: SandboxTurnError | null;
   readOnly: boolean;
   entries: SandboxEntry[];
   checkpoints: SandboxCheckpoint[];
@@ -107,6 +123,7 @@ export const STATE_KEYS = [
   'streamingReasoning',
   'pendingChoices',
   'error',
+  'turnError',
   'readOnly',
   'entries',
   'checkpoints',
@@ -140,6 +157,7 @@ export function completeState(partial: Partial<SandboxState>, world: { id: strin
     streamingReasoning: '',
     pendingChoices: [],
     error: null,
+    turnError: null,
     readOnly: false,
     entries: [],
     checkpoints: [],

@@ -122,7 +122,15 @@ export function CompanionPanel(props: CompanionPanelProps) {
                 value={draft}
                 maxLength={config?.limits.messageMaxChars ?? 2000}
                 rows={2}
+                placeholder="Enter sends, Shift+Enter starts a new line"
                 onChange={(e) => setDraft(e.target.value)}
+                onKeyDown={(e) => {
+                  // Enter sends (as in the player's chat); Shift+Enter and a composing input method keep their newline.
+                  if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
+                    e.preventDefault();
+                    submit();
+                  }
+                }}
                 disabled={!canTalk}
               />
             </label>

@@ -79,9 +79,11 @@ export class DemoSaves {
 
   /** The saved state, or a fresh attempt (no save yet, or an unreadable one). */
   async load(): Promise<DemoSave> {
-    const res = await fetch(PATH, { credentials: 'same-origin' });
+    // no save yet: `null` (not a 404, which the browser's console would log on every first open)
+    const res = await fetch(`${PATH}?missing=null`, { credentials: 'same-origin' });
     if (!res.ok) return { companion: EMPTY_COMPANION_SAVE, lawn: null };
-    const body = (await res.json()) as { revision: number; save: SaveDocument };
+    const body = (await res.json()) as { revision: number; save: SaveDocument } | null;
+    if (!body) return { companion: EMPTY_COMPANION_SAVE, lawn: null };
     this.revision = body.revision;
     try {
       return fromDocument(body.save);
@@ -153,8 +155,8 @@ export class DemoSaves {
       }
       if (res.status === 429) return { retryAfterMs: 1_000 * (Number(res.headers.get('retry-after')) || 5) };
       if (res.status !== 409) return 'failed';
-      const current = await fetch(PATH, { credentials: 'same-origin' });
-      this.revision = current.ok ? ((await current.json()) as { revision: number }).revision : 0;
+      const current = await fetch(`${PATH}?missing=null`, { credentials: 'same-origin' });
+      this.revision = current.ok ? (((await current.json()) as { revision: number } | null)?.revision ?? 0) : 0;
     }
     return 'failed';
   }

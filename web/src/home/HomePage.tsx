@@ -20,7 +20,7 @@ interface RecentSession {
 export interface HomeData {
   popular: WorldCardData[];
   newest: WorldCardData[];
-  platform: { officialAvailable: boolean; welcomeCredits: number };
+  platform: { officialAvailable: boolean; welcomeCredits: number; guestPreview?: boolean; partners?: string[] };
   recent: RecentSession[] | null;
   hasConnection: boolean | null;
 }
@@ -105,6 +105,7 @@ export function HomePage() {
           )}
 
           <AiHint signedIn={!!account} connected={home.hasConnection} platform={home.platform} />
+          <MoreToTry signedIn={!!account} platform={home.platform} />
 
           <section aria-labelledby="popular-heading">
             <div className="spread">
@@ -147,6 +148,35 @@ function AiHint({ signedIn, connected, platform }: { signedIn: boolean; connecte
       <Link to={signedIn ? '/app/settings#ai-config' : `/signup?returnTo=${encodeURIComponent('/app/settings#ai-config')}`} className="button secondary">
         {signedIn ? 'Connect a provider' : 'Sign up and connect a provider'}
       </Link>
+    </section>
+  );
+}
+
+/**
+ * What else there is to play (issue 30 E): the adventure board, the partner games this platform
+ * frames, and for a guest the preview of any published world when the platform allows it.
+ */
+function MoreToTry({ signedIn, platform }: { signedIn: boolean; platform: HomeData['platform'] }) {
+  const partners = platform.partners ?? [];
+  return (
+    <section className="card" aria-labelledby="try-heading" data-testid="more-to-try">
+      <h2 id="try-heading">More to try</h2>
+      <ul className="try-list">
+        <li>
+          <Link to="/adventure/demo">The adventure board</Link>: a small dungeon to explore, with the companion&apos;s offers and notebook.
+        </li>
+        {partners.map((slug) => (
+          <li key={slug}>
+            {/* A page the server answers (the partner's landing page), not one of the app's routes. */}
+            <a href={`/${encodeURIComponent(slug)}`}>The partner game “{slug}”</a>: a game on another site that knows you by your account here.
+          </li>
+        ))}
+        {!signedIn && platform.guestPreview && (
+          <li data-testid="guest-preview-offer">
+            Try before you sign up: open any world from the <Link to="/library">library</Link> and play its preview as a guest.
+          </li>
+        )}
+      </ul>
     </section>
   );
 }

@@ -1,21 +1,8 @@
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { publishModelChoice } from '../companion/model-channel.ts';
 import { api } from '../lib/api.ts';
+import { type Catalogue, loadCatalogue } from '../lib/models.ts';
 import { useTitle } from '../lib/title.ts';
-
-interface CatalogueModel {
-  id: string;
-  name: string;
-  provider: 'official' | 'private';
-  contextLength: number | null;
-}
-
-interface Catalogue {
-  models: CatalogueModel[];
-  pinned: string[];
-  recent: string[];
-  errors: string[];
-}
 
 /**
  * The shared model browser (/app/models): search and filter the catalogue, pin and unpin,
@@ -33,7 +20,7 @@ export function ModelsPage() {
   const picking = params.has('pick');
   const companionOnly = params.get('surface') === 'companion';
 
-  const load = useCallback(() => api<Catalogue>('/api/models').then(setCatalogue, (e: Error) => setError(e.message)), []);
+  const load = useCallback(() => loadCatalogue().then(setCatalogue, (e: Error) => setError(e.message)), []);
   useEffect(() => {
     void load();
   }, [load]);

@@ -5,6 +5,7 @@ import { ProfileSection } from '../account/ProfileSection.tsx';
 import { BillingSection } from '../billing/BillingSection.tsx';
 import { type FormEvent, useEffect, useState } from 'react';
 import { api } from '../lib/api.ts';
+import { type CatalogueModel, connectionModels } from '../lib/models.ts';
 import { navigate } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
 import { useTitle } from '../lib/title.ts';
@@ -114,10 +115,7 @@ function AiConnection() {
           Base URL
           <input name="baseUrl" required placeholder="https://api.openai.com/v1" value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} />
         </label>
-        <label>
-          Default model
-          <input name="defaultModel" required value={model} onChange={(e) => setModel(e.target.value)} />
-        </label>
+        <ModelField view={view} model={model} setModel={setModel} />
         <label>
           API key
           <input
@@ -151,6 +149,85 @@ function AiConnection() {
         {message && <p role="status">{message}</p>}
       </form>
     </section>
+  );
+}
+
+const OTHER_MODEL = '__other_model__';
+
+/**
+ * The connection's model: chosen from the list the saved connection answers (../lib/models.ts, the
+ * model browser's catalogue), or typed when the list cannot be fetched (no connection saved yet, a
+ * server without a model list) or the model is not in it.
+ */
+function ModelField({ view, model, setModel }: { view: AiView | null; model: string; setModel(m: string): void }) {
+  const [list, setList] = useState<{ models: CatalogueModel[]; error: string | null } | null>(null);
+  const [typing, setTyping] = useState(false);
+  const listable = !!view?.configured && view.privateEnabled !== false;
+  useEffect(() => {
+    setList(null);
+    if (!listable) return;
+    let live = true;
+    connectionModels().then(
+      (l) => live && setList(l),
+      (e: Error) => live && setList({ models: [], error: e.message }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [listable, view]);
+  const models = list?.models ?? [];
+  const choosing = models.length > 0 && !typing;
+  if (choosing) {
+    const options = model && !models.some((m) => m.id === model) ? [{ id: model, name: model } as CatalogueModel, ...models] : models;
+    return (
+      <>
+      <label>
+        Default model
+        <select
+          name="defaultModel"
+          required
+          value={model}
+          onChange={(e) => (e.target.value === OTHER_MODEL ? setTyping(true) : setModel(e.target.value))}
+        >
+          {!model && <option value="">Choose a model…</option>}
+          {options.map((m) => (
+            <option key={m.id} value={m.id}>
+              {m.name && m.name !== m.id ? `${m.name} (${m.id})` : m.id}
+              {m.contextLength ? ` · ${m.contextLength.toLocaleString('en')} tokens` : ''}
+            </option>
+          ))}
+          <option value={OTHER_MODEL}>Another model (type its id)…</option>
+        </select>
+      </label>
+      <p className="hint" data-testid="model-list-note">
+        {models.length} models listed by your connection.
+      </p>
+      </>
+    );
+  }
+  return (
+    <>
+    <label>
+      Default model
+      <input name="defaultModel" required value={model} placeholder="gpt-4o-mini" onChange={(e) => setModel(e.target.value)} />
+    </label>
+    <p className="hint" data-testid="model-list-note">
+        {!listable
+          ? 'Type the model id; once the connection is saved, its models are listed here.'
+          : list === null
+            ? 'Fetching the models of your connection…'
+            : list.error
+              ? `Could not fetch the model list (${list.error}): type the model id.`
+              : models.length === 0
+                ? 'Your connection listed no models: type the model id.'
+                : ''}
+        {typing && models.length > 0 && (
+          <button type="button" className="link" onClick={() => setTyping(false)}>
+            Choose from the list
+          </button>
+        )}
+    </p>
+    </>
   );
 }
 

@@ -1,18 +1,20 @@
 /**
  * The default chat, for worlds without an interface (and beside one): bubbles with avatars,
  * sanitized Markdown, the player's message at once and a typing indicator until the first token,
- * edit, delete, branch, continue, regenerate, swipes with a counter, failed replies with a retry,
+ * edit, delete, branch, continue, regenerate, swipes with a counter, a failed turn's notice with a retry,
  * and the newest reply's choices as buttons (choosing one sends it as the player's message).
  */
 import { type AssetScope, assetIdOf, resolveAssetUrl } from '@yumina/sandbox';
 import { displayedText } from '@yumina/world/directives';
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { renderMarkdown } from '../sandbox/frame/markdown.ts';
 import { type ChatNames, chatNames } from './chat-names.ts';
 import { useHistoryPages } from './history-pages.ts';
 import type { PlayerMessage } from './player-types.ts';
 import type { Player } from './use-player.ts';
 import type { Confirm } from './ConfirmDialog.tsx';
+import { SentPromptDialog } from './SentPrompt.tsx';
+import { TurnFailure } from './TurnFailure.tsx';
 
 /** Chat Markdown with images only from this world's assets. */
 export function chatHtml(text: string, scope: AssetScope | null): string {
@@ -33,53 +35,100 @@ function Avatar({ name, src }: { name: string; src: string | null }) {
   );
 }
 
+/** A reply's usage: its prompt and reply tokens and, when it ran on platform credits, what it cost. */
+function ReplyUsage({ m }: { m: PlayerMessage }) {
+  if (m.role !== 'assistant' || m.status !== 'complete' || m.tokenCount === null) return null;
+  const tokens = (m.promptTokens ?? 0) + m.tokenCount;
+  const detail = m.promptTokens !== null && m.promptTokens !== undefined ? `${m.promptTokens.toLocaleString('en')} sent + ${m.tokenCount.toLocaleString('en')} written` : `${m.tokenCount.toLocaleString('en')} written`;
+  return (
+    <span className="chat-usage" data-testid="reply-usage" title={`${detail}${m.model ? ` · ${m.model}` : ''}`}>
+      {tokens.toLocaleString('en')} tokens
+      {typeof m.creditsCharged === 'number' && ` · ${m.creditsCharged.toLocaleString('en')} ${m.creditsCharged === 1 ? 'credit' : 'credits'}`}
+    </span>
+  );
+}
+
+/** Editing a message: the editor takes the conversation's full width, its buttons scrolled into view. */
+function MessageEditor(props: { p: Player; m: PlayerMessage; text: string; setText(t: string | null): void; canRegenerate: boolean }) {
+  const { p, m, text, setText, canRegenerate } = props;
+  const form = useRef<HTMLFormElement>(null);
+  useEffect(() => {
+    form.current?.scrollIntoView({ block: 'nearest' });
+    form.current?.querySelector('textarea')?.focus();
+  }, []);
+  const save = () => p.action(['messages', m.id], 'PATCH', { content: text });
+  return (
+    <form
+      ref={form}
+      className="chat-edit"
+      aria-label="Message editor"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void save().then(() => setText(null), () => {});
+      }}
+    >
+      <textarea aria-label="Edit message" value={text} rows={Math.min(14, Math.max(4, text.split('\n').length + 1))} onChange={(e) => setText(e.target.value)} />
+      <div className="row">
+        <button type="submit" disabled={p.busy}>
+          Save edit
+        </button>
+        {canRegenerate && (
+          <button
+            type="button"
+            disabled={p.busy}
+            onClick={() =>
+              void save().then(
+                () => {
+                  setText(null);
+                  return p.stream('regenerate');
+                },
+                () => {},
+              )
+            }
+          >
+            Save and regenerate
+          </button>
+        )}
+        <button type="button" className="secondary" onClick={() => setText(null)}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
 function Bubble(props: {
   p: Player;
   message: PlayerMessage;
   last: boolean;
+  /** The player's last message, answered by the last reply: its edit can regenerate that reply. */
+  lastUser: boolean;
+  /** A player's message whose failed turn may be tried again (the newest turn). */
+  retry?: boolean;
   confirm: Confirm;
   names: ChatNames;
 }) {
-  const { p, message: m, last, confirm, names } = props;
+  const { p, message: m, last, lastUser, retry = false, confirm, names } = props;
   const [editing, setEditing] = useState<string | null>(null);
+  const [showSent, setShowSent] = useState(false);
   const streamingHere = m.status === 'streaming';
   const text = streamingHere ? streamedText(p) : m.content;
   const mine = m.role === 'user';
   return (
-    <li className={`chat-row ${mine ? 'chat-row-user' : ''}`} data-role={m.role} data-status={m.status} data-message-id={m.id}>
+    <li className={`chat-row ${mine ? 'chat-row-user' : ''} ${editing !== null ? 'chat-row-editing' : ''}`} data-role={m.role} data-status={m.status} data-message-id={m.id}>
       <Avatar name={mine ? names.user : names.world} src={mine ? names.userAvatar : names.worldAvatar} />
       <div className={`chat-bubble ${mine ? 'chat-bubble-user' : ''}`}>
         <div className="chat-name">{mine ? names.user : names.world}</div>
         {editing !== null ? (
-          <form
-            onSubmit={(e) => {
-              e.preventDefault();
-              void p.action(['messages', m.id], 'PATCH', { content: editing }).then(() => setEditing(null), () => {});
-            }}
-          >
-            <textarea aria-label="Edit message" value={editing} onChange={(e) => setEditing(e.target.value)} />
-            <div className="row">
-              <button type="submit">Save edit</button>
-              <button type="button" className="secondary" onClick={() => setEditing(null)}>
-                Cancel
-              </button>
-            </div>
-          </form>
+          <MessageEditor p={p} m={m} text={editing} setText={setEditing} canRegenerate={lastUser} />
         ) : streamingHere && !text ? (
           <TypingIndicator />
         ) : (
           <div className="chat-text" data-testid="message-text" dangerouslySetInnerHTML={{ __html: chatHtml(text, p.assetScope) }} />
         )}
         {m.truncated && <p className="hint">Cut at the reply length limit.</p>}
-        {m.status === 'failed' && (
-          <p className="chat-error" role="alert">
-            {m.errorMessage ?? 'The reply failed.'}{' '}
-            {last && (
-              <button type="button" className="link" disabled={p.busy} onClick={() => void p.stream('regenerate')}>
-                Retry
-              </button>
-            )}
-          </p>
+        {m.failure && (
+          <TurnFailure code={m.failure.code} message={m.failure.message} onRetry={retry ? () => void p.stream('regenerate') : null} retryDisabled={p.busy} />
         )}
         {!streamingHere && editing === null && !p.guest && (
           <div className="chat-tools">
@@ -95,6 +144,12 @@ function Bubble(props: {
             >
               Delete
             </button>
+            {mine && (
+              <button type="button" className="link" onClick={() => setShowSent(true)}>
+                What was sent
+              </button>
+            )}
+            <ReplyUsage m={m} />
             <button
               type="button"
               className="link"
@@ -129,6 +184,7 @@ function Bubble(props: {
             )}
           </div>
         )}
+        {showSent && <SentPromptDialog sessionId={p.data!.session.id} messageId={m.id} onClose={() => setShowSent(false)} />}
       </div>
     </li>
   );
@@ -149,6 +205,7 @@ export function DefaultChat({ p, confirm }: { p: Player; confirm: Confirm }) {
   const history = useHistoryPages(p.data);
   const messages = history.messages;
   const last = messages.at(-1);
+  const lastUser = last?.role === 'assistant' && messages.at(-2)?.role === 'user' ? messages.at(-2) : undefined;
   const names = chatNames(p);
   const streamingRow = messages.some((m) => m.status === 'streaming');
   const send = () => {
@@ -167,9 +224,15 @@ export function DefaultChat({ p, confirm }: { p: Player; confirm: Confirm }) {
             </button>
           </li>
         )}
-        {messages.map((m) => (
-          <Bubble key={m.id} p={p} message={m} last={m === last} confirm={confirm} names={names} />
-        ))}
+        {messages.map((m, i) =>
+          m.role === 'assistant' && m.status === 'failed' ? (
+            <li key={m.id} className="chat-row chat-row-failed" data-status="failed" data-message-id={m.id}>
+              <TurnFailure code={null} message={m.errorMessage ?? ''} onRetry={m === last ? () => void p.stream('regenerate') : null} retryDisabled={p.busy} />
+            </li>
+          ) : (
+            <Bubble key={m.id} p={p} message={m} last={m === last} lastUser={m === lastUser} retry={i >= messages.length - 2} confirm={confirm} names={names} />
+          ),
+        )}
         {p.pendingUser !== null && (
           <li className="chat-row chat-row-user" data-role="user" data-status="sending">
             <Avatar name={names.user} src={names.userAvatar} />

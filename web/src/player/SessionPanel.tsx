@@ -1,11 +1,13 @@
 /**
  * Beside the conversation: the world's sessions to switch between, the variables (display names,
- * formatted values), session memory, checkpoints (restore asks first), volumes and what is playing.
+ * formatted values), the model of the player's own connection, session memory, checkpoints
+ * (restoring or deleting one asks first), volumes and what is playing.
  */
 import { apiPath } from '@yumina/sandbox';
 import { useEffect, useState } from 'react';
 import { api } from '../lib/api.ts';
 import type { Confirm } from './ConfirmDialog.tsx';
+import { ModelPicker } from './ModelPicker.tsx';
 import type { Player } from './use-player.ts';
 import { displayName, formatValue } from './variable-format.ts';
 
@@ -83,6 +85,7 @@ export function SessionPanel({ p, confirm }: { p: Player; confirm: Confirm }) {
   return (
     <aside className="card player-panel" aria-label="Player tools">
       <SessionSwitcher p={p} confirm={confirm} />
+      <ModelPicker p={p} />
       <h3>Variables</h3>
       <dl data-testid="variables">
         {Object.entries(variables).map(([k, v]) => {
@@ -116,7 +119,12 @@ export function SessionPanel({ p, confirm }: { p: Player; confirm: Confirm }) {
             >
               Restore
             </button>{' '}
-            <button type="button" className="link" onClick={() => void p.act(['checkpoints', c.id], 'DELETE')}>
+            <button
+              type="button"
+              className="link"
+              aria-label={`Delete checkpoint ${c.name}`}
+              onClick={() => confirm(`Delete the checkpoint "${c.name}"? The conversation stays as it is; only this saved point goes.`, () => p.action(['checkpoints', c.id], 'DELETE'))}
+            >
               Delete
             </button>
           </li>

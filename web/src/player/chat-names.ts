@@ -25,7 +25,7 @@ export function chatNames(p: Pick<Player, 'world' | 'persona' | 'account'>): Cha
   return {
     world: world ? characterName(world.world) : 'World',
     worldAvatar: shownPicture(world?.avatarUrl) ?? shownPicture(world?.coverUrl),
-    user: p.persona?.name ?? p.account?.username ?? p.account?.displayName ?? 'You',
+    user: p.persona?.name ?? p.account?.displayName ?? p.account?.username ?? 'You',
     userAvatar: shownPicture(p.persona?.avatar) ?? p.account?.picture ?? null,
   };
 }

@@ -9,6 +9,8 @@ export interface PlayerMessage {
   rawContent?: string;
   status: 'complete' | 'streaming' | 'failed';
   errorMessage: string | null;
+  /** A player's message whose turn failed (issue 30 A2): shown beside it with a retry; no reply was kept. */
+  failure?: { code: string; message: string } | null;
   /** Cut at the platform's reply length limit. */
   truncated?: boolean;
   stateChanges: unknown[];
@@ -17,6 +19,10 @@ export interface PlayerMessage {
   stateSnapshot: { variables?: Record<string, unknown> } | null;
   model: string | null;
   tokenCount: number | null;
+  /** The prompt's tokens (absent or null for replies written before they were kept). */
+  promptTokens?: number | null;
+  /** Platform credits the reply cost; null on the player's own connection. */
+  creditsCharged?: number | null;
   generationTimeMs: number | null;
   /** Folded into the session's story summary. */
   compacted: boolean;

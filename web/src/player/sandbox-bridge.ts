@@ -10,6 +10,7 @@ import { readEvents } from './event-stream.ts';
 import { SignInRequired } from './guest-preview.ts';
 import { playInterfaceAudio, stopInterfaceAudio } from './interface-audio.ts';
 import type { Player } from './use-player.ts';
+import { CONNECTION_FAILURES } from './TurnFailure.tsx';
 import type { Checkpoint, PlayerMessage, PlayerPreferences, PlayerSession } from './player-types.ts';
 import { refreshHeader } from '../shell/header-data.ts';
 
@@ -44,7 +45,11 @@ export function sandboxState(p: Player): Partial<SandboxState> {
   if (!world || !data) return {};
   const sessionId = data.session.id;
   const greeting = data.messages[0]?.role === 'assistant' && data.messages[0].position === 0 ? data.messages[0].content : '';
-  const userName = persona?.name ?? account?.username ?? world.world.settings?.playerName ?? 'Player';
+  const userName = persona?.name ?? account?.displayName ?? world.world.settings?.playerName ?? 'Player';
+  // A failed turn is not the world's message (issue 30 A2): a reply a failure left (older versions
+  // kept them) is not among the interface's messages; the newest turn's failure is `turnError`.
+  const messages = data.messages.filter((m) => !(m.role === 'assistant' && m.status === 'failed'));
+  const failed = messages.slice(-2).find((m) => m.failure);
   return {
     variables: data.session.state.variables,
     globalVariables: prefs?.globalVariables ?? {},
@@ -53,12 +58,15 @@ export function sandboxState(p: Player): Partial<SandboxState> {
     sessionId,
     currentUser: account ? { id: account.id, name: account.displayName, image: absolute(account.picture) } : null,
     user: { name: userName, avatar: absolute(persona?.avatar ?? account?.picture ?? null) },
-    messages: data.messages.map((m) => sandboxMessage(m, sessionId)),
+    messages: messages.map((m) => sandboxMessage(m, sessionId)),
     isStreaming: p.busy,
     streamingContent: p.streaming,
     streamingReasoning: p.reasoning,
     pendingChoices: p.pendingChoices,
     error: p.error,
+    turnError: failed?.failure
+      ? { code: failed.failure.code, message: failed.failure.message, messageId: failed.id, connection: CONNECTION_FAILURES.has(failed.failure.code) }
+      : null,
     readOnly: p.guest ? !p.guest.canSendMessage : false,
     entries: (world.world.entries ?? []).map((e) => ({
       id: e.id,
@@ -121,12 +129,14 @@ function sessionSummary(s: PlayerSession) {
 
 /**
  * regenerateMessage(id) for any reply: the last one is regenerated in place (a new swipe); an
- * earlier one is replaced by a new reply to the same player message (what followed it goes).
+ * earlier one is replaced by a new reply to the same player message (what followed it goes). The
+ * player's message of a failed newest turn (`turnError.messageId`): the turn is tried again.
  */
 async function regenerate(p: Player, id: string): Promise<void> {
   const messages = p.data?.messages ?? [];
   const index = messages.findIndex((m) => m.id === id);
   if (index < 0) throw refusal('NOT_FOUND', 'No such message.');
+  if (messages[index]!.failure && index >= messages.length - 2) return p.stream('regenerate');
   if (messages[index]!.role !== 'assistant') throw refusal('NOT_A_REPLY', 'Only a reply can be regenerated.');
   if (index === messages.length - 1) return p.stream('regenerate');
   const user = messages[index - 1];

@@ -275,6 +275,8 @@ export function usePlayer(worldId: string) {
       setReasoning('');
       if (body) setPendingUser(body.content);
       let effects: EngineEffects | undefined;
+      /** The turn's failure as streamed: shown beside the player's message once stored there, else on the page. */
+      let failure: string | null = null;
       try {
         const send = () =>
           fetch(apiPath('sessions', id, path), {
@@ -303,7 +305,7 @@ export function usePlayer(worldId: string) {
           }
           if (event === 'delta') setStreaming((s) => s + String(payload.text ?? ''));
           if (event === 'reasoning') setReasoning((s) => s + String(payload.text ?? ''));
-          if (event === 'error') setError(String(payload.message ?? 'The reply failed.'));
+          if (event === 'error') failure = String(payload.message ?? 'The reply failed.');
           if (event === 'done') effects = payload as EngineEffects;
         });
       } catch (e) {
@@ -312,7 +314,8 @@ export function usePlayer(worldId: string) {
         setPendingUser(null);
         setStreaming('');
         setBusy(false);
-        await refresh(id).catch(() => {});
+        const after = await refresh(id).catch(() => null);
+        if (failure !== null && !after?.messages.slice(-2).some((m) => m.failure)) setError(failure);
         void loadSessions().catch(() => {});
         // A turn may have cost platform credits: the header reads the balance again.
         refreshHeader();

@@ -44,6 +44,9 @@ export function framePolicy(scriptHashes: string[], assetOrigin: string): string
 }
 
 const BASE_CSS = `html,body,#root{height:100%;margin:0}body{font-family:system-ui,sans-serif;background:#0c0a09;color:#f5f5f4}
+.yumina-chat{display:flex;flex-direction:column;min-height:0}.yumina-messages{flex:1 1 auto;min-height:0;overflow-y:auto}.yumina-input{flex:none}
+[data-yumina="turn-error"]{margin:0 0 0 auto;max-width:85%;border:1px solid #ef4444;border-radius:.75rem;padding:.5rem .75rem;font-size:.875rem}
+[data-yumina="turn-error"] button{color:inherit;background:none;border:0;padding:0;text-decoration:underline;cursor:pointer}
 .yumina-bubble{padding:.5rem .75rem;border-radius:.75rem;background:#1c1917}.yumina-bubble-user{margin-left:auto;background:#292524}
 .yumina-input textarea{min-height:2.5rem;background:#1c1917;color:inherit;border:1px solid #44403c;border-radius:.5rem;padding:.5rem}
 .yumina-input button{padding:0 1rem;border-radius:.5rem;background:#065f46;color:#fff}

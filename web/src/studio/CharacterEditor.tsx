@@ -81,14 +81,14 @@ export function CharacterEditor({ worldId, author }: { worldId: string | null; a
         <div className="character-main">
           <section className="card" aria-labelledby="character-who">
             <h2 id="character-who">Who they are</h2>
-            <TextArea label="Description" hint="Appearance, background, what they want. The model reads this every turn." rows={6} value={sheet.description} issues={issuesOf('description')} onChange={(v) => set('description', v)} />
-            <TextArea label="Personality" hint="How they talk and behave." rows={3} value={sheet.personality} issues={issuesOf('personality')} onChange={(v) => set('personality', v)} />
-            <TextArea label="Scenario" hint="Where and when the story starts, and how {{user}} fits in." rows={3} value={sheet.scenario} issues={issuesOf('scenario')} onChange={(v) => set('scenario', v)} />
+            <TextField label="Description" hint="Appearance, background, what they want. The model reads this every turn." rows={6} value={sheet.description} issues={issuesOf('description')} onChange={(v) => set('description', v)} />
+            <TextField label="Personality" hint="How they talk and behave." rows={3} value={sheet.personality} issues={issuesOf('personality')} onChange={(v) => set('personality', v)} />
+            <TextField label="Scenario" hint="Where and when the story starts, and how {{user}} fits in." rows={3} value={sheet.scenario} issues={issuesOf('scenario')} onChange={(v) => set('scenario', v)} />
           </section>
           <Greetings greetings={sheet.greetings} issues={issuesOf('greetings')} onChange={(greetings) => set('greetings', greetings)} />
           <section className="card" aria-labelledby="character-examples">
             <h2 id="character-examples">How they speak</h2>
-            <TextArea
+            <TextField
               label="Example dialogue"
               hint="A few lines in their voice: {{user}}: and {{char}}: at the start of each line, <START> between exchanges. Shows the model how they speak."
               rows={6}
@@ -154,44 +154,26 @@ function Labelled({ label, hint, issues, children }: { label: string; hint?: str
 const describedBy = (id: string, props: { hint?: string; issues: SheetIssue[] }) =>
   [props.hint ? `${id}-hint` : '', props.issues.length > 0 ? `${id}-issues` : ''].filter(Boolean).join(' ') || undefined;
 
-function TextField(props: { label: string; hint?: string; value: string; maxLength?: number; required?: boolean; issues: SheetIssue[]; onChange(value: string): void }) {
+/** A labelled input, or a textarea when it has rows, with its hint and issues. */
+function TextField(props: { label: string; hint?: string; rows?: number; value: string; placeholder?: string; maxLength?: number; required?: boolean; issues: SheetIssue[]; onChange(value: string): void }) {
   const id = useId();
+  const common = {
+    id,
+    value: props.value,
+    placeholder: props.placeholder,
+    maxLength: props.maxLength,
+    required: props.required,
+    'aria-invalid': props.issues.length > 0,
+    'aria-describedby': describedBy(id, props),
+  };
   return (
     <div className="labelled">
       <label htmlFor={id}>{props.label}</label>
-      <input
-        id={id}
-        value={props.value}
-        maxLength={props.maxLength}
-        required={props.required}
-        aria-invalid={props.issues.length > 0}
-        aria-describedby={describedBy(id, props)}
-        onChange={(e) => props.onChange(e.target.value)}
-      />
-      {props.hint && (
-        <span className="hint" id={`${id}-hint`}>
-          {props.hint}
-        </span>
+      {props.rows === undefined ? (
+        <input {...common} onChange={(e) => props.onChange(e.target.value)} />
+      ) : (
+        <textarea {...common} rows={props.rows} onChange={(e) => props.onChange(e.target.value)} />
       )}
-      <Issues issues={props.issues} id={`${id}-issues`} />
-    </div>
-  );
-}
-
-function TextArea(props: { label: string; hint?: string; rows: number; value: string; placeholder?: string; issues: SheetIssue[]; onChange(value: string): void }) {
-  const id = useId();
-  return (
-    <div className="labelled">
-      <label htmlFor={id}>{props.label}</label>
-      <textarea
-        id={id}
-        rows={props.rows}
-        value={props.value}
-        placeholder={props.placeholder}
-        aria-invalid={props.issues.length > 0}
-        aria-describedby={describedBy(id, props)}
-        onChange={(e) => props.onChange(e.target.value)}
-      />
       {props.hint && (
         <span className="hint" id={`${id}-hint`}>
           {props.hint}
@@ -209,10 +191,10 @@ function Greetings({ greetings, issues, onChange }: { greetings: string[]; issue
   return (
     <section className="card" aria-labelledby="character-greetings">
       <h2 id="character-greetings">Greetings</h2>
-      <TextArea label="Greeting" hint="Their first message: it opens every new chat." rows={4} value={list[0]!} issues={issues} onChange={(v) => replace(0, v)} />
+      <TextField label="Greeting" hint="Their first message: it opens every new chat." rows={4} value={list[0]!} issues={issues} onChange={(v) => replace(0, v)} />
       {list.slice(1).map((greeting, i) => (
         <div key={i} className="character-item">
-          <TextArea label={`Alternate greeting ${i + 1}`} rows={3} value={greeting} issues={[]} onChange={(v) => replace(i + 1, v)} />
+          <TextField label={`Alternate greeting ${i + 1}`} rows={3} value={greeting} issues={[]} onChange={(v) => replace(i + 1, v)} />
           <button type="button" className="link" aria-label={`Remove alternate greeting ${i + 1}`} onClick={() => onChange(list.filter((_, j) => j !== i + 1))}>
             Remove
           </button>

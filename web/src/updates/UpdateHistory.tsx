@@ -154,6 +154,22 @@ export function UpdateHistory({ worldId, surfaceCanEdit, canEdit, unsavedDraft =
   );
 }
 
+/** The title and details inputs of a record, shared by the edit dialog and the create form. */
+function RecordFields(props: { t: UpdatesLabels; title: string; content: string; rows: number; onTitle(v: string): void; onContent(v: string): void }) {
+  return (
+    <>
+      <label>
+        {props.t.title}
+        <input value={props.title} onChange={(e) => props.onTitle(e.target.value)} required maxLength={200} />
+      </label>
+      <label>
+        {props.t.details}
+        <textarea value={props.content} onChange={(e) => props.onContent(e.target.value)} maxLength={10000} rows={props.rows} />
+      </label>
+    </>
+  );
+}
+
 /** Edits title and content. A failed save keeps the draft for a retry; cancel discards it. */
 function EditDialog({
   record,
@@ -195,14 +211,7 @@ function EditDialog({
     <div role="dialog" aria-modal="true" aria-label={t.editTitle} className="card dialog">
       <form onSubmit={save} aria-label={t.editTitle}>
         <Heading>{t.editTitle}</Heading>
-        <label>
-          {t.title}
-          <input value={title} onChange={(e) => setTitle(e.target.value)} required maxLength={200} />
-        </label>
-        <label>
-          {t.details}
-          <textarea value={content} onChange={(e) => setContent(e.target.value)} maxLength={10000} rows={4} />
-        </label>
+        <RecordFields t={t} title={title} content={content} rows={4} onTitle={setTitle} onContent={setContent} />
         {failed && <p role="alert">{failed}</p>}
         <div className="row">
           <button type="submit" disabled={saving}>
@@ -293,14 +302,7 @@ function CreateForm({
     <>
       <form onSubmit={submit} aria-label={t.createHeading}>
         <Heading>{t.createHeading}</Heading>
-        <label>
-          {t.title}
-          <input value={title} onChange={(e) => setTitle(e.target.value)} required maxLength={200} />
-        </label>
-        <label>
-          {t.details}
-          <textarea value={content} onChange={(e) => setContent(e.target.value)} maxLength={10000} rows={3} />
-        </label>
+        <RecordFields t={t} title={title} content={content} rows={3} onTitle={setTitle} onContent={setContent} />
         <label className="inline">
           <input type="checkbox" checked={isMajor} onChange={(e) => setIsMajor(e.target.checked)} />
           {t.isMajor}

@@ -72,6 +72,16 @@ export function WorldPage({ id }: { id: string }) {
     if (signedIn) loadSessions();
     else setSessions(null);
   }, [signedIn, loadSessions]);
+  // A guest is offered the preview when the platform allows it (guest turns on its provider).
+  const [guestPreview, setGuestPreview] = useState(false);
+  useEffect(() => {
+    if (loading || signedIn) return;
+    let live = true;
+    api<{ guestPreview?: boolean }>('/api/platform').then((r) => live && setGuestPreview(r.guestPreview === true), () => {});
+    return () => {
+      live = false;
+    };
+  }, [loading, signedIn]);
   if (missing) return <NotFound what="world" />;
   if (loading || !world) return <PageLoading />;
   const inspecting = new URLSearchParams(window.location.search).get('inspect') === '1';
@@ -105,9 +115,20 @@ export function WorldPage({ id }: { id: string }) {
                 {playing ? 'Continue' : 'Play'}
               </Link>
             ) : (
-              <Link to={`/signup?returnTo=${encodeURIComponent(`/play/${id}`)}`} className="button" data-testid="play">
-                Sign up to play
-              </Link>
+              <>
+                {guestPreview && world.status === 'published' && (
+                  <Link to={`/play/${encodeURIComponent(id)}`} className="button" data-testid="guest-play">
+                    Play as a guest
+                  </Link>
+                )}
+                <Link
+                  to={`/signup?returnTo=${encodeURIComponent(`/play/${id}`)}`}
+                  className={guestPreview && world.status === 'published' ? 'button secondary' : 'button'}
+                  data-testid="play"
+                >
+                  Sign up to play
+                </Link>
+              </>
             )}
             <FavoriteButton worldId={id} signedIn={signedIn} />
             {world.canEdit && !inspecting && (

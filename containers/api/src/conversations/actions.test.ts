@@ -154,7 +154,7 @@ describe('player routes: interface actions, events, variables, context, memory, 
 
   it('choices: stored with the session state; pending only while their reply is the newest; clearPendingChoices keeps none', async () => {
     const { session } = await create();
-    const read = async () => (await (await player.fetch(`/api/sessions/${session.id}`)).json()) as { session: { state: State }; messages: { content: string; stateSnapshot: State | null }[] };
+    const read = async () => (await (await player.fetch(`/api/sessions/${session.id}`)).json()) as { session: { state: State }; messages: { content: string; stateSnapshot: State | null; role?: string; failure?: unknown }[] };
     const send = async (content: string) => (await player.fetch(`/api/sessions/${session.id}/messages`, { method: 'POST', json: { content } })).text();
     provider.enqueue({ kind: 'completion', content: 'Two tunnels. [choices: North | South]' });
     await send('I look');
@@ -169,7 +169,8 @@ describe('player routes: interface actions, events, variables, context, memory, 
     provider.enqueue({ kind: 'error', status: 502, body: { error: { message: 'Upstream down' } } });
     await send('North');
     now = await read();
-    expect(now.messages.at(-1)).toMatchObject({ content: '' });
+    // no reply kept: the failure is on the player's message, now the newest
+    expect(now.messages.at(-1)).toMatchObject({ role: 'user', content: 'North', failure: { code: 'AI_PROVIDER_UPSTREAM' } });
     expect(now.session.state.pendingChoices).toEqual([]);
     // Retried: the new reply's choices replace them.
     provider.enqueue({ kind: 'completion', content: 'A chasm. [choices: Jump | Go back]' });

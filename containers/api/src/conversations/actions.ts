@@ -14,6 +14,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Authenticated } from '@yumina/accounts';
 import { requireAuth } from '../accounts/auth.ts';
+import { effectivePreference } from '../ai/metering.ts';
 import type { AppContext } from '../context.ts';
 import { ownedSession, playableWorld } from './model.ts';
 import { enginePersona } from './persona.ts';
@@ -81,7 +82,7 @@ export async function playerRoutes(app: FastifyInstance, ctx: AppContext): Promi
           seed: session.seed,
           sessionId: session.id,
           persona,
-          accountName: auth.account.username,
+          accountName: auth.account.displayName,
         });
         await tx.query('update chat_sessions set state = $2, updated_at = now() where id = $1', [session.id, JSON.stringify(result.state)]);
         return {
@@ -223,7 +224,9 @@ export async function playerRoutes(app: FastifyInstance, ctx: AppContext): Promi
         auth.account.id,
       ]),
     ]);
-    const preference = billing.preference === 'official' ? 'official' : 'private';
+    // The provider a turn would use now: 'auto' without a connection of the player's is the platform's credits.
+    const hasConnection = connection.rows[0]?.private_enabled === true;
+    const preference = effectivePreference(billing.preference, hasConnection, !!ctx.config.ai.official) === 'official' ? 'official' : 'private';
     const selectedModel =
       preference === 'private' ? (connection.rows[0]?.default_model ?? null) : (ctx.config.ai.official?.defaultModel ?? connection.rows[0]?.default_model ?? null);
     return { globalVariables: globals, selectedModel, preferredProvider: preference, userPlan: billing.plan };

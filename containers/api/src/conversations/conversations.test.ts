@@ -30,6 +30,7 @@ interface MessageBody {
   content: string;
   status: string;
   errorMessage: string | null;
+  failure?: { code: string; message: string } | null;
   stateChanges: unknown[];
   stateSnapshot: { variables: Record<string, unknown> } | null;
   swipes: { content: string; snapshot: unknown }[];
@@ -212,7 +213,7 @@ describe('conversations (real PostgreSQL and Redis, a loopback OpenAI-compatible
       code: 'AI_PROVIDER_INVALID_RESPONSE',
     },
   ]) {
-    it(`a provider failure mid-stream (${failure.name}) keeps the user message, stores a failed reply and applies nothing`, async () => {
+    it(`a provider failure mid-stream (${failure.name}) keeps the user message with the failure on it, no reply, and applies nothing`, async () => {
       const s = await create(dungeonId);
       const initial = s.session.state;
       expect(initial.variables).toMatchObject({ hp: 100, gold: 10 });
@@ -233,21 +234,19 @@ describe('conversations (real PostgreSQL and Redis, a loopback OpenAI-compatible
       expect(events.some((e) => e.event === 'done')).toBe(false);
 
       const after = await read(s.session.id);
-      expect(after.messages).toHaveLength(2);
-      expect(after.messages[0]).toMatchObject({ role: 'user', content: 'I step forward', status: 'complete' });
-      // As implemented: the reply is kept as a failed message holding the partial text and the error.
-      expect(after.messages[1]).toMatchObject({ role: 'assistant', status: 'failed', content: streamed, stateChanges: [], stateSnapshot: null });
-      expect(after.messages[1]!.errorMessage).toBeTruthy();
-      expect(after.messages[1]!.errorMessage).toBe(last.data.message);
+      // A failure is not the world's message (issue 30 A2): no reply is kept, the failure is on the player's message.
+      expect(after.messages).toHaveLength(1);
+      expect(after.messages[0]).toMatchObject({ role: 'user', content: 'I step forward', status: 'complete', failure: { code: failure.code, message: last.data.message } });
+      expect(last.data.message).toBeTruthy();
       // Nothing of the directive was applied: the session state is exactly the state before the turn.
       expect(after.session.state).toEqual(initial);
       expect(after.session.state.variables.hp).toBe(100);
       const storedAfter = await stored(s.session.id);
       expect(storedAfter.state).toEqual(storedBefore.state);
-      expect(storedAfter.messageCount).toBe(2);
-      expect(storedAfter.messages.map((m) => [m.role, m.status, m.state_changes, m.state_snapshot])).toEqual([
-        ['user', 'complete', '[]', null],
-        ['assistant', 'failed', '[]', null],
+      expect(storedAfter.messageCount).toBe(1);
+      // the player's message keeps the state its turn started from
+      expect(storedAfter.messages.map((m) => [m.role, m.status, m.state_changes, m.state_snapshot && JSON.parse(m.state_snapshot)])).toEqual([
+        ['user', 'complete', '[]', storedBefore.state],
       ]);
 
       // The next turn starts from the untouched state, and the failed partial is not sent as history.
@@ -366,7 +365,7 @@ describe('conversations (real PostgreSQL and Redis, a loopback OpenAI-compatible
     expect(continued.messages[1]!.content).toBe('First hall. It goes on.');
     expect(provider.completions.at(-1)!.body!.messages).toEqual(expect.arrayContaining([{ role: 'assistant', content: 'First hall. [gold: +1]' }]));
 
-    // Stop a reply that hangs: it ends as a failed message, the state unchanged.
+    // Stop a reply that hangs: no reply is kept, the stop is noted on the player's message, the state unchanged.
     provider.enqueue({ kind: 'hang' });
     const pending = player.fetch(`/api/sessions/${s.session.id}/messages`, { method: 'POST', json: { content: 'wait' } });
     await new Promise((r) => setTimeout(r, 300));
@@ -374,20 +373,16 @@ describe('conversations (real PostgreSQL and Redis, a loopback OpenAI-compatible
     const stopped = await sse(await pending);
     expect(stopped.at(-1)).toMatchObject({ event: 'error', data: { stopped: true } });
     const afterStop = await read(s.session.id);
-    expect(afterStop.messages.at(-1)).toMatchObject({ role: 'assistant', status: 'failed' });
+    expect(afterStop.messages.at(-1)).toMatchObject({ role: 'user', content: 'wait', failure: { code: 'AI_ABORTED' } });
     expect(afterStop.session.state.variables.gold).toBe(11);
 
     // Delete the stopped exchange (the user message and after) and revert to the first message.
-    const doomed = afterStop.messages.slice(-2);
-    expect(doomed.map((m) => [m.role, m.content])).toEqual([
-      ['user', 'wait'],
-      ['assistant', ''],
-    ]);
+    const doomed = afterStop.messages.slice(-1);
+    expect(doomed.map((m) => [m.role, m.content])).toEqual([['user', 'wait']]);
     const del = (await (await player.fetch(`/api/sessions/${s.session.id}/messages/${doomed[0]!.id}`, { method: 'DELETE' })).json()) as SessionBody;
-    expect(del.messages.map((m) => m.id)).toEqual(afterStop.messages.slice(0, -2).map((m) => m.id));
+    expect(del.messages.map((m) => m.id)).toEqual(afterStop.messages.slice(0, -1).map((m) => m.id));
     expect(del.messages.map((m) => m.content)).toEqual(['uno', 'First hall. It goes on.']);
     expect(del.messages.map((m) => m.id)).not.toContain(doomed[0]!.id);
-    expect(del.messages.map((m) => m.id)).not.toContain(doomed[1]!.id);
     expect(del.session.messageCount).toBe(2);
     const reverted = (await (await player.fetch(`/api/sessions/${s.session.id}/revert/${del.messages[0]!.id}`, { method: 'POST' })).json()) as SessionBody;
     expect(reverted.messages).toHaveLength(1);

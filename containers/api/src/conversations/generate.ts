@@ -14,6 +14,7 @@ import type { AppContext } from '../context.ts';
 import { meteringFor } from '../ai/metering.ts';
 import { enginePersona } from './persona.ts';
 import { samplingRequest } from './sampling.ts';
+import { type SentPrompt, sentPromptOf } from './sent-prompt.ts';
 
 export interface TurnInput {
   accountId: string;
@@ -55,6 +56,43 @@ export interface TurnOutput {
   generationTimeMs: number;
   /** The reply reached AI_REPLY_MAX_BYTES and was cut there. */
   truncated: boolean;
+  /** The prompt's tokens (the provider's figure, or counted here). */
+  promptTokens: number;
+  /** Platform credits the turn's calls were charged (its summary's included); null on the player's own connection. */
+  creditsCharged: number | null;
+  /** What was sent, kept with the reply for the player's "what was sent" (./sent-prompt.ts). */
+  sentPrompt: SentPrompt;
+}
+
+/**
+ * The metering context with its credit gate watched: the reservations the turn's official calls
+ * make, so that what they were charged can be read once they are settled.
+ */
+function watchedCredits(metering: MeteringContext): { metering: MeteringContext; reservations: string[] } {
+  const reservations: string[] = [];
+  const gate = metering.credits;
+  if (!gate) return { metering, reservations };
+  return {
+    reservations,
+    metering: {
+      ...metering,
+      credits: {
+        ...gate,
+        async reserve(request) {
+          const reservation = await gate.reserve(request);
+          reservations.push(reservation.id);
+          return reservation;
+        },
+      },
+    },
+  };
+}
+
+/** What the settled reservations charged, or null when the turn made none (its own connection). */
+async function chargedFor(ctx: AppContext, reservations: readonly string[]): Promise<number | null> {
+  if (reservations.length === 0) return null;
+  const { rows } = await ctx.db.primary.query<{ charged: string | null }>('select coalesce(sum(charged), 0)::text as charged from credit_reservations where id = any($1)', [reservations]);
+  return Number(rows[0]?.charged ?? 0);
 }
 
 /**
@@ -67,7 +105,8 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
   const { world } = input;
   const settings = world.settings;
   const counter = sharedTokenCounter();
-  const metering = input.metering ?? (await meteringFor(ctx, input.accountId));
+  const watched = watchedCredits(input.metering ?? (await meteringFor(ctx, input.accountId)));
+  const metering = watched.metering;
   const model = metering.selection.defaultModel ?? ctx.config.ai.official?.defaultModel ?? 'default';
   const budget = Math.max(1, settings.maxContext - settings.maxTokens);
   // Story summaries when a summary model is configured (one-step fallback model included);
@@ -109,6 +148,7 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
   if (input.prefix) messages.push({ role: 'assistant', content: input.prefix });
   let reply = input.prefix ?? '';
   let tokensOut = 0;
+  let tokensIn = 0;
   let truncated = false;
   input.onPromptReady?.();
   for await (const event of meteredStream(
@@ -128,10 +168,24 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
       input.onReasoning?.(event.text);
     } else {
       tokensOut = event.result.usage?.tokensOut ?? 0;
+      tokensIn = event.result.usage?.tokensIn ?? 0;
       truncated = event.result.truncated === true;
     }
   }
   reply = cleanProviderText(reply);
   const result = runTurn(world, input.state, { ...common, userMessage: input.userMessage, aiReply: reply, skippedEntries: prompt.skippedEntries });
-  return { summary: condensed.summary?.summary ?? null, compactedCount: condensed.summary ? condensed.dropped.length : 0, rawReply: reply, result, model, tokenCount: tokensOut || counter.countText(reply, model), generationTimeMs: Date.now() - started, truncated };
+  const creditsCharged = await chargedFor(ctx, watched.reservations);
+  return {
+    summary: condensed.summary?.summary ?? null,
+    compactedCount: condensed.summary ? condensed.dropped.length : 0,
+    rawReply: reply,
+    result,
+    model,
+    tokenCount: tokensOut || counter.countText(reply, model),
+    generationTimeMs: Date.now() - started,
+    truncated,
+    promptTokens: tokensIn || prompt.tokenCount,
+    creditsCharged,
+    sentPrompt: sentPromptOf(prompt, model, now, input.prefix),
+  };
 }

@@ -12,12 +12,16 @@ export interface MessageRow {
   raw_content: string | null;
   status: 'complete' | 'streaming' | 'failed';
   error_message: string | null;
+  /** On a player's message: the code of the failure of the turn that answered it (issue 30 A2); null otherwise. */
+  error_code?: string | null;
   state_changes: string;
   state_snapshot: string | null;
   swipes: string;
   active_swipe_index: number;
   model: string | null;
   token_count: number | null;
+  prompt_tokens: number | null;
+  credits_charged: string | number | null;
   generation_time_ms: number | null;
   compacted: boolean;
   attachments: string;
@@ -61,12 +65,18 @@ export function messageView(m: MessageRow) {
     ...(m.raw_content !== null && m.raw_content !== m.content ? { rawContent: m.raw_content } : {}),
     status: m.status,
     errorMessage: m.error_message,
+    /** A player's message whose turn failed: the failure (shown beside it with a retry; no reply was kept). */
+    failure: m.role === 'user' && m.error_code ? { code: m.error_code, message: m.error_message ?? '' } : null,
     stateChanges: JSON.parse(m.state_changes) as unknown[],
     stateSnapshot: m.state_snapshot ? (JSON.parse(m.state_snapshot) as unknown) : null,
     swipes: (JSON.parse(m.swipes) as Swipe[]).map((s) => ({ content: s.content, snapshot: s.snapshot })),
     activeSwipeIndex: m.active_swipe_index,
     model: m.model,
     tokenCount: m.token_count,
+    /** The prompt's tokens (null for replies written before they were kept). */
+    promptTokens: m.prompt_tokens,
+    /** Platform credits this reply cost; null when it ran on the player's own connection. */
+    creditsCharged: m.credits_charged === null ? null : Number(m.credits_charged),
     generationTimeMs: m.generation_time_ms,
     compacted: m.compacted,
     truncated: m.truncated,

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { cleanProviderText, type MeteringContext, type UsageRecord } from '@yumina/ai';
+import { type MeteringContext, type UsageRecord } from '@yumina/ai';
 import { recordUsage } from '@yumina/billing';
 import { completeTurn, HistoryCache, startTurn } from '@yumina/conversations';
 import { HttpError, parseWith, publicErrorOf } from '@yumina/http';
@@ -11,8 +11,8 @@ import { type Authenticated, hashToken, newId, renewIfDue, SESSION_COOKIE } from
 import type { AppContext } from '../context.ts';
 import { generateTurn, type TurnOutput } from './generate.ts';
 import { openEventStream, whenClientGone } from '../event-stream.ts';
-import { admissionOf } from '../admission.ts';
-import { acquireTurnLock, breakTurnLock, markReplyFailed, releaseTurnLock, SESSION_BUSY_MESSAGE, settleStreamingReplies } from './turn-lock.ts';
+import { admitted as admittedSlot } from '../admission.ts';
+import { acquireTurnLock, breakTurnLock, markTurnFailed, releaseTurnLock, SESSION_BUSY_MESSAGE, settleStreamingReplies } from './turn-lock.ts';
 import { meteringOf } from '../ai/metering.ts';
 import { openConnection } from '../accounts/ai-connection.ts';
 import { worldForViewer } from '../worlds/version.ts';
@@ -47,16 +47,17 @@ const storageKey = z.string().min(1).max(200).regex(/^[\w.:-]+$/, 'letters, digi
 const running = new Map<string, AbortController>();
 
 /**
- * The world state after the first `before` messages: the newest complete snapshot, else the
- * session's initial state. Its choices stay pending only while the reply that offered them is the
- * last of those messages (a player message after it answered them).
+ * The world state after the first `before` messages: the newest complete snapshot (a reply's: the
+ * state it led to; a player's message's: the state its turn started from, interface actions before
+ * it included), else the session's initial state. Its choices stay pending only while the reply
+ * that offered them is the last of those messages (a player message after it answered them).
  */
 function snapshotOf(world: WorldDefinition, messages: MessageRow[], before: number, session: SessionRow): WorldState {
   for (let i = before - 1; i >= 0; i--) {
     const m = messages[i]!;
     if (!m.state_snapshot || m.status !== 'complete') continue;
     const state = JSON.parse(m.state_snapshot) as WorldState;
-    return i === before - 1 ? state : { ...state, pendingChoices: [] };
+    return i === before - 1 && m.role === 'assistant' ? state : { ...state, pendingChoices: [] };
   }
   return normalizeState(world as never, JSON.parse(session.initial_state) as WorldState);
 }
@@ -71,9 +72,8 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
    * and goes back when the provider is asked (its reply holds neither a connection nor the CPU),
    * or when the answer ends first (a refusal, an error).
    */
-  const admission = admissionOf(ctx);
   const admit = async (reply: FastifyReply) => {
-    const release = await admission.enter();
+    const release = await admittedSlot(ctx, reply.request.raw);
     reply.raw.once('close', release);
     return release;
   };
@@ -89,7 +89,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     const id = newId('cnv');
     const seed = randomBytes(8).toString('hex');
     const persona = await enginePersona(db, auth.account.id);
-    const start = startSession(world as never, { now: new Date(), seed, sessionId: id, accountName: auth.account.username, persona });
+    const start = startSession(world as never, { now: new Date(), seed, sessionId: id, accountName: auth.account.displayName, persona });
     const initial = JSON.stringify(start.state);
     await db.transaction(async (tx) => {
       await tx.query(
@@ -112,7 +112,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   const full = (sessionId: string, accountId: string) => sessionPage(db, sessionId, accountId);
 
   /** The signed-in account as a turn needs it (the send path reads its login in startTurn's statement). */
-  type TurnAuth = { account: Pick<Authenticated['account'], 'id' | 'username'> };
+  type TurnAuth = { account: Pick<Authenticated['account'], 'id' | 'username' | 'displayName'> };
 
   /** What a turn reads of its account and world besides the conversation; the send path reads it while it stores the messages. */
   interface TurnReads {
@@ -126,14 +126,16 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   /**
    * Runs a generation and persists it in one statement at the end (@yumina/conversations'
    * completeTurn). The user message (already stored) survives any failure; a failed or stopped
-   * generation leaves a failed message with the partial text and never a half-applied state.
+   * generation leaves no reply of its own (the failure is kept on the player's message) and never
+   * a half-applied state.
    */
   async function runGeneration(
     request: FastifyRequest,
     reply: FastifyReply,
     auth: TurnAuth,
     session: Pick<SessionRow, 'id' | 'world_id' | 'seed' | 'summary' | 'memory'>,
-    target: Pick<MessageRow, 'id'>,
+    /** The reply written; `fresh` when it is new (a send or a retry: removed if the turn fails), else regenerated or continued (kept as it was). */
+    target: Pick<MessageRow, 'id'> & { fresh: boolean },
     prepare: { history: { role: 'user' | 'assistant'; content: string }[]; userMessage: string; state: WorldState; prefix?: string },
     apply: (out: TurnOutput) => { content: string; raw: string; swipes: Swipe[]; active: number },
     lockToken: string,
@@ -147,14 +149,14 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     whenClientGone(reply, () => controller.abort(new Error('The client went away')));
     const stream = openEventStream(reply);
     stream.write('start', { messageId: target.id });
-    let partial = prepare.prefix ?? '';
     let locked = true;
     try {
       const known = reads ? await reads : null;
       const world = known?.world ?? (await playableWorld(db, session.world_id, auth.account.id));
       const out = await generateTurn(ctx, {
         accountId: auth.account.id,
-        accountName: auth.account.username,
+        // `{{user}}` without a persona: the account's display name (before the world's default)
+        accountName: auth.account.displayName,
         sessionId: session.id,
         seed: session.seed,
         world,
@@ -166,10 +168,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         memory: session.memory ?? null,
         signal: controller.signal,
         onPromptReady: admitted,
-        onDelta: (text) => {
-          partial += text;
-          stream.write('delta', { text });
-        },
+        onDelta: (text) => stream.write('delta', { text }),
         onReasoning: (text) => stream.write('reasoning', { text }),
         ...(known ? { metering: known.metering, persona: known.persona } : {}),
       });
@@ -189,6 +188,9 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         tokenCount: out.tokenCount,
         generationTimeMs: out.generationTimeMs,
         truncated: out.truncated,
+        promptTokens: out.promptTokens,
+        creditsCharged: out.creditsCharged,
+        sentPrompt: JSON.stringify(out.sentPrompt),
         summary: out.summary,
         compactedCount: out.compactedCount,
         usage: known?.usage,
@@ -209,12 +211,15 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         ...(next.raw !== next.content ? { rawContent: next.raw } : {}),
         status: 'complete',
         errorMessage: null,
+        failure: null,
         stateChanges: out.result.stateChanges,
         stateSnapshot: STATE,
         swipes: next.swipes.map((swipe) => ({ content: swipe.content, snapshot: asState(swipe.snapshot) })),
         activeSwipeIndex: next.active,
         model: out.model,
         tokenCount: out.tokenCount,
+        promptTokens: out.promptTokens,
+        creditsCharged: out.creditsCharged,
         generationTimeMs: out.generationTimeMs,
         compacted: written.compacted,
         truncated: out.truncated,
@@ -234,16 +239,17 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       const stopped = controller.signal.aborted;
       const shown = stopped ? { code: 'AI_ABORTED', message: 'Stopped before the reply was finished.' } : publicErrorOf(err);
       if (!stopped) request.log.warn({ err, sessionId: session.id, messageId: target.id }, 'turn failed');
-      // The failed reply and the lock in one statement (the conversation then accepts a new message):
-      // one attempt before the client hears of it (a reload then shows the failed reply); when the
-      // database is what failed, the client is told at once and the retries go on after.
-      const kept = cleanProviderText(partial);
-      const lock = { sessionId: session.id, token: lockToken };
-      const marked = await markReplyFailed(ctx, target.id, kept, shown.message, 1, lock);
+      // A failure is not the world's message (issue 30 A2): a new reply goes, a regenerated or
+      // continued one stays as it was, and the failure is kept on the player's message (shown there
+      // with a retry), with the lock given back, in one statement: one attempt before the client
+      // hears of it (a reload then shows the notice); when the database is what failed, the client
+      // is told at once and the retries go on after. The text streamed so far is not kept.
+      const failed = { sessionId: session.id, replyId: target.id, fresh: target.fresh, code: shown.code, message: shown.message, lockToken };
+      const marked = await markTurnFailed(ctx, failed, 1);
       if (marked) locked = false;
       stream.write('error', { ...shown, stopped, requestId: request.id });
       if (!reply.raw.writableEnded) reply.raw.end();
-      if (!marked && (await markReplyFailed(ctx, target.id, kept, shown.message, 6, lock))) locked = false;
+      if (!marked && (await markTurnFailed(ctx, failed, 6))) locked = false;
     } finally {
       // usage rows a failed turn recorded (a partial reply is charged too), written on their own
       for (const record of (reads ? await reads.catch(() => null) : null)?.usage.splice(0) ?? []) {
@@ -326,7 +332,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     if (result.status === 'busy') throw new HttpError(409, 'SESSION_BUSY', SESSION_BUSY_MESSAGE);
     if (result.status === 'stale') throw new HttpError(409, 'STALE_CONVERSATION', 'The conversation changed in another tab. Reload it before sending.');
     const { session, login } = result;
-    const auth: TurnAuth = { account: { id: login.accountId, username: login.username } };
+    const auth: TurnAuth = { account: { id: login.accountId, username: login.username, displayName: login.displayName } };
     // The account's preference, connection and persona came with the session (one statement).
     const reads: Promise<TurnReads> = worldForViewer(db, session.world_id, { accountId: auth.account.id }, session.world).then((version) => {
       const { billingPreference, connection, persona } = session.account;
@@ -342,7 +348,8 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       // The session's current state: the last reply's, plus what interface actions and events did since.
       state = JSON.parse(result.state) as WorldState;
     } catch (err) {
-      await markReplyFailed(ctx, result.replyId, '', publicErrorOf(err).message, 6, { sessionId, token: lock });
+      const shown = publicErrorOf(err);
+      await markTurnFailed(ctx, { sessionId, replyId: result.replyId, fresh: true, code: shown.code, message: shown.message, lockToken: lock });
       throw err;
     }
     await runGeneration(
@@ -350,7 +357,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       reply,
       auth,
       session,
-      { id: result.replyId },
+      { id: result.replyId, fresh: true },
       { history: historyOf(result.messages), userMessage: body.content, state },
       (out) => ({ content: out.result.displayText, raw: out.rawReply, swipes: [swipeOf(out)], active: 0 }),
       lock,
@@ -367,10 +374,13 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       const last = messages.at(-1);
       if (last?.role !== 'assistant' || messages.at(-2)?.role !== 'user') throw new HttpError(409, refusal[0], refusal[1]);
       const world = await playableWorld(db, session.world_id, auth.account.id);
+      const user = messages.at(-2)!;
       const base = {
         history: historyOf(messages.slice(0, -2)),
-        userMessage: messages.at(-2)!.content,
-        state: snapshotOf(world, messages, messages.length - 2, session),
+        userMessage: user.content,
+        // the state the original turn started from (stored with the player's message; older
+        // messages without one: the state after the messages before it)
+        state: user.state_snapshot ? (JSON.parse(user.state_snapshot) as WorldState) : snapshotOf(world, messages, messages.length - 2, session),
       };
       return { last, base };
     } catch (err) {
@@ -386,12 +396,53 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     stateChanges: out.result.stateChanges,
   });
 
-  /** Regenerate the last reply: the earlier reply stays as a swipe. */
+  /**
+   * A reply to the last message when it is the player's, left unanswered (its turn failed: the
+   * failure is on it; or its reply was deleted): a new reply, from the state its turn started from.
+   * Null when the last message is not the player's; releases the lock if refused.
+   */
+  async function answerLast(auth: Authenticated, session: SessionRow, lock: string) {
+    try {
+      await settleStreamingReplies(db, session.id);
+      const messages = await sessionMessages(db, session.id);
+      const last = messages.at(-1);
+      if (last?.role !== 'user') return null;
+      const world = await playableWorld(db, session.world_id, auth.account.id);
+      const base = {
+        history: historyOf(messages.slice(0, -1)),
+        userMessage: last.content,
+        state: last.state_snapshot ? (JSON.parse(last.state_snapshot) as WorldState) : snapshotOf(world, messages, messages.length - 1, session),
+      };
+      const id = newId('msg');
+      await db.transaction(async (tx) => {
+        await tx.query(`insert into chat_messages (id, session_id, position, role, content, status) values ($1, $2, $3, 'assistant', '', 'streaming')`, [
+          id,
+          session.id,
+          last.position + 1,
+        ]);
+        await tx.query('update chat_sessions set message_count = $2, updated_at = now() where id = $1', [session.id, last.position + 2]);
+      });
+      return { target: { id, fresh: true }, base };
+    } catch (err) {
+      await releaseTurnLock(ctx, session.id, lock);
+      throw err;
+    }
+  }
+
+  /**
+   * Regenerate the last reply: the earlier reply stays as a swipe. When the last message is the
+   * player's, left unanswered (a failed turn's Retry), a reply to it is written.
+   */
   app.post<{ Params: { id: string } }>('/api/sessions/:id/regenerate', async (request, reply) => {
     const release = await admit(reply);
     const auth = await requireAuth(ctx, request, reply);
     const session = await ownedSession(db, request.params.id, auth.account.id);
     const lock = await lockSession(auth.account.id, session.id);
+    const retry = await answerLast(auth, session, lock);
+    if (retry) {
+      await runGeneration(request, reply, auth, session, retry.target, retry.base, (out) => ({ content: out.result.displayText, raw: out.rawReply, swipes: [swipeOf(out)], active: 0 }), lock, undefined, release);
+      return;
+    }
     const { last, base } = await lastExchange(auth, session, lock, ['NOTHING_TO_REGENERATE', 'The last message is not a reply to regenerate.']);
     try {
       await db.query(`update chat_messages set status = 'streaming', error_message = null where id = $1`, [last.id]);
@@ -400,7 +451,8 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       throw err;
     }
     const previous = (JSON.parse(last.swipes) as Swipe[]).filter((s) => s.content !== '');
-    await runGeneration(request, reply, auth, session, last, base, (out) => {
+    // a reply a failure left (before failures stopped being kept as replies) is replaced as a new one
+    await runGeneration(request, reply, auth, session, { id: last.id, fresh: last.status === 'failed' }, base, (out) => {
       const swipes = [...previous, swipeOf(out)];
       return { content: out.result.displayText, raw: out.rawReply, swipes, active: swipes.length - 1 };
     }, lock, undefined, release);
@@ -413,7 +465,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     const session = await ownedSession(db, request.params.id, auth.account.id);
     const lock = await lockSession(auth.account.id, session.id);
     const { last, base } = await lastExchange(auth, session, lock, ['NOTHING_TO_CONTINUE', 'There is no reply to continue.']);
-    await runGeneration(request, reply, auth, session, last, { ...base, prefix: last.raw_content ?? last.content }, (out) => {
+    await runGeneration(request, reply, auth, session, { id: last.id, fresh: false }, { ...base, prefix: last.raw_content ?? last.content }, (out) => {
       const swipes = JSON.parse(last.swipes) as Swipe[];
       const index = Math.min(last.active_swipe_index, Math.max(0, swipes.length - 1));
       swipes[index] = swipeOf(out);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { breakTurn, lockTurn, releaseTurn, settleAbandonedReplies, settleStreamingReplies } from '@yumina/conversations';
+import { breakTurn, failTurn, lockTurn, releaseTurn, settleAbandonedReplies, settleStreamingReplies } from '@yumina/conversations';
 import { HttpError } from '@yumina/http';
 import type { AppContext } from '../context.ts';
 
@@ -63,6 +63,24 @@ export async function markReplyFailed(
   lock?: { sessionId: string; token: string },
 ): Promise<boolean> {
   return endTurn(ctx, { sessionId: lock?.sessionId ?? null, lockToken: lock?.token ?? null, failedReply: { id: messageId, partial, message } }, attempts);
+}
+
+/**
+ * Ends a turn that failed (@yumina/conversations' failTurn: the failure goes on the player's
+ * message, a new reply is removed, a regenerated or continued one stays as it was) and gives the
+ * lock back, retried with backoff as `endTurn` is. True once written.
+ */
+export async function markTurnFailed(ctx: AppContext, input: Parameters<typeof failTurn>[1], attempts = 6): Promise<boolean> {
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    try {
+      await failTurn(ctx.db.primary, input);
+      return true;
+    } catch (err) {
+      ctx.log.warn({ err, sessionId: input.sessionId, messageId: input.replyId, attempt }, 'could not end a failed turn yet');
+      if (attempt < attempts - 1) await sleep(100 * 2 ** attempt);
+    }
+  }
+  return false;
 }
 
 /** Replies of a session still `streaming` while its lock is held by the caller (the turn's SQL lives in @yumina/conversations). */

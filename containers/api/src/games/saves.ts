@@ -61,18 +61,24 @@ async function player(ctx: AppContext, request: FastifyRequest, reply: FastifyRe
 export async function gameSaveRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const db = ctx.db.primary;
 
-  app.get<{ Params: { game: string; mode: string }; Querystring: { slot?: string } }>('/api/games/:game/saves/:mode', async (request, reply) => {
+  app.get<{ Params: { game: string; mode: string }; Querystring: { slot?: string; missing?: string } }>('/api/games/:game/saves/:mode', async (request, reply) => {
     const p = parseWith(params, request.params, 'path');
     const who = await player(ctx, request, reply, p.mode, false);
     reply.header('cache-control', 'no-store');
     const slot = request.query.slot === 'defeated' ? 'defeated' : 'main';
-    if (!who) throw new HttpError(404, 'NO_SAVE', 'No save yet.');
+    // `?missing=null`: no save yet answers 200 `null` instead of 404 NO_SAVE (a page that reads its
+    // save on every open then logs no failed request in the browser's console)
+    const none = () => {
+      if (request.query.missing === 'null') return reply.type('application/json').send('null');
+      throw new HttpError(404, 'NO_SAVE', 'No save yet.');
+    };
+    if (!who) return none();
     const { rows } = await db.query<SaveRow & Record<string, unknown>>(
       'select document, revision, updated_at from game_saves where player = $1 and game = $2 and mode = $3 and slot = $4',
       [who.player, p.game, p.mode, slot],
     );
     const row = rows[0];
-    if (!row) throw new HttpError(404, 'NO_SAVE', 'No save yet.');
+    if (!row) return none();
     // The stored text is sent as is: chunks unknown to this platform come back byte for byte.
     reply.type('application/json');
     const companion = JSON.stringify(companionView(JSON.parse(row.document) as { chunks: { id: number; data: string }[] }));

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { HttpError } from '@yumina/http';
 import { canView, historyPermissions, type UpdateRecord, type Viewer } from '@yumina/updates';
 import type { FastifyInstance } from 'fastify';
-import { admissionOf } from '../admission.ts';
+import { admitted } from '../admission.ts';
 import type { AppContext } from '../context.ts';
 import { PoolShare } from '../pool-share.ts';
 import { viewerOf } from './viewer.ts';
@@ -52,7 +52,6 @@ export async function updateEventRoutes(app: FastifyInstance, ctx: AppContext): 
   // every read that serves streams goes through the streams' share of the pool (../pool-share.ts):
   // a stream being opened is refused when either is full; the hub's polls and record reads (one at
   // a time per watched world) wait for the share.
-  const admission = admissionOf(ctx);
   const reads = streamPoolShare(ctx.db.primary.max);
   const opening = reads.queryable(ctx.db.primary);
   const hub = new OverviewHub(reads.queryable(ctx.db.primary, { always: true }), ctx.store, app.log, STATUS_POLL_MS);
@@ -72,7 +71,12 @@ export async function updateEventRoutes(app: FastifyInstance, ctx: AppContext): 
       // The opening reads hold a slot of the replica's admission queue (a burst of opens beyond it
       // is refused with 503 SERVER_BUSY at once instead of waiting for the pool) and run on the
       // streams' share of the pool (beyond it, 503 STREAMS_BUSY).
-      [viewer, work] = await admission.run(async () => [await viewerOf(ctx, request, undefined, opening), await hub.work(worldId, opening)] as const);
+      const done = await admitted(ctx, request.raw);
+      try {
+        [viewer, work] = [await viewerOf(ctx, request, undefined, opening), await hub.work(worldId, opening)];
+      } finally {
+        done();
+      }
     } catch (err) {
       release();
       throw err;

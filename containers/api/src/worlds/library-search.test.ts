@@ -136,5 +136,83 @@ for (const [backend, start] of backends) {
       const bad = await fetch(`${server.url}/api/library?q=dragon&cursor=${encodeCursor({ key: 'x', id: 'y' })}`);
       expect(bad.status).toBe(400);
     });
+
+    /**
+     * Issue 32: a one-word search reads its hits in rank order from world_terms (migration 098)
+     * instead of ranking every hit. Its pages must be the pages of the ranking it replaces: every
+     * hit (the word, or the query inside a longer word) ordered by ts_rank plus the name's bonus,
+     * then the id, computed here from the words' definition.
+     */
+    it('a one-word search pages its hits in the same order as ranking every hit, Latin and CJK, and follows edits', async () => {
+      const db = server.ctx.db.primary;
+      // 36 worlds: the word in names (some twice), tags, descriptions (once or more), inside longer
+      // words in names ("Embers", "Remembered": the name's bonus alone) and descriptions ("members":
+      // rank 0); CJK worlds with 伝説 in the name or the description; drafts never found.
+      const names = ['Ember', 'Ember Ember', 'Embers of Dusk', 'Remembered Shores', 'Quiet Vale', 'Stone Gate', '伝説の森', '古い町'];
+      const texts = ['an ember glows', 'ember and ember again', 'the members meet', 'nothing to see', 'ember', '山の伝説。', '伝説と伝説', '静かな夜'];
+      for (let i = 0; i < 36; i++) {
+        const id = `wld_oneword${String(i).padStart(3, '0')}`;
+        const name = names[i % names.length]!;
+        const description = texts[(i * 5) % texts.length]!;
+        const tags = i % 7 === 0 ? ['ember'] : ['misc'];
+        const status = i % 11 === 10 ? 'saved' : 'published';
+        await db.query(
+          `insert into worlds (id, owner_id, name, description, tags, definition, status, published_at,
+                               live_name, live_description, live_tags, live_definition)
+           values ($1, 'acc_searchauthor000001', $2, $3, $4, '{}', $5, case when $5 = 'published' then now() end,
+                   case when $5 = 'published' then $2 end, case when $5 = 'published' then $3 end,
+                   case when $5 = 'published' then $4::text[] end, case when $5 = 'published' then '{}' end)`,
+          [id, name, description, tags, status],
+        );
+      }
+      /** Every hit of `q` ranked as library-search.ts defines it (ts_rank + 1 when the name contains the query). */
+      const ranked = async (q: string, cjk: boolean) => {
+        const tsquery = cjk ? `to_tsquery('simple', $1)` : `websearch_to_tsquery('simple', $1)`;
+        const { rows } = await db.query<{ id: string }>(
+          `select id from worlds w
+            where w.status = 'published' and w.live_definition is not null
+              and (w.search_vector @@ ${tsquery} ${cjk ? '' : `or w.search_document ilike '%' || lower($1) || '%'`})
+            order by ((ts_rank(w.search_vector, ${tsquery}) + case when lower(coalesce(w.live_name, w.name)) like '%' || lower($1) || '%' then 1 else 0 end) * 1000000)::bigint desc, w.id desc`,
+          [q],
+        );
+        return rows.map((r) => r.id);
+      };
+      const paged = async (q: string, pageSize: number) => {
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        do {
+          const page: Page = await get(`q=${encodeURIComponent(q)}&pageSize=${pageSize}${cursor ? `&cursor=${cursor}` : ''}`);
+          seen.push(...ids(page));
+          cursor = page.nextCursor;
+        } while (cursor);
+        return seen;
+      };
+      const check = async (q: string, cjk = false) => {
+        const expected = await ranked(q, cjk);
+        expect(expected.length).toBeGreaterThan(10);
+        expect(await search(q)).toEqual(expected.slice(0, 50));
+        for (const pageSize of [1, 3, 7]) expect(await paged(q, pageSize)).toEqual(expected);
+        return expected;
+      };
+      // The word in the name (twice: a higher rank), the bonus alone for "Embers"/"Remembered", rank 0 for "members" last.
+      const ember = await check('ember');
+      expect(await check('Ember')).toEqual(ember);
+      expect(await check('伝説', true)).toContain('wld_oneword006');
+      // The words' ranks follow the world: a renamed live name, an unpublished world, a deleted one.
+      await db.query(`update worlds set live_name = 'Plain Name' where id = 'wld_oneword000'`);
+      await db.query(`update worlds set status = 'saved' where id = 'wld_oneword001'`);
+      await db.query(`delete from worlds where id = 'wld_oneword009'`);
+      const after = await check('ember');
+      expect(after).not.toContain('wld_oneword001');
+      expect(after).not.toContain('wld_oneword009');
+      expect(after.indexOf('wld_oneword000')).toBeGreaterThan(ember.indexOf('wld_oneword000'));
+      const { rows } = await db.query<{ n: number }>(
+        `select count(*)::int as n from (
+           select lexeme, world_id, k from world_terms
+           except all
+           select t.* from worlds w, world_terms_of(w.id, w.search_vector, coalesce(w.live_name, w.name)) t where w.status = 'published') d`,
+      );
+      expect(rows[0]!.n).toBe(0);
+    });
   });
 }

@@ -20,7 +20,27 @@
 export interface LibrarySearch {
   where: string;
   rank(): string;
+  /** Set when the query is one word (migration 098's world_terms ranks it): see oneWord. */
+  oneWord?: OneWord;
 }
+
+/**
+ * A query of one word: a Latin word (letters and digits) or one CJK character or pair. Its
+ * relevance is what migration 098 keeps in world_terms for `lexeme`, so its hits come in rank
+ * order from an index. `guard()` (pushing its parameter) is a condition true when PostgreSQL's
+ * own parse of the query is that one lexeme (otherwise the library ranks the hits as for any
+ * query). `partial` (Latin only): the search also finds the query inside longer words (pg_trgm),
+ * which world_terms does not hold; `tsquery` is the query's expression.
+ */
+export interface OneWord {
+  lexeme: string;
+  partial: boolean;
+  tsquery: string;
+  guard(): string;
+}
+
+/** A word the full-text parser keeps whole: letters and digits only (no CJK: those are grams). */
+const WORD = /^[\p{L}\p{N}]+$/u;
 
 const CJK_RUN = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+/gu;
 
@@ -46,21 +66,34 @@ export function librarySearch(q: string, params: unknown[]): LibrarySearch {
   const conditions: string[] = [];
   const queries: string[] = [];
   const spaced = q.replace(CJK_RUN, ' ').trim();
+  const grams = cjkGrams(q);
+  let oneWord: { lexeme: string; partial: boolean; tsquery: string } | undefined;
   if (spaced) {
     params.push(spaced);
     const tsquery = `websearch_to_tsquery('simple', $${params.length})`;
     params.push(containsPattern(spaced));
     conditions.push(`(w.search_vector @@ ${tsquery} or w.search_document ilike $${params.length})`);
     queries.push(tsquery);
+    // The rank's name bonus looks for the query as typed (lowercased): the word itself.
+    if (!grams.length && WORD.test(spaced) && spaced === q) oneWord = { lexeme: spaced.toLowerCase(), partial: true, tsquery };
   }
-  const grams = cjkGrams(q);
   if (grams.length) {
     params.push(grams.join(' & '));
     const tsquery = `to_tsquery('simple', $${params.length})`;
     conditions.push(`w.search_vector @@ ${tsquery}`);
     queries.push(tsquery);
+    // One CJK run of one or two characters, nothing else: the bonus looks for that run, its only gram.
+    if (!spaced && grams.length === 1 && grams[0] === q) oneWord = { lexeme: grams[0], partial: false, tsquery };
   }
+  const word = oneWord && {
+    ...oneWord,
+    guard() {
+      params.push(`'${oneWord.lexeme}'`);
+      return `${oneWord.tsquery}::text = $${params.length}`;
+    },
+  };
   return {
+    oneWord: word,
     where: conditions.length ? conditions.join(' and ') : 'false',
     rank() {
       params.push(containsPattern(q));

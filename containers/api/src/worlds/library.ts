@@ -1,3 +1,4 @@
+import type { Queryable } from '@yumina/db';
 import { HttpError, parseWith } from '@yumina/http';
 import { assetPath } from '@yumina/sandbox';
 import type { FastifyInstance } from 'fastify';
@@ -6,7 +7,7 @@ import { privateConnection } from '../accounts/ai-connection.ts';
 import { authenticate, requireAuth } from '../accounts/auth.ts';
 import type { AppContext } from '../context.ts';
 import { LIVE_WHERE } from './version.ts';
-import { librarySearch } from './library-search.ts';
+import { containsPattern, librarySearch } from './library-search.ts';
 
 /**
  * Library sorts: newest publication, most players, most recently updated live version, and
@@ -115,6 +116,12 @@ export const CARD_SELECT = `select w.id, coalesce(w.live_name, w.name) as name, 
 
 export type LibraryQuery = z.infer<typeof libraryQuery>;
 
+/** One statement and its parameters. */
+export interface Statement {
+  text: string;
+  params: unknown[];
+}
+
 /**
  * The SQL of one library page (pageSize + 1 rows, to tell whether more follow) and the sort it applied.
  * With a search, two steps: the page's ids and sort keys from `worlds` alone
@@ -124,37 +131,15 @@ export type LibraryQuery = z.infer<typeof libraryQuery>;
  * (prepared) statement: PostgreSQL's
  * generic plan for it evaluates `to_tsquery($n)` once per hit instead of once (93 ms instead of
  * 10 ms for the CJK word), and its custom plans are planned on every execution anyway.
+ * A one-word search by relevance also gets `oneWord`: a statement to run first, whose rows are
+ * the page when it returns pageSize + 1 of them (oneWordStatement; libraryPage runs both).
  */
-export function libraryPageQuery(q: LibraryQuery): { text: string; params: unknown[]; sort: LibrarySort } {
-  const where = [LIVE_WHERE];
+export function libraryPageQuery(q: LibraryQuery): Statement & { sort: LibrarySort; oneWord?: Statement } {
   const params: unknown[] = [];
-  const search = q.q ? librarySearch(q.q, params) : undefined;
-  if (search) where.push(search.where);
-  if (q.tag) {
-    params.push(q.tag);
-    where.push(`coalesce(w.live_tags, w.tags) @> array[$${params.length}::text]`);
-  }
-  if (q.language) {
-    params.push(q.language);
-    where.push(`coalesce(w.live_language, w.language) = $${params.length}`);
-  }
-  const sort: LibrarySort = q.q ? (q.sort ?? 'relevance') : q.sort && q.sort !== 'relevance' ? q.sort : 'new';
-  const key = sort === 'relevance' ? `(${search!.rank()} * 1000000)::bigint` : SORT_KEY[sort];
-  const ordered = SORT_COLUMN[sort];
-  const column = ordered?.column;
-  if (q.cursor) {
-    const c = decodeCursor(q.cursor);
-    params.push(c.key, c.id);
-    where.push(
-      ordered
-        ? `(${ordered.column}, w.id) < (${ordered.resume(`$${params.length - 1}`)}, $${params.length}::text)`
-        : `(${key}, w.id) < ($${params.length - 1}::bigint, $${params.length}::text)`,
-    );
-  }
-  params.push(q.pageSize + 1);
-  const limit = `limit $${params.length}`;
+  const p = pageParts(q, params);
+  const { where, key, sort, column, limit } = p;
   const [fields, from] = CARD_SELECT.split(' from worlds w ') as [string, string];
-  if (column && !search) {
+  if (column && !p.search) {
     // A sort by a column without a search reads its index in order and stops after the page: one step.
     const text = `${fields.replace('select ', () => `select ${key}::text as k, `)} from worlds w ${from} where ${where.join(' and ')}
       order by ${column} desc nulls last, w.id desc ${limit}`;
@@ -165,7 +150,90 @@ export function libraryPageQuery(q: LibraryQuery): { text: string; params: unkno
       order by ${column ?? 'k'} desc nulls last, w.id desc ${limit}`;
   const text = `${fields.replace('select ', 'select p.k::text as k, ')} from (${page}) p join worlds w on w.id = p.id ${from}
       order by p.k desc nulls last, p.id desc`;
-  return { text, params, sort };
+  return { text, params, sort, oneWord: sort === 'relevance' && p.search?.oneWord ? oneWordStatement(q) : undefined };
+}
+
+/**
+ * The conditions, sort key and limit of a page, their parameters pushed onto `params`. Without
+ * `withRank` a relevance page has no key (nor its parameter: PostgreSQL refuses an unused one).
+ */
+function pageParts(q: LibraryQuery, params: unknown[], withRank = true) {
+  const where = [LIVE_WHERE];
+  /** The tag and language filters. */
+  const filters: string[] = [];
+  const search = q.q ? librarySearch(q.q, params) : undefined;
+  if (search) where.push(search.where);
+  if (q.tag) {
+    params.push(q.tag);
+    filters.push(`coalesce(w.live_tags, w.tags) @> array[$${params.length}::text]`);
+  }
+  if (q.language) {
+    params.push(q.language);
+    filters.push(`coalesce(w.live_language, w.language) = $${params.length}`);
+  }
+  where.push(...filters);
+  const sort: LibrarySort = q.q ? (q.sort ?? 'relevance') : q.sort && q.sort !== 'relevance' ? q.sort : 'new';
+  const key = sort !== 'relevance' ? SORT_KEY[sort] : withRank ? `(${search!.rank()} * 1000000)::bigint` : '';
+  const ordered = SORT_COLUMN[sort];
+  let cursor: { key: string; id: string } | undefined;
+  if (q.cursor) {
+    const c = decodeCursor(q.cursor);
+    params.push(c.key, c.id);
+    cursor = { key: `$${params.length - 1}::bigint`, id: `$${params.length}::text` };
+    if (ordered) where.push(`(${ordered.column}, w.id) < (${ordered.resume(`$${params.length - 1}`)}, ${cursor.id})`);
+    else if (key) where.push(`(${key}, w.id) < (${cursor.key}, ${cursor.id})`);
+  }
+  params.push(q.pageSize + 1);
+  return { where, filters, search, sort, key, column: ordered?.column, cursor, rows: `$${params.length}`, limit: `limit $${params.length}` };
+}
+
+/**
+ * The page of a one-word search by relevance (issue 32): its hits in rank order from migration
+ * 098's index of each world's words and their ranks (world_terms: the same key as the search's
+ * rank), read in order up to the page's end, whatever the word's frequency (a word in 20 % of
+ * 100,000 worlds was ranked hit by hit, 326 ms; now an index range of a page). A Latin word is
+ * also found inside longer words (the search's pg_trgm condition): those hits whose name contains
+ * it rank at the name's bonus alone and are read through the trigram index of the live names; the
+ * others rank 0, below every hit that holds the word. So when this statement fills the page
+ * (pageSize + 1 rows), it is the page that ranking every hit gives; otherwise (the end of the
+ * hits, or PostgreSQL parses the query otherwise than as this word: `guard`) the ranking
+ * statement answers.
+ */
+function oneWordStatement(q: LibraryQuery): Statement {
+  const params: unknown[] = [];
+  // Only a Latin word's hits inside longer words are ranked here (the rank's key and parameter).
+  const partial = !!librarySearch(q.q!, []).oneWord?.partial;
+  const { search, filters, key, cursor, rows } = pageParts(q, params, partial);
+  const word = search!.oneWord!;
+  const filtered = filters.map((f) => ` and ${f}`).join('');
+  params.push(word.lexeme);
+  const terms = `select t.world_id as id, t.k from world_terms t join worlds w on w.id = t.world_id
+      where t.lexeme = $${params.length} and ${LIVE_WHERE}${filtered}${cursor ? ` and (t.k, t.world_id) < (${cursor.key}, ${cursor.id})` : ''}
+      order by t.k desc, t.world_id desc limit ${rows}`;
+  let steps = `(${terms})`;
+  if (partial) {
+    params.push(containsPattern(q.q!));
+    const named = `select w.id, ${key} as k from worlds w
+      where ${LIVE_WHERE} and lower(coalesce(w.live_name, w.name)) like $${params.length} and not (w.search_vector @@ ${word.tsquery})
+        and ${search!.where}${filtered}${cursor ? ` and (${key}, w.id) < (${cursor.key}, ${cursor.id})` : ''}
+      order by k desc, w.id desc limit ${rows}`;
+    steps += ` union all (${named})`;
+  }
+  const page = `select id, k from (${steps}) f where ${word.guard()} order by k desc, id desc limit ${rows}`;
+  const [fields, from] = CARD_SELECT.split(' from worlds w ') as [string, string];
+  const text = `${fields.replace('select ', 'select p.k::text as k, ')} from (${page}) p join worlds w on w.id = p.id ${from}
+      order by p.k desc, p.id desc`;
+  return { text, params };
+}
+
+/** Runs a library page's statements (libraryPageQuery): the one-word statement first when there is one. */
+export async function libraryPage<R extends Record<string, unknown> & { k: string; id: string }>(db: Queryable, q: LibraryQuery): Promise<{ rows: R[]; sort: LibrarySort }> {
+  const { text, params, sort, oneWord } = libraryPageQuery(q);
+  if (oneWord) {
+    const { rows } = await db.query<R>(oneWord.text, oneWord.params);
+    if (rows.length > q.pageSize) return { rows, sort };
+  }
+  return { rows: (await db.query<R>(text, params)).rows, sort };
 }
 
 /**
@@ -176,19 +244,15 @@ export function libraryPageQuery(q: LibraryQuery): { text: string; params: unkno
 export async function libraryRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   app.get('/api/library', async (request) => {
     const q = parseWith(libraryQuery, request.query, 'query');
-    const { text, params, sort } = libraryPageQuery(q);
-    const { rows } = await ctx.db.read.query<CardRow & Record<string, unknown>>(text, params);
+    const { rows, sort } = await libraryPage<CardRow & Record<string, unknown>>(ctx.db.read, q);
     const page = rows.slice(0, q.pageSize);
     const last = page[page.length - 1];
     const hasMore = rows.length > q.pageSize && !!last;
     return { worlds: page.map(cardView), sort, pageSize: q.pageSize, hasMore, nextCursor: hasMore ? encodeCursor({ key: last.k, id: last.id }) : null };
   });
 
-  /** What the home page tells a newcomer: whether the platform's provider plays on credits. */
-  app.get('/api/platform', async () => ({
-    officialAvailable: !!ctx.config.ai.official,
-    welcomeCredits: ctx.config.ai.official ? ctx.config.welcomeCredits : 0,
-  }));
+  /** What the home and world pages tell a newcomer: whether the platform's provider plays on credits, whether guests may try a world, the demos. */
+  app.get('/api/platform', async () => platformInfo(ctx));
 
   /** Tags of published worlds, most used first (the library's tag filter). */
   app.get('/api/library/tags', async () => {
@@ -228,11 +292,26 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext): Prom
     return {
       popular,
       newest,
-      platform: { officialAvailable: !!ctx.config.ai.official, welcomeCredits: ctx.config.ai.official ? ctx.config.welcomeCredits : 0 },
+      platform: platformInfo(ctx),
       recent,
       hasConnection: auth ? !!connection : null,
     };
   });
+}
+
+/**
+ * The platform as a newcomer meets it (issue 30 E): whether its provider plays on credits, whether
+ * a guest may play a published world's preview without an account (guest turns allowed and the
+ * platform's provider on: conversations/preview.ts), and the partner games whose landing page it
+ * serves (`/<slug>`, partners/landing.ts: the demo partner in local mode).
+ */
+export function platformInfo(ctx: AppContext) {
+  return {
+    officialAvailable: !!ctx.config.ai.official,
+    welcomeCredits: ctx.config.ai.official ? ctx.config.welcomeCredits : 0,
+    guestPreview: ctx.config.guestPreviewTurnsPerHour > 0 && !!ctx.config.ai.official,
+    partners: [...ctx.partners.registry.values()].filter((p) => p.enabled && /^[a-z0-9][a-z0-9-]{0,62}$/.test(p.slug)).map((p) => p.slug),
+  };
 }
 
 /** Cards per row of the home page (most played, newest). */

@@ -180,6 +180,10 @@ describe('npm run world (spawned)', () => {
     expect(output.messages.at(-1)).toMatchObject({ step: 12, role: 'system' });
     expect(output.messages.filter((message) => message.step === 10).map((message) => message.content)).toEqual(['Hello.', 'Who goes there?', 'Open the gate!']);
     expect(output.cacheBreakpointIndex).toBeGreaterThanOrEqual(0);
+    // which entries went in, and why
+    const fired = (output as unknown as { firedEntries: { entryId: string; via: string }[] }).firedEntries;
+    expect(fired.length).toBeGreaterThan(0);
+    for (const entry of fired) expect(['always', 'keyword', 'conditions', 'recursion']).toContain(entry.via);
   });
 
   it('validate prints warnings too: stripped fields, unused variables, orphaned references; a greeting is not "never sent"', () => {

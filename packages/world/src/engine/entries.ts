@@ -19,6 +19,8 @@ export interface ActivatedEntry {
   via: 'keyword' | 'conditions' | 'recursion';
   /** 0 for recent messages; n for the n-th level of entries triggering entries. */
   level: number;
+  /** The keyword that matched (keyword and recursion activations). */
+  keyword?: string;
 }
 
 export interface EntrySelection {
@@ -27,6 +29,8 @@ export interface EntrySelection {
   postHistory: EngineEntry[];
   /** Chat-history entries that apply, in ascending position. */
   activated: ActivatedEntry[];
+  /** Every keyword or condition activation, system-presets entries triggered in place included (for "what was sent"). */
+  activations: ActivatedEntry[];
   skipped: SkippedEntry[];
 }
 
@@ -89,7 +93,7 @@ function label(entry: EngineEntry): string {
  * marked `excludeRecursion`.
  */
 export function selectEntries(world: EngineWorld, state: WorldState, scanMessages: readonly string[]): EntrySelection {
-  const selection: EntrySelection = { systemPresets: [], examples: [], postHistory: [], activated: [], skipped: [] };
+  const selection: EntrySelection = { systemPresets: [], examples: [], postHistory: [], activated: [], activations: [], skipped: [] };
   const variables = state.variables;
   const candidates: EngineEntry[] = [];
   for (const entry of world.entries) {
@@ -125,7 +129,8 @@ export function selectEntries(world: EngineWorld, state: WorldState, scanMessage
       selection.activated.push({ entry, via: 'conditions', level });
       return true;
     }
-    if (!keywords.some((keyword) => containsKeyword(primaryHaystack, keyword, wholeWords))) return false;
+    const matched = keywords.find((keyword) => containsKeyword(primaryHaystack, keyword, wholeWords));
+    if (matched === undefined) return false;
     if (!secondaryHolds(entry, haystack, wholeWords)) {
       selection.skipped.push({
         entryId: entry.id,
@@ -139,7 +144,7 @@ export function selectEntries(world: EngineWorld, state: WorldState, scanMessage
       selection.skipped.push({ entryId: entry.id, name: label(entry), reason: 'conditions', message: `${label(entry)}: a keyword matched but its variable conditions do not hold` });
       return true;
     }
-    selection.activated.push({ entry, via: level === 0 ? 'keyword' : 'recursion', level });
+    selection.activated.push({ entry, via: level === 0 ? 'keyword' : 'recursion', level, keyword: matched });
     return true;
   };
 
@@ -167,6 +172,7 @@ export function selectEntries(world: EngineWorld, state: WorldState, scanMessage
       }
     }
   }
+  selection.activations = [...selection.activated];
   const inPlace = selection.activated.filter((activation) => activation.entry.section === 'system-presets');
   if (inPlace.length > 0) {
     selection.activated = selection.activated.filter((activation) => activation.entry.section !== 'system-presets');

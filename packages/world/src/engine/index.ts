@@ -24,6 +24,7 @@ export {
   assemblePrompt,
   defaultCountTokens,
   EXAMPLE_CHAT_MARKER,
+  type FiredEntry,
   type HistoryMessage,
   type MessageRole,
   NEW_CHAT_MARKER,

@@ -280,3 +280,21 @@ describe('greetings', () => {
     expect(prompt.messages.filter((message) => message.step === 1).map((message) => message.source)).toEqual(['entry:rules']);
   });
 });
+
+describe('firedEntries: which entries went in, and why', () => {
+  it('names each sent entry once with how it fired (always, keyword with the matched keyword), and leaves out the ones that did not fire', () => {
+    const prompt = assemble();
+    const byId = Object.fromEntries(prompt.firedEntries.map((entry) => [entry.entryId, entry]));
+    expect(byId['ale-lore']).toEqual({ entryId: 'ale-lore', name: 'ale-lore', via: 'keyword', keyword: 'ale', step: 6 });
+    // "song" is in the assistant's message within the scan depth; the entry goes in at depth 1 (step 10)
+    expect(byId['bard-lore']).toMatchObject({ via: 'keyword', keyword: 'song', step: 10 });
+    expect(byId.intro).toMatchObject({ via: 'always', step: 1 });
+    expect(byId.examples).toMatchObject({ via: 'always', step: 4 });
+    expect(byId['post-a']).toMatchObject({ via: 'always', step: 13 });
+    expect(prompt.firedEntries.filter((entry) => entry.entryId === 'examples')).toHaveLength(1);
+    // without "ale" in the scanned messages the lore entry is not sent, and not listed
+    const quiet = assemble(null, { history: [{ role: 'user', content: 'Hello there.' }] });
+    expect(quiet.firedEntries.map((entry) => entry.entryId)).not.toContain('ale-lore');
+    expect(quiet.firedEntries.map((entry) => entry.entryId)).toContain('intro');
+  });
+});

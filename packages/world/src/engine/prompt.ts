@@ -52,6 +52,19 @@ export interface AssembledPrompt {
   /** Oldest history messages left out for the budget. */
   droppedHistory: number;
   tokenCount: number;
+  /** Every entry that went into the prompt, and why (for "what was sent" and `world -- prompt`). */
+  firedEntries: FiredEntry[];
+}
+
+/** An entry sent this turn: `always` (no keywords: sent whenever its conditions, if any, hold), or triggered by a keyword, its conditions or recursion. */
+export interface FiredEntry {
+  entryId: string;
+  name: string;
+  via: 'always' | 'keyword' | 'conditions' | 'recursion';
+  /** The keyword that matched (keyword and recursion). */
+  keyword?: string;
+  /** The §2.3 step its text went to. */
+  step: number;
 }
 
 export function defaultCountTokens(text: string): number {
@@ -224,9 +237,29 @@ export function assemblePrompt(world: EngineWorld, state: WorldState | Partial<W
   const cacheBreakpointIndex = head.length - 1;
   if (cacheBreakpointIndex >= 0) head[cacheBreakpointIndex] = { ...(head[cacheBreakpointIndex] as PromptMessage), cacheBreakpoint: true };
   const messages = [...head, ...step6, ...step7, ...step8, ...step9, ...step10, ...step11, ...step12, ...step13];
+  const triggered = new Map(selection.activations.map((activation) => [activation.entry.id, activation]));
+  const dropped = new Set(droppedEntries.map((entry) => entry.entryId));
+  const firedEntries: FiredEntry[] = [];
+  const seen = new Set<string>();
+  for (const message of messages) {
+    if (!message.source.startsWith('entry:')) continue;
+    const entryId = message.source.slice('entry:'.length);
+    if (seen.has(entryId) || dropped.has(entryId)) continue;
+    seen.add(entryId);
+    const entry = world.entries.find((candidate) => candidate.id === entryId);
+    const activation = triggered.get(entryId);
+    firedEntries.push({
+      entryId,
+      name: entry?.name || entryId,
+      via: activation?.via ?? 'always',
+      ...(activation?.keyword !== undefined ? { keyword: activation.keyword } : {}),
+      step: message.step,
+    });
+  }
   return {
     messages,
     cacheBreakpointIndex,
+    firedEntries,
     droppedEntries,
     skippedEntries: [...selection.skipped, ...droppedEntries],
     droppedHistory: keptFrom,

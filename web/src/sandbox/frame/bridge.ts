@@ -113,6 +113,9 @@ export class Bridge {
       window.dispatchEvent(
         new CustomEvent('yumina:statechange', { detail: { ...detail, state: message.state, variables: message.state.variables } }),
       );
+      // A turn that failed (issue 30 A2): its own event, for an interface that shows it.
+      if (message.changed.includes('turnError') && message.state.turnError)
+        window.dispatchEvent(new CustomEvent('yumina:turnerror', { detail: { ...message.state.turnError } }));
       return;
     }
     const entry = this.pending.get(message.id);

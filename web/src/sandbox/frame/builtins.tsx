@@ -3,8 +3,8 @@
  * ModelPickerModal, ModelTrigger, useAssetFont, Icons. Small, unstyled-by-default components that
  * accept className and are driven by the sandbox API.
  */
-import type { ModelsResult, SandboxMessage } from '@yumina/sandbox';
-import { type ComponentType, createContext, createElement, type ReactNode, type SVGProps, useContext, useEffect, useState, useSyncExternalStore } from 'react';
+import type { ModelsResult, SandboxMessage, SandboxTurnError } from '@yumina/sandbox';
+import { type ComponentType, createContext, createElement, type ReactNode, type SVGProps, useContext, useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import type { Bridge } from './bridge.ts';
 import { displayedText } from '@yumina/world/directives';
 import { ICON_SET } from './icon-set.ts';
@@ -25,6 +25,9 @@ type Api = Record<string, unknown> & {
   setModel(id: string): Promise<unknown>;
   selectedModel: string | null;
   resolveAssetUrl(ref: string): string;
+  turnError: SandboxTurnError | null;
+  regenerateMessage(id: string): Promise<unknown>;
+  navigate(path: string): Promise<unknown>;
 };
 
 export function useYumina(): Api {
@@ -93,8 +96,16 @@ export function MessageList({ className }: { className?: string }) {
   if (yumina.isStreaming && !yumina.messages.some((m) => m.status === 'streaming'))
     items.push({ key: 'streaming', message: { role: 'assistant', content: yumina.streamingContent, stateSnapshot: null }, streaming: true });
   const variableIds = Object.keys(yumina.variables ?? {});
+  // The newest message stays in view as messages arrive and a reply streams.
+  const list = useRef<HTMLDivElement>(null);
+  const newest = yumina.messages.at(-1);
+  const tail = `${items.length}:${yumina.streamingContent.length}:${newest?.id}:${newest?.status}:${newest?.content.length}:${newest?.stateSnapshot ? 1 : 0}:${yumina.turnError ? 1 : 0}`;
+  useEffect(() => {
+    const el = list.current;
+    if (el) el.scrollTop = el.scrollHeight;
+  }, [tail]);
   return (
-    <div className={`yumina-messages flex flex-col gap-2 overflow-y-auto ${className ?? ''}`} data-yumina="messages">
+    <div ref={list} className={`yumina-messages flex flex-col gap-2 overflow-y-auto ${className ?? ''}`} data-yumina="messages">
       {items.map(({ key, message, streaming }, index) => {
         const content = visible(message.content, message.role, variableIds, streaming);
         return (
@@ -113,6 +124,29 @@ export function MessageList({ className }: { className?: string }) {
           </div>
         );
       })}
+      {yumina.turnError && !yumina.isStreaming ? <TurnErrorNotice /> : null}
+    </div>
+  );
+}
+
+/** The newest turn's failure (issue 30 A2): a notice after the player's message, with Retry and, when the connection is the cause, a way to its settings. */
+function TurnErrorNotice() {
+  const yumina = useYumina();
+  const failure = yumina.turnError!;
+  return (
+    <div role="alert" data-yumina="turn-error" className="ml-auto max-w-[85%] rounded-xl border border-red-500 p-2 text-sm">
+      <strong>No reply:</strong> {failure.message}{' '}
+      <button type="button" className="underline" onClick={() => void yumina.regenerateMessage(failure.messageId).catch(() => {})}>
+        Retry
+      </button>
+      {failure.connection ? (
+        <>
+          {' · '}
+          <button type="button" className="underline" onClick={() => void yumina.navigate('/app/settings#ai-config').catch(() => {})}>
+            Settings → AI connection
+          </button>
+        </>
+      ) : null}
     </div>
   );
 }
