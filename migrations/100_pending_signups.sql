@@ -7,6 +7,11 @@
 -- the row is found by its id. The password is kept only as its scrypt hash. A new sign-up for the
 -- same address replaces the earlier one (its link stops working). Rows that ended are purged with
 -- the account links (a week after they ended).
+--
+-- Completing needs the password chosen at sign-up as well as the link: whoever signed up with
+-- someone else's address cannot have that person create an account whose password the stranger
+-- knows by following the mail (pre-account takeover). failed_attempts counts wrong passwords; the
+-- fifth ends the link.
 create table pending_signups (
   id text primary key,
   email text not null,
@@ -17,6 +22,7 @@ create table pending_signups (
   secret_hash bytea not null,
   created_at timestamptz not null default now(),
   expires_at timestamptz not null,
-  used_at timestamptz
+  used_at timestamptz,
+  failed_attempts integer not null default 0
 );
 create index pending_signups_email_idx on pending_signups (lower(email)) where used_at is null;

@@ -56,6 +56,12 @@ describe('account recovery in a real browser, with the outbox', () => {
     await shoot(page, 'outbox');
     // The newest mail (the resend replaced the first link).
     await followMail(page, 'Finish creating your Yumina account', '/complete-signup');
+    // The link alone is not enough: the password chosen at sign-up finishes it.
+    await page.getByLabel('Password').fill('not the first password');
+    await page.getByRole('button', { name: 'Finish creating my account' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('not the password you chose');
+    await page.getByLabel('Password').fill('the first password');
+    await page.getByRole('button', { name: 'Finish creating my account' }).click();
     await expect.poll(() => page.getByTestId('signup-done').textContent()).toBe(`Welcome: your account for ${email} is ready, and you are signed in.`);
     expect(new URL(page.url()).hash).toBe(''); // the token left the address bar
     await shoot(page, 'complete-signup');

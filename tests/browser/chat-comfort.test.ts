@@ -6,6 +6,7 @@ import { type FakeOpenAi, fakeReplies, startFakeOpenAi } from '../support/fake-o
 import { sampleWorld, signUpWithWorlds } from '../support/player-world.ts';
 import { screenPath } from '../support/screens.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { signUp } from '../support/sign-up.ts';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
@@ -88,7 +89,7 @@ describe('comfortable chat', () => {
 
   it('edits full width with Save and regenerate, shows each reply’s tokens, opens what was sent, chooses the model in the player, and asks before deleting a checkpoint', async () => {
     const page = await newPage();
-    const [worldId] = await signUpWithWorlds(page, { providerUrl: provider.url, apiKey: 'chat-key', worlds: [sampleWorld('willow-street')] });
+    const [worldId] = await signUpWithWorlds(server, page, { providerUrl: provider.url, apiKey: 'chat-key', worlds: [sampleWorld('willow-street')] });
     await page.goto(`${server.url}/play/${worldId}`);
     const list = page.getByTestId('messages');
     const bubbles = list.locator('li[data-message-id]');
@@ -165,7 +166,7 @@ describe('comfortable chat', () => {
 
     // Another account: 404, as for a session that does not exist.
     const stranger = await newPage();
-    await call(stranger, '/api/auth/signup', 'POST', { email: `stranger-${Date.now()}@example.com`, password: 'long enough pw' });
+    await signUp(server, stranger);
     const denied = await call(stranger, `/api/sessions/${sessionId}/messages/${afterEdit[1]!.id}/prompt`);
     expect(denied.status).toBe(404);
     expect((denied.body.error as { code: string }).code).toBe('NOT_FOUND');
@@ -258,7 +259,7 @@ describe('comfortable chat', () => {
 
   it('on platform credits each reply shows its cost, as the server stored and charged it', async () => {
     const page = await newPage();
-    await call(page, '/api/auth/signup', 'POST', { email: `credits-${Date.now()}@example.com`, password: 'long enough pw' });
+    await signUp(server, page);
     const world = await call(page, '/api/worlds', 'POST', { world: sampleWorld('willow-street') });
     await page.goto(`${server.url}/play/${world.body.id as string}`);
     const bubbles = page.getByTestId('messages').locator('li[data-message-id]');
@@ -289,7 +290,7 @@ describe('comfortable chat', () => {
 
   it('Enter sends in the companion box; Shift+Enter starts a new line', async () => {
     const page = await newPage();
-    await call(page, '/api/auth/signup', 'POST', { email: `garden-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Gardener' });
+    await signUp(server, page, { displayName: 'Gardener' });
     await call(page, '/api/settings/ai', 'PUT', { baseUrl: provider.url, defaultModel: 'garden-model', apiKey: 'k' });
     await page.goto(`${server.url}/adventure/demo?level=1&speed=1`);
     await page.getByRole('button', { name: 'Talk to the companion' }).click();

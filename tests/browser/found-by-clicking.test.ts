@@ -4,6 +4,7 @@ import { launchBrowser } from '../support/browser.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
 import { sampleWorld } from '../support/player-world.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { signUp } from '../support/sign-up.ts';
 
 /**
  * Issue 30 E, found by clicking: the adventure and the partner demo are reachable from home, a
@@ -51,10 +52,10 @@ describe('issue 30 E: found by clicking', () => {
     // A published Ashen Depths, by an author.
     const author = await browser.newPage();
     await author.goto(`${server.url}/`);
+    await signUp(server, author);
     worldId = await author.evaluate(async (world) => {
       const post = (url: string, body?: unknown) =>
         fetch(url, { method: 'POST', headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then((r) => r.json());
-      await post('/api/auth/signup', { email: `author-${Date.now()}@example.com`, password: 'long enough pw' });
       return ((await post('/api/worlds', { world })) as { id: string }).id;
     }, sampleWorld('ashen-depths'));
     await server.ctx.db.primary.query('update review_rule set hold_first_publication = false');
@@ -104,10 +105,7 @@ describe('issue 30 E: found by clicking', () => {
     page.setDefaultTimeout(30_000);
     const errors = watch(page);
     await page.goto(`${server.url}/`);
-    await page.evaluate(async (officialUrl) => {
-      await fetch('/api/auth/signup', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: `depths-${Date.now()}@example.com`, password: 'long enough pw' }) });
-      void officialUrl;
-    }, official.url);
+    await signUp(server, page);
     await page.goto(`${server.url}/play/${worldId}`);
     const frame = page.frameLocator('iframe[title="World interface"]');
     await expect.poll(() => frame.getByText('HP 100/100').count(), { timeout: 20_000 }).toBe(1);
@@ -165,9 +163,7 @@ describe('issue 30 E: found by clicking', () => {
     const member = await browser.newContext();
     const signIn = await member.newPage();
     await signIn.goto(`${server.url}/`);
-    await signIn.evaluate(async () => {
-      await fetch('/api/auth/signup', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: `member-${Date.now()}@example.com`, password: 'long enough pw' }) });
-    });
+    await signUp(server, signIn);
     await signIn.close();
     const memberErrors = await visit(member, memberPages);
     await member.close();

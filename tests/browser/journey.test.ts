@@ -60,7 +60,7 @@ describe('the web app journey', () => {
     await page.getByLabel('Password').fill('a strong password');
     await page.getByRole('button', { name: 'Sign up' }).click();
     // Verify-first: the account is made by the link mailed to the address (read from the outbox).
-    await finishSignUpInPage(server, page, email);
+    await finishSignUpInPage(server, page, email, 'a strong password');
   }
   /** Sends one message in the player and waits for the provider's reply to show. */
   async function playTurn(page: Page, text: string, reply: string) {

@@ -18,7 +18,7 @@ describe('settings in a real browser', () => {
     await page.getByLabel('Display name').fill('Browser Player');
     await page.getByLabel('Password').fill('a strong password');
     await page.getByRole('button', { name: 'Sign up' }).click();
-    await finishSignUpInPage(server, page, email);
+    await finishSignUpInPage(server, page, email, 'a strong password');
     await page.waitForURL(/\/app\/settings#ai-config$/);
     await expect.poll(() => page.getByTestId('display-name').textContent()).toBe('Browser Player');
 

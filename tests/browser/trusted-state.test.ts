@@ -4,6 +4,7 @@ import { useBrowserPlatform } from '../support/browser-platform.ts';
 import type { FakeOpenAi } from '../support/fake-openai.ts';
 import { sampleWorld, signUpWithWorlds } from '../support/player-world.ts';
 import type { TestServer } from '../support/server.ts';
+import { signUp } from '../support/sign-up.ts';
 
 /**
  * Issue 30 A: a state players can trust, in the real player, checked against what the server
@@ -49,7 +50,7 @@ describe('issue 30 A: a state players can trust', () => {
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(`${server.url}/`);
-    const worldId = (await signUpWithWorlds(page, { providerUrl: provider.url, apiKey: 'state-key', worlds: [sampleWorld('ashen-depths')] }))[0]!;
+    const worldId = (await signUpWithWorlds(server, page, { providerUrl: provider.url, apiKey: 'state-key', worlds: [sampleWorld('ashen-depths')] }))[0]!;
     await page.goto(`${server.url}/play/${worldId}`);
     const frame = page.frameLocator('iframe[title="World interface"]');
     await expect.poll(() => frame.getByText('HP 100/100').count(), { timeout: 20_000 }).toBe(1);
@@ -162,8 +163,8 @@ describe('issue 30 A: a state players can trust', () => {
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(`${server.url}/`);
     // No AI connection at all: a player who signed up and went straight to a world.
+    await signUp(server, page);
     const worldId = await page.evaluate(async (world) => {
-      await fetch('/api/auth/signup', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: `nocon-${Date.now()}@example.com`, password: 'long enough pw' }) });
       const res = await fetch('/api/worlds', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ world }) });
       return ((await res.json()) as { id: string }).id;
     }, sampleWorld('willow-street'));
@@ -243,7 +244,7 @@ describe('issue 30 A: a state players can trust', () => {
     const page = await browser.newPage();
     page.setDefaultTimeout(30_000);
     await page.goto(`${server.url}/`);
-    const worldId = (await signUpWithWorlds(page, { providerUrl: provider.url, apiKey: 'state-key', worlds: [sampleWorld('ashen-depths')] }))[0]!;
+    const worldId = (await signUpWithWorlds(server, page, { providerUrl: provider.url, apiKey: 'state-key', worlds: [sampleWorld('ashen-depths')] }))[0]!;
     await page.goto(`${server.url}/play/${worldId}`);
     const frameLocator = page.frameLocator('iframe[title="World interface"]');
     await expect.poll(() => frameLocator.getByText('HP 100/100').count(), { timeout: 20_000 }).toBe(1);

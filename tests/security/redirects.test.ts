@@ -91,7 +91,7 @@ describe('returnTo stays on the platform origin', () => {
         await page.locator('input[name=password]').fill('long enough pw');
         await page.getByRole('button', { name: 'Sign up' }).click();
         // The link mailed to the address finishes the sign-up; "Continue" follows the returnTo.
-        await finishSignUpInPage(server, page, email);
+        await finishSignUpInPage(server, page, email, 'long enough pw');
         const where = await settled(page, '/complete-signup');
         expect(where.origin).toBe(server.url);
         expect(collector.total() - reached).toBe(0);

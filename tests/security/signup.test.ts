@@ -109,7 +109,7 @@ describe('verify-first sign-up', () => {
 
     const forged = `${id}.${secret.slice(0, -1)}${secret.endsWith('A') ? 'B' : 'A'}`;
     for (const bad of [forged, `${id}.`, id, 'x'.repeat(66), '', `${'A'.repeat(22)}.${secret}`]) {
-      const res = await post(anonymous(), '/api/auth/signup/complete', { token: bad });
+      const res = await post(anonymous(), '/api/auth/signup/complete', { token: bad, password: 'link password' });
       expect(res.status, bad).toBe(400);
       expect(((await res.json()) as ErrorBody).error.code).toBe('LINK_INVALID');
     }
@@ -118,7 +118,7 @@ describe('verify-first sign-up', () => {
 
     // Another browser follows it: that browser is signed in to the new, verified account.
     const other = anonymous();
-    const done = await post(other, '/api/auth/signup/complete', { token });
+    const done = await post(other, '/api/auth/signup/complete', { token, password: 'link password' });
     expect(done.status).toBe(201);
     const body = (await done.json()) as { account: { id: string; email: string; emailVerified: boolean; displayName: string }; returnTo: string };
     expect(body.account).toMatchObject({ email: 'link@example.com', emailVerified: true, displayName: 'Linda' });
@@ -133,7 +133,7 @@ describe('verify-first sign-up', () => {
 
     // Single use.
     const third = anonymous();
-    const again = await post(third, '/api/auth/signup/complete', { token });
+    const again = await post(third, '/api/auth/signup/complete', { token, password: 'link password' });
     expect(again.status).toBe(410);
     expect(((await again.json()) as ErrorBody).error.code).toBe('LINK_USED');
     expect(third.cookies.size).toBe(0);
@@ -143,7 +143,7 @@ describe('verify-first sign-up', () => {
     expect((await post(anonymous(), '/api/auth/signup', { email: 'late@example.com', password: 'late password' })).status).toBe(202);
     const late = tokenOf(await signUpLink(server, 'late@example.com', 1));
     await server.ctx.db.primary.query(`update pending_signups set expires_at = now() - interval '1 second' where id = $1`, [late.split('.')[0]]);
-    const expired = await post(anonymous(), '/api/auth/signup/complete', { token: late });
+    const expired = await post(anonymous(), '/api/auth/signup/complete', { token: late, password: 'late password' });
     expect(expired.status).toBe(410);
     const refusal = (await expired.json()) as ErrorBody;
     expect(refusal.error.code).toBe('LINK_EXPIRED');
@@ -152,8 +152,37 @@ describe('verify-first sign-up', () => {
     // A resend gives a fresh link for the same sign-up.
     expect((await post(anonymous(), '/api/auth/signup/resend', { email: 'late@example.com' })).status).toBe(202);
     const fresh = tokenOf(await signUpLink(server, 'late@example.com', 2));
-    expect((await post(anonymous(), '/api/auth/signup/complete', { token: fresh })).status).toBe(201);
+    expect((await post(anonymous(), '/api/auth/signup/complete', { token: fresh, password: 'late password' })).status).toBe(201);
     expect((await post(anonymous(), '/api/auth/login', { email: 'late@example.com', password: 'late password' })).status).toBe(200);
+  });
+
+  it('the link alone does not finish a sign-up: the password chosen at sign-up is asked, wrong ones count, the fifth ends the link (no pre-account takeover)', async () => {
+    // A stranger signs up with the victim's address and a password of the stranger's choosing.
+    expect((await post(anonymous(), '/api/auth/signup', { email: 'victim@example.com', password: 'stranger password' })).status).toBe(202);
+    const token = tokenOf(await signUpLink(server, 'victim@example.com', 1));
+    // The victim follows the mail: without the stranger's password nothing is created, nobody signed in.
+    const victim = anonymous();
+    expect((await post(victim, '/api/auth/signup/complete', { token })).status).toBe(400); // no password at all
+    for (let left = 4; left >= 1; left--) {
+      const res = await post(victim, '/api/auth/signup/complete', { token, password: 'victim guess' });
+      expect(res.status).toBe(400);
+      const body = (await res.json()) as ErrorBody;
+      expect(body.error.code).toBe('WRONG_PASSWORD');
+      expect(body.error.message).toContain(`${left} ${left === 1 ? 'try' : 'tries'} left`);
+    }
+    const fifth = await post(victim, '/api/auth/signup/complete', { token, password: 'victim guess' });
+    expect(fifth.status).toBe(410);
+    expect(((await fifth.json()) as ErrorBody).error.code).toBe('LINK_USED');
+    // Ended: the right password no longer finishes it either.
+    expect((await post(anonymous(), '/api/auth/signup/complete', { token, password: 'stranger password' })).status).toBe(410);
+    expect(victim.cookies.size).toBe(0);
+    expect(await accountsWith('victim@example.com')).toEqual([]);
+
+    // A wrong password leaves the link usable: the right one then finishes it.
+    expect((await post(anonymous(), '/api/auth/signup', { email: 'typo@example.com', password: 'typo password' })).status).toBe(202);
+    const typo = tokenOf(await signUpLink(server, 'typo@example.com', 1));
+    expect((await post(anonymous(), '/api/auth/signup/complete', { token: typo, password: 'typo pasword' })).status).toBe(400);
+    expect((await post(anonymous(), '/api/auth/signup/complete', { token: typo, password: 'typo password' })).status).toBe(201);
   });
 
   it('a newer sign-up or resend replaces the earlier link; a link for an address taken meanwhile creates nothing', async () => {
@@ -161,8 +190,8 @@ describe('verify-first sign-up', () => {
     const first = tokenOf(await signUpLink(server, 'twice@example.com', 1));
     expect((await post(anonymous(), '/api/auth/signup', { email: 'twice@example.com', password: 'second password' })).status).toBe(202);
     const second = tokenOf(await signUpLink(server, 'twice@example.com', 2));
-    expect((await post(anonymous(), '/api/auth/signup/complete', { token: first })).status).toBe(410);
-    expect((await post(anonymous(), '/api/auth/signup/complete', { token: second })).status).toBe(201);
+    expect((await post(anonymous(), '/api/auth/signup/complete', { token: first, password: 'first password' })).status).toBe(410);
+    expect((await post(anonymous(), '/api/auth/signup/complete', { token: second, password: 'second password' })).status).toBe(201);
     expect((await post(anonymous(), '/api/auth/login', { email: 'twice@example.com', password: 'second password' })).status).toBe(200);
 
     // Two pending sign-ups cannot both become accounts: the address is taken when the second is followed.
@@ -170,7 +199,7 @@ describe('verify-first sign-up', () => {
     const raced = tokenOf(await signUpLink(server, 'race@example.com', 1));
     await server.ctx.db.primary.query(`insert into accounts (id, email, email_verified, display_name) values ('acc_racer_0123456789abcdef', 'race@example.com', true, 'Racer')`);
     const late = anonymous();
-    const res = await post(late, '/api/auth/signup/complete', { token: raced });
+    const res = await post(late, '/api/auth/signup/complete', { token: raced, password: 'race password' });
     expect(res.status).toBe(409);
     expect(late.cookies.size).toBe(0);
     expect((await accountsWith('race@example.com')).map((r) => r.id)).toEqual(['acc_racer_0123456789abcdef']);

@@ -110,7 +110,7 @@ export async function signUp(server: MailServer, client: SignUpClient, details: 
   const asked = await postAs(server, client, '/api/auth/signup', body, details.headers);
   if (asked.status !== 202) throw new Error(`sign-up of ${email} answered ${asked.status}: ${JSON.stringify(asked.body)}`);
   const token = tokenOf(await signUpLink(server, email.toLowerCase(), before + 1));
-  const done = await postAs(server, client, '/api/auth/signup/complete', { token }, details.headers);
+  const done = await postAs(server, client, '/api/auth/signup/complete', { token, password }, details.headers);
   if (done.status !== 201) throw new Error(`completing the sign-up of ${email} answered ${done.status}: ${JSON.stringify(done.body)}`);
   const result = done.body as { account: SignedUpAccount; session: { id: string; expiresAt: string }; returnTo: string | null };
   return { status: done.status, email, password, ...result, setCookie: done.setCookie };
@@ -119,13 +119,15 @@ export async function signUp(server: MailServer, client: SignUpClient, details: 
 /**
  * After the sign-up form was sent in Chromium: the page says to check the inbox; the link from the
  * outbox is opened in the same page (on the test server's address, so the cookie lands there), the
- * account is created and signed in, and "Continue" goes where the sign-up was asked to return.
+ * password chosen at sign-up is typed, the account is created and signed in, and "Continue" goes where the sign-up was asked to return.
  */
-export async function finishSignUpInPage(server: MailServer, page: Page, email: string): Promise<void> {
+export async function finishSignUpInPage(server: MailServer, page: Page, email: string, password: string): Promise<void> {
   await page.getByTestId('signup-sent').waitFor();
   const before = await signUpMailCount(server, email.toLowerCase());
   const link = await signUpLink(server, email.toLowerCase(), Math.max(before, 1));
   await page.goto(`${server.url}${link.pathname}${link.hash}`);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Finish creating my account' }).click();
   await page.getByTestId('signup-done').waitFor();
   await page.getByRole('button', { name: 'Continue' }).click();
 }

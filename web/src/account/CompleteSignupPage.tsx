@@ -1,5 +1,5 @@
 import { safeReturnTo } from '@yumina/identity/browser';
-import { type FormEvent, useEffect, useRef, useState } from 'react';
+import { type FormEvent, useState } from 'react';
 import { api, type ApiError } from '../lib/api.ts';
 import { Link, navigate } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
@@ -8,34 +8,60 @@ import { takeLinkToken } from './link-token.ts';
 
 type Outcome = { kind: 'done'; email: string; returnTo: string } | { kind: 'refused'; message: string };
 
-/** /complete-signup#token=…: the link of a sign-up mail, used once: creates the account and signs this browser in. */
+/**
+ * /complete-signup#token=…: the link of a sign-up mail. Asks for the password chosen at sign-up
+ * (whoever follows a mail they did not ask for cannot finish a stranger's sign-up), then creates the
+ * account and signs this browser in. A wrong password keeps the form (the link allows five tries).
+ */
 export function CompleteSignupPage() {
   useTitle(['Finish creating your account']);
   const { refresh } = useSession();
-  const [outcome, setOutcome] = useState<Outcome | null>(null);
-  const started = useRef(false);
-  useEffect(() => {
-    if (started.current) return;
-    started.current = true;
-    const token = takeLinkToken();
-    if (!token) {
-      setOutcome({ kind: 'refused', message: 'This page needs the whole link from the mail. Open it again from the mail, or send a new link.' });
-      return;
+  const [token] = useState(() => takeLinkToken());
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [wrong, setWrong] = useState<string | null>(null);
+  const [outcome, setOutcome] = useState<Outcome | null>(() =>
+    token ? null : { kind: 'refused', message: 'This page needs the whole link from the mail. Open it again from the mail, or send a new link.' },
+  );
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    if (!token) return;
+    setBusy(true);
+    setWrong(null);
+    try {
+      const r = await api<{ account: { email: string }; returnTo: string | null }>('/api/auth/signup/complete', { json: { token, password } });
+      await refresh();
+      const returnTo = safeReturnTo(r.returnTo ?? '/app/settings', window.location.origin, '/app/settings');
+      setOutcome({ kind: 'done', email: r.account.email, returnTo });
+    } catch (err) {
+      const e = err as ApiError;
+      if (e.code === 'WRONG_PASSWORD') setWrong(e.message);
+      else setOutcome({ kind: 'refused', message: e.message });
+    } finally {
+      setBusy(false);
     }
-    api<{ account: { email: string }; returnTo: string | null }>('/api/auth/signup/complete', { json: { token } }).then(
-      async (r) => {
-        await refresh();
-        const returnTo = safeReturnTo(r.returnTo ?? '/app/settings', window.location.origin, '/app/settings');
-        setOutcome({ kind: 'done', email: r.account.email, returnTo });
-      },
-      (err: ApiError) => setOutcome({ kind: 'refused', message: err.message }),
-    );
-  }, [refresh]);
+  }
 
   return (
     <section className="card narrow" aria-live="polite">
       <h1>Your account</h1>
-      {!outcome && <p>Checking the link…</p>}
+      {!outcome && (
+        <form onSubmit={submit} aria-label="Finish creating your account">
+          <p>To finish, type the password you chose when you signed up.</p>
+          <label>
+            Password
+            <input name="password" type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} aria-invalid={wrong !== null} aria-describedby={wrong ? 'signup-wrong-password' : undefined} />
+          </label>
+          {wrong && (
+            <p className="error" role="alert" id="signup-wrong-password">
+              {wrong}
+            </p>
+          )}
+          <button type="submit" disabled={busy}>
+            {busy ? 'Creating your account…' : 'Finish creating my account'}
+          </button>
+        </form>
+      )}
       {outcome?.kind === 'done' && (
         <>
           <p role="status" data-testid="signup-done">

@@ -12,7 +12,7 @@ import { accountMail } from './account-mail.ts';
 import { startLogin } from './auth.ts';
 import { isReservedAddress } from './email-address.ts';
 import { emailField, pageLink } from './email-routes.ts';
-import { hashPassword } from './password.ts';
+import { hashPassword, verifyPassword } from './password.ts';
 import { newPassword } from './password-routes.ts';
 import { displayNameField, usernameField } from './profile-routes.ts';
 import { enforceLimits, normalizeEmail } from './request-limits.ts';
@@ -27,8 +27,11 @@ import { enforceLimits, normalizeEmail } from './request-limits.ts';
  *   sign-up or resend for the address replaces the earlier link);
  * - an address that has an account gets a notice ("someone tried…; sign in or reset your
  *   password"), and nothing else changes.
- * POST /api/auth/signup/complete uses the link (any browser): it creates the account, its address
- * verified (following the link proved the mailbox), and signs that browser in.
+ * POST /api/auth/signup/complete uses the link (any browser) with the password chosen at sign-up:
+ * it creates the account, its address verified (following the link proved the mailbox), and signs
+ * that browser in. Asking for the password again means a stranger who signed up with someone
+ * else's address cannot have its owner, following the mail, create an account whose password the
+ * stranger knows (pre-account takeover); a wrong password leaves the link usable, the fifth ends it.
  * POST /api/auth/signup/resend sends a new link (or the notice again) with the same answer.
  * Limits: SIGNUP_RATE_LIMIT_PER_HOUR sign-ups per client address; ACCOUNT_MAIL_RATE_LIMIT_PER_HOUR
  * sign-up mails per address (sign-ups and resends together) and four times as many resends per
@@ -49,7 +52,9 @@ const signUpBody = z.strictObject({
   returnTo: z.string().max(2048).optional(),
 });
 const resendBody = z.strictObject({ email: emailField });
-const tokenBody = z.strictObject({ token: z.string().max(200) });
+const tokenBody = z.strictObject({ token: z.string().max(200), password: z.string().min(1).max(1024) });
+/** Wrong passwords a sign-up link allows; the last one ends it. */
+const PASSWORD_TRIES = 5;
 
 /** The one answer of a sign-up and of a resend, byte for byte the same whatever the address. */
 const SENT = {
@@ -167,9 +172,19 @@ export async function signupRoutes(app: FastifyInstance, ctx: AppContext): Promi
   });
 
   app.post('/api/auth/signup/complete', async (request, reply) => {
-    const { token } = parseWith(tokenBody, request.body);
+    const { token, password } = parseWith(tokenBody, request.body);
     const created = await db.transaction(async (tx) => {
       const pending = await usePending(tx, token);
+      if (!(await verifyPassword(password, pending.passwordHash))) {
+        // Not used after all; the attempt counts, and the last one allowed ends the link.
+        const { rows } = await tx.query<{ left: number }>(
+          `update pending_signups set failed_attempts = failed_attempts + 1,
+                  used_at = case when failed_attempts + 1 >= $2 then now() else null end
+            where id = $1 returning $2 - failed_attempts as left`,
+          [pending.id, PASSWORD_TRIES],
+        );
+        return { wrongPassword: true as const, left: Number(rows[0]?.left ?? 0) };
+      }
       const id = newId('acc');
       try {
         const inserted = await tx.query(
@@ -190,8 +205,13 @@ export async function signupRoutes(app: FastifyInstance, ctx: AppContext): Promi
         throw err;
       }
       await tx.query('update pending_signups set used_at = now() where lower(email) = $1 and used_at is null', [pending.email]);
-      return { id, returnTo: pending.returnTo };
+      return { id, returnTo: pending.returnTo, wrongPassword: false as const, left: 0 };
     });
+    if (created.wrongPassword) {
+      throw created.left > 0
+        ? new HttpError(400, 'WRONG_PASSWORD', `That is not the password you chose when signing up. Type the same one to finish (${created.left} ${created.left === 1 ? 'try' : 'tries'} left).`)
+        : new HttpError(410, 'LINK_USED', `That was not the password chosen at sign-up, five times: this link no longer works. ${SIGN_UP_AGAIN}`);
+    }
     // With the platform's provider on, a newcomer can play at once on welcome credits.
     if (ctx.config.ai.official && ctx.config.welcomeCredits > 0) await grantCredits(db, created.id, ctx.config.welcomeCredits, null, 'Welcome credits');
     const session = await startLogin(ctx, reply, created.id, request);
@@ -206,7 +226,7 @@ export async function signupRoutes(app: FastifyInstance, ctx: AppContext): Promi
 }
 
 /** Uses a sign-up link inside the transaction (row locked): valid once, then never again; else the refusal. */
-async function usePending(tx: Queryable, token: string): Promise<PendingFields> {
+async function usePending(tx: Queryable, token: string): Promise<PendingFields & { id: string }> {
   const parts = TOKEN.exec(token);
   if (!parts) throw linkRefusal('invalid', SIGN_UP_AGAIN);
   const { rows } = await tx.query<{ email: string; password_hash: string; display_name: string; username: string | null; return_to: string | null; secret_hash: Buffer; used_at: Date | null; expired: boolean }>(
@@ -221,7 +241,7 @@ async function usePending(tx: Queryable, token: string): Promise<PendingFields> 
   if (row.used_at) throw linkRefusal('used', SIGN_UP_AGAIN);
   if (row.expired) throw linkRefusal('expired', SIGN_UP_AGAIN);
   await tx.query('update pending_signups set used_at = now() where id = $1', [parts[1]]);
-  return { email: row.email, passwordHash: row.password_hash, displayName: row.display_name, username: row.username, returnTo: row.return_to };
+  return { id: parts[1]!, email: row.email, passwordHash: row.password_hash, displayName: row.display_name, username: row.username, returnTo: row.return_to };
 }
 
 /** Scheduled maintenance: forget sign-ups that ended more than a week ago. */

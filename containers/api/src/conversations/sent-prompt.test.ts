@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenAi, startFakeOpenAi } from '../../../../tests/support/fake-openai.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
+import { signUp } from '../../../../tests/support/sign-up.ts';
 
 const willow = () => JSON.parse(readFileSync(new URL('../../../../packages/world/samples/willow-street.json', import.meta.url), 'utf8')) as Record<string, unknown>;
 
@@ -42,7 +43,7 @@ describe('a reply’s usage and what was sent for it', () => {
 
   async function player(name: string, connection: boolean) {
     const b = new Browser(server.url);
-    await b.fetch('/api/auth/signup', { method: 'POST', json: { email: `${name}-${Date.now()}@example.com`, password: 'long enough pw' } });
+    await signUp(server, b, { email: `${name}-${Date.now()}@example.com` });
     if (connection) await b.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: provider.url, defaultModel: 'story-model', apiKey: 'k' } });
     const world = await (await b.fetch('/api/worlds', { method: 'POST', json: { world: willow() } })).json() as { id: string };
     const session = await (await b.fetch(`/api/worlds/${world.id}/sessions`, { method: 'POST' })).json() as { session: { id: string } };
