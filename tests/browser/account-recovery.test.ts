@@ -59,7 +59,7 @@ describe('account recovery in a real browser, with the outbox', () => {
     // The link alone is not enough: the password chosen at sign-up finishes it.
     await page.getByLabel('Password').fill('not the first password');
     await page.getByRole('button', { name: 'Finish creating my account' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toContain('not the password you chose');
+    await expect.poll(() => page.locator('#signup-wrong-password').textContent()).toContain('not the password you chose');
     await page.getByLabel('Password').fill('the first password');
     await page.getByRole('button', { name: 'Finish creating my account' }).click();
     await expect.poll(() => page.getByTestId('signup-done').textContent()).toBe(`Welcome: your account for ${email} is ready, and you are signed in.`);

@@ -4,7 +4,7 @@ import { useBrowserPlatform } from '../support/browser-platform.ts';
 import type { FakeOpenAi } from '../support/fake-openai.ts';
 import { sampleWorld, signUpWithWorlds } from '../support/player-world.ts';
 import type { TestServer } from '../support/server.ts';
-import { signUp } from '../support/sign-up.ts';
+import { finishSignUpInPage, signUp } from '../support/sign-up.ts';
 
 /**
  * Issue 30 A: a state players can trust, in the real player, checked against what the server
@@ -121,12 +121,13 @@ describe('issue 30 A: a state players can trust', () => {
     const page = await browser.newPage();
     page.setDefaultTimeout(30_000);
     // An e-mail sign-up through the page, with the display name "Alice" (no username, no persona).
+    const email = `alice-${Date.now()}@example.com`;
     await page.goto(`${server.url}/signup`);
-    await page.getByLabel('E-mail').fill(`alice-${Date.now()}@example.com`);
+    await page.getByLabel('E-mail').fill(email);
     await page.getByLabel('Display name').fill('Alice');
     await page.getByLabel('Password').fill('long enough pw');
     await page.getByRole('button', { name: /sign up|create/i }).click();
-    await page.waitForURL((url) => !url.pathname.startsWith('/signup'));
+    await finishSignUpInPage(server, page, email, 'long enough pw');
     const world = sampleWorld('willow-street') as Record<string, unknown> & { name: string; entries: { role: string; content: string }[]; settings: Record<string, unknown> };
     world.entries = world.entries.map((e) => (e.role === 'greeting' ? { ...e, content: 'Mina waves. "Evening, {{user}}!"' } : e));
     world.settings = { ...world.settings, playerName: 'User' };

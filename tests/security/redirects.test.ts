@@ -4,8 +4,8 @@ import { launchBrowser } from '../support/browser.ts';
 import { type Collector, startCollector } from '../support/collector.ts';
 import { type LoopbackOidc, startLoopbackOidc } from '../support/oidc.ts';
 import { freePort } from '../support/redis.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
-import { finishSignUpInPage } from '../support/sign-up.ts';
+import { Browser as CookieClient, startTestServer, type TestServer } from '../support/server.ts';
+import { finishSignUpInPage, signUp } from '../support/sign-up.ts';
 
 /**
  * Item 6 of issue 18: open redirects after login, sign-up and OAuth. Chromium resolves
@@ -28,12 +28,7 @@ describe('returnTo stays on the platform origin', () => {
       // The attacker's site is the collector, on whatever port the browser asks for.
       launchBrowser([`--host-resolver-rules=MAP evil.example 127.0.0.1:${collector.port}`]),
     ]);
-    const res = await fetch(`${server.url}/api/auth/signup`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'redirected@example.com', password: 'long enough pw' }),
-    });
-    expect(res.status).toBe(201);
+    expect((await signUp(server, new CookieClient(server.url), { email: 'redirected@example.com', password: 'long enough pw' })).status).toBe(201);
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

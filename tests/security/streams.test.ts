@@ -82,6 +82,7 @@ describe('live update streams are capped per address and per process', () => {
     });
     const author = new Browser(server.url);
     await signUp(server, author, { email: 'streams@example.com', password: 'long enough pw' });
+    await signUp(server, new Browser(server.url), { email: 'bystander@example.com', password: 'long enough pw', headers: { 'x-forwarded-for': '192.0.2.9' } });
     await server.ctx.db.primary.query('update review_rule set hold_first_publication = false');
     const world = JSON.parse(
       (await import('node:fs')).readFileSync(new URL('../../packages/world/samples/willow-street.json', import.meta.url), 'utf8'),
@@ -124,8 +125,9 @@ describe('live update streams are capped per address and per process', () => {
     expect(Number(refused[0]!.headers['retry-after'])).toBeGreaterThan(0);
 
     // Meanwhile: this server's other routes, and another server on the same PostgreSQL, answer.
+    // (The bystander signed up before the streams opened: its sign-up mail is not what this measures.)
     const other = new Browser(server.url);
-    expect((await signUp(server, other, { email: 'bystander@example.com', password: 'long enough pw', headers: { 'x-forwarded-for': '192.0.2.9' } })).status).toBe(201);
+    expect((await other.fetch('/api/auth/login', { method: 'POST', json: { email: 'bystander@example.com', password: 'long enough pw' }, headers: { 'x-forwarded-for': '192.0.2.9' } })).status).toBe(200);
     expect((await other.fetch(`/api/worlds/${worldId}`)).status).toBe(200);
     expect((await fetch(`${replica.url}/api/library`)).status).toBe(200);
     expect((await fetch(`${replica.url}/health`)).status).toBe(200);

@@ -1,5 +1,5 @@
 import { safeReturnTo } from '@yumina/identity/browser';
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { api, type ApiError } from '../lib/api.ts';
 import { Link, navigate } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
@@ -16,13 +16,20 @@ type Outcome = { kind: 'done'; email: string; returnTo: string } | { kind: 'refu
 export function CompleteSignupPage() {
   useTitle(['Finish creating your account']);
   const { refresh } = useSession();
-  const [token] = useState(() => takeLinkToken());
+  const [token, setToken] = useState<string | null>(null);
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
   const [wrong, setWrong] = useState<string | null>(null);
-  const [outcome, setOutcome] = useState<Outcome | null>(() =>
-    token ? null : { kind: 'refused', message: 'This page needs the whole link from the mail. Open it again from the mail, or send a new link.' },
-  );
+  const [outcome, setOutcome] = useState<Outcome | null>(null);
+  const started = useRef(false);
+  useEffect(() => {
+    // Read once, after the page is committed (the token leaves the address bar as it is read).
+    if (started.current) return;
+    started.current = true;
+    const found = takeLinkToken();
+    if (found) setToken(found);
+    else setOutcome({ kind: 'refused', message: 'This page needs the whole link from the mail. Open it again from the mail, or send a new link.' });
+  }, []);
   async function submit(e: FormEvent) {
     e.preventDefault();
     if (!token) return;
@@ -45,7 +52,8 @@ export function CompleteSignupPage() {
   return (
     <section className="card narrow" aria-live="polite">
       <h1>Your account</h1>
-      {!outcome && (
+      {!outcome && !token && <p>Checking the link…</p>}
+      {!outcome && token && (
         <form onSubmit={submit} aria-label="Finish creating your account">
           <p>To finish, type the password you chose when you signed up.</p>
           <label>
