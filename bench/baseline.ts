@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { generateSigningKeyMaterial } from '@yumina/identity';
 import { createTestDatabase, type TestDatabase } from '../tests/support/postgres.ts';
@@ -50,18 +51,21 @@ export interface BaselineServer {
   pid: number;
   child: ChildProcess;
   database: TestDatabase;
+  /** Where its mail lands (MAIL_OUTBOX_DIR: a revision with verify-first sign-up mails its links there; older ones send none). */
+  outbox: string;
   stop(): Promise<void>;
 }
 
 /**
  * The baseline's container (`node --import tsx containers/api/src/main.ts` in its checkout), in
  * container mode on a fresh database of the real PostgreSQL (its own migrations) and the real
- * Redis under a prefix of its own, with `env` added. Resolves once its /health answers 200.
+ * Redis under a prefix of its own, mail to an outbox folder of its own, with `env` added. Resolves once its /health answers 200.
  */
 export async function startBaselineServer(dir: string, env: Record<string, string> = {}): Promise<BaselineServer> {
   const database = await createTestDatabase();
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
+  const outbox = mkdtempSync(join(tmpdir(), 'yumina-baseline-outbox-'));
   const child = spawn(process.execPath, ['--import', 'tsx', 'containers/api/src/main.ts'], {
     cwd: dir,
     env: {
@@ -76,6 +80,7 @@ export async function startBaselineServer(dir: string, env: Record<string, strin
       SECRETS_KEY: randomBytes(32).toString('base64url'),
       IDENTITY_SIGNING_KEY: (await generateSigningKeyMaterial()).key,
       LOG_LEVEL: 'fatal',
+      MAIL_OUTBOX_DIR: outbox,
       ...env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -91,6 +96,7 @@ export async function startBaselineServer(dir: string, env: Record<string, strin
       clearTimeout(timer);
     }
     await database.drop();
+    rmSync(outbox, { recursive: true, force: true });
   };
   const until = Date.now() + 180_000;
   for (;;) {
@@ -101,7 +107,7 @@ export async function startBaselineServer(dir: string, env: Record<string, strin
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { url, pid: child.pid!, child, database, stop };
+  return { url, pid: child.pid!, child, database, outbox, stop };
 }
 
 /** CPU time of a process (Linux /proc), as process.cpuUsage() gives it: microseconds of user and system time. */

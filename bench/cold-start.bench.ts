@@ -14,6 +14,7 @@ import { containerSettings } from '../tests/support/container-settings.ts';
 import { createTestDatabase, type TestDatabase } from '../tests/support/postgres.ts';
 import { freePort, sharedRedisUrl, testPrefix } from '../tests/support/redis.ts';
 import { Browser } from '../tests/support/server.ts';
+import { benchSignUp } from './sign-up.ts';
 
 /**
  * Issue 33: what production runs, started cold, on real PostgreSQL and Redis, beside today's
@@ -146,8 +147,7 @@ beforeAll(async () => {
     await new Promise((r) => setTimeout(r, 100));
   }
   const player = new Browser(url);
-  const signup = await player.fetch('/api/auth/signup', { method: 'POST', json: { email: `cold-${Date.now()}@example.com`, password: 'long enough pw' } });
-  if (signup.status !== 201) throw new Error(`signup: ${signup.status}`);
+  await benchSignUp({ url, outbox: settings.MAIL_OUTBOX_DIR! }, player, { email: `cold-${Date.now()}@example.com` });
   const world = JSON.parse(readFileSync(resolve(root, 'packages/world/samples/ashen-depths.json'), 'utf8'));
   const worldId = ((await (await player.fetch('/api/worlds', { method: 'POST', json: { world } })).json()) as { id: string }).id;
   const exited = new Promise((r) => setup!.once('exit', r));

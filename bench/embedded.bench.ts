@@ -7,6 +7,7 @@ import { type RunningServer, startServer } from '../containers/api/src/server.ts
 import { type FakeOpenAi, startFakeOpenAi } from '../tests/support/fake-openai.ts';
 import { createTestDatabase, type TestDatabase } from '../tests/support/postgres.ts';
 import { Browser } from '../tests/support/server.ts';
+import { benchSignUp } from './sign-up.ts';
 
 /**
  * Issue 17: one turn through the HTTP API (send a message, read the streamed reply to its end)
@@ -39,8 +40,7 @@ async function startSide(name: string, env: Record<string, string>, close: () =>
   const players = await Promise.all(
     Array.from({ length: PLAYERS }, async (_, i) => {
       const browser = new Browser(server.url);
-      const signUp = await browser.fetch('/api/auth/signup', { method: 'POST', json: { email: `bench${i}-${Date.now()}@example.com`, password: 'long enough pw' } });
-      if (signUp.status !== 201) throw new Error(`signup: ${signUp.status}`);
+      await benchSignUp({ url: server.url, dataDir }, browser, { email: `bench${i}-${Date.now()}@example.com` });
       await browser.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: provider.url, defaultModel: 'story-model', apiKey: 'any-key' } });
       const world = await browser.fetch('/api/worlds', { method: 'POST', json: { world: sample } });
       return { browser, worldId: ((await world.json()) as { id: string }).id };

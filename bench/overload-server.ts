@@ -8,7 +8,7 @@ import { serveParent } from './turn-ipc.ts';
  * The server of bench/overload.bench.ts, in a process of its own: the container on a fresh
  * database of the real PostgreSQL and Redis, with the pool tests use (10 connections). Also run
  * from the baseline revision's checkout (the bench copies this file there). Announces its URL
- * (`ready`); answers `stall-reset` and `stall` (the longest event-loop delay since, in ms, from
+ * and data folder (`ready`: the bench reads sign-up links from its outbox); answers `stall-reset` and `stall` (the longest event-loop delay since, in ms, from
  * monitorEventLoopDelay at 10 ms resolution), `arrivals` (when each turn request since reached
  * the server, epoch ms) and `stop`. With OVERLOAD_BENCH_PROFILE=<file> it also writes a CPU
  * profile of the burst (from `stall-reset` to `stall`) to that file.
@@ -27,7 +27,7 @@ await serveParent(
     server.app.server.prependListener('request', (req) => {
       if (req.method === 'POST' && req.url?.endsWith('/messages')) arrivals.push(performance.timeOrigin + performance.now());
     });
-    return { url: server.url };
+    return { url: server.url, dataDir: server.dataDir };
   },
   {
     'stall-reset': async () => {

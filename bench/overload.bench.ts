@@ -5,6 +5,7 @@ import { afterAll, beforeAll, bench, describe } from 'vitest';
 import { readEvents } from '../tests/support/collector.ts';
 import { Browser } from '../tests/support/server.ts';
 import { baselineCheckout, ISSUE_32_BASELINE } from './baseline.ts';
+import { benchSignUp } from './sign-up.ts';
 import { BenchChild } from './turn-ipc.ts';
 
 /**
@@ -40,15 +41,14 @@ let providerUrl = '';
 const children: BenchChild[] = [];
 
 /** Players (each with their own AI connection to the provider and a world) and `TURNS` sessions spread over them. */
-async function prepare(url: string): Promise<{ player: Browser; session: string }[]> {
+async function prepare(url: string, dataDir: string): Promise<{ player: Browser; session: string }[]> {
   const sessions: { player: Browser; session: string }[] = [];
   const perPlayer = Math.ceil(TURNS / PLAYERS);
   const queue = Array.from({ length: PLAYERS }, (_, i) => i);
   const worker = async () => {
     for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
       const player = new Browser(url);
-      const signup = await player.fetch('/api/auth/signup', { method: 'POST', json: { email: `overload-${i}-${Date.now()}@example.com`, password: 'long enough pw' } });
-      if (signup.status !== 201) throw new Error(`signup: ${signup.status} ${await signup.text()}`);
+      await benchSignUp({ url, dataDir }, player, { email: `overload-${i}-${Date.now()}@example.com` });
       const ai = await player.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: providerUrl, defaultModel: 'm', apiKey: 'sk-bench' } });
       if (!ai.ok) throw new Error(`AI settings: ${ai.status} ${await ai.text()}`);
       const created = await player.fetch('/api/worlds', { method: 'POST', json: { world } });
@@ -97,7 +97,7 @@ async function measure(label: string, file: URL): Promise<string> {
   const [{ child: server, ready }, { child: prober }] = await Promise.all([BenchChild.start(`${label} server`, file), BenchChild.start('prober', new URL('./overload-prober.ts', import.meta.url))]);
   children.push(server, prober);
   const url = String(ready.url);
-  const sessions = await prepare(url);
+  const sessions = await prepare(url, String(ready.dataDir));
   // Warm-up: a few turns one after another.
   for (const { player, session } of sessions.slice(0, 5)) await turn(player, session, performance.now());
   await server.request('stall-reset');

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, bench, describe } from 'vitest';
 import { messageView, sessionMessages, sessionView } from '../containers/api/src/conversations/model.ts';
 import { fillLongSession } from '../tests/support/long-session.ts';
 import { Browser, startTestServer, type TestServer } from '../tests/support/server.ts';
+import { benchSignUp } from './sign-up.ts';
 
 /**
  * Issue 24 benchmark: opening a 2,000-message session (`GET /api/sessions/:id`, real PostgreSQL),
@@ -37,7 +38,7 @@ async function p50(fn: () => Promise<unknown>, n: number): Promise<number> {
 beforeAll(async () => {
   server = await startTestServer({}, { redis: false });
   player = new Browser(server.url);
-  await player.fetch('/api/auth/signup', { method: 'POST', json: { email: `bench-${Date.now()}@example.com`, password: 'long enough pw' } });
+  await benchSignUp(server, player, { email: `bench-${Date.now()}@example.com` });
   const world = JSON.parse(readFileSync(new URL('../packages/world/samples/ashen-depths.json', import.meta.url), 'utf8'));
   const created = (await (await player.fetch('/api/worlds', { method: 'POST', json: { world } })).json()) as { id: string };
   const session = (await (await player.fetch(`/api/worlds/${created.id}/sessions`, { method: 'POST' })).json()) as { session: { id: string } };

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, bench, describe } from 'vitest';
 import { Browser, startTestServer, type TestServer } from '../tests/support/server.ts';
+import { benchSignUp } from './sign-up.ts';
 
 /**
  * Issue 24 benchmark: 10,000 idle live update overviews (GET /api/worlds/:id/updates/events) on one
@@ -42,7 +43,7 @@ beforeAll(async () => {
   });
   await server.ctx.db.primary.query('update review_rule set hold_first_publication = false');
   author = new Browser(server.url);
-  await author.fetch('/api/auth/signup', { method: 'POST', json: { email: `streams-${Date.now()}@example.com`, password: 'long enough pw' } });
+  await benchSignUp(server, author, { email: `streams-${Date.now()}@example.com` });
   const world = JSON.parse(readFileSync(new URL('../packages/world/samples/ashen-depths.json', import.meta.url), 'utf8'));
   worldId = ((await (await author.fetch('/api/worlds', { method: 'POST', json: { world } })).json()) as { id: string }).id;
   await author.fetch(`/api/worlds/${worldId}/publish`, { method: 'POST' });

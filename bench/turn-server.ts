@@ -6,7 +6,7 @@ import { serveParent } from './turn-ipc.ts';
 /**
  * The server of bench/turn.bench.ts, in a process of its own (the server is its own machine): the
  * container on a fresh database of the real PostgreSQL and Redis (./tests/support/server.ts).
- * Announces its URL (`ready`), answers `profile-start` / `profile-stop` (with `file`) by taking a
+ * Announces its URL and data folder (`ready`: the bench reads sign-up links from its outbox), answers `profile-start` / `profile-stop` (with `file`) by taking a
  * CPU profile of itself, and `stop` by closing and dropping the database. Environment as the
  * parent's (DATABASE_URL, REDIS_URL, BENCH_LOG_LEVEL). Its CPU is read by the parent from /proc.
  */
@@ -16,7 +16,7 @@ let inspector: Session | undefined;
 await serveParent(
   async () => {
     server = await startTestServer({ SIGNUP_RATE_LIMIT_PER_HOUR: '1000', DATABASE_POOL_MAX: '20', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'fatal' });
-    return { url: server.url };
+    return { url: server.url, dataDir: server.dataDir };
   },
   {
     'profile-start': async () => {

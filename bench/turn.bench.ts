@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, bench, describe } from 'vitest';
 import { Browser } from '../tests/support/server.ts';
+import type { MailServer } from '../tests/support/sign-up.ts';
 import { type BaselineServer, baselineCheckout, processCpu, startBaselineServer } from './baseline.ts';
+import { benchSignUp } from './sign-up.ts';
 import { BenchChild } from './turn-ipc.ts';
 
 /**
@@ -190,18 +192,18 @@ beforeAll(async () => {
   providerUrl = String(providerReady.url);
   chunks = Number(providerReady.chunks);
   serverUrl = String(serverReady.url);
+  const serverDataDir = String(serverReady.dataDir);
   const stamp = Date.now();
   /** An account with the provider connected and the sample world, on one server. */
-  const player = async (url: string, i: number) => {
-    const browser = new Browser(url);
-    const signUp = await watched(browser.fetch('/api/auth/signup', { method: 'POST', json: { email: `turn${i}-${stamp}@example.com`, password: 'long enough pw' } }));
-    if (signUp.status !== 201) throw new Error(`signup on ${url}: ${signUp.status} ${await signUp.text()}`);
+  const player = async (server: MailServer, i: number) => {
+    const browser = new Browser(server.url);
+    await watched(benchSignUp(server, browser, { email: `turn${i}-${stamp}@example.com` }));
     await browser.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: providerUrl, defaultModel: 'story-model', apiKey: 'any-key' } });
     const world = (await (await browser.fetch('/api/worlds', { method: 'POST', json: { world: sample } })).json()) as { id: string };
     return { browser, worldId: world.id };
   };
   for (let i = 0; i < ACCOUNTS; i++) {
-    const [now, today] = await Promise.all([player(serverUrl, i), player(baseline.url, i)]);
+    const [now, today] = await Promise.all([player({ url: serverUrl, dataDir: serverDataDir }, i), player(baseline, i)]);
     players.push({ browser: now.browser, worldId: now.worldId, legacy: today.browser, legacyWorldId: today.worldId, sessions: { today: '', new: '' } });
   }
   await watched(freshSessions());

@@ -4,7 +4,9 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, bench, describe } from 'vitest';
 import { freePort } from '../tests/support/ports.ts';
+import { Browser } from '../tests/support/server.ts';
 import { baselineCheckout, ISSUE_32_BASELINE } from './baseline.ts';
+import { benchSignUp } from './sign-up.ts';
 
 /**
  * Issue 32: Lighthouse's mobile preset (a mid-range phone on slow 4G, simulated) with Debian's
@@ -74,13 +76,9 @@ async function start(label: string, dir: string, cleanup: () => void): Promise<S
     await new Promise((r) => setTimeout(r, 500));
   }
   // A player, with a session of the sample world already open (the player page then opens it, as a returning player's would).
-  const signup = await fetch(`${url}/api/auth/signup`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', origin: url },
-    body: JSON.stringify({ email: `bench-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Bench Player' }),
-  });
-  if (signup.status !== 201) throw new Error(`${label}: signup answered ${signup.status}`);
-  const cookie = signup.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const player = new Browser(url);
+  await benchSignUp({ url, dataDir }, player, { email: `bench-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Bench Player', headers: { origin: url } });
+  const cookie = player.cookieHeader;
   const session = await fetch(`${url}/api/worlds/${WORLD}/sessions`, { method: 'POST', headers: { cookie, origin: url } });
   if (session.status !== 201 && session.status !== 200) throw new Error(`${label}: opening a session answered ${session.status}`);
   return {
