@@ -4,6 +4,7 @@ import { afterAll, beforeAll, bench, describe } from 'vitest';
 import { encodeCursor, libraryPage, libraryPageQuery, type LibraryQuery } from '../containers/api/src/worlds/library.ts';
 import { startTestServer, type TestServer } from '../tests/support/server.ts';
 import { baselineCheckout, ISSUE_32_BASELINE } from './baseline.ts';
+import { finishBulkLoad, seedPublishedWorlds } from './library-seed.ts';
 
 /**
  * Issue 32: the library at 100,000 published worlds, whatever the query and the worlds'
@@ -27,56 +28,9 @@ const MARKERS = { sigma: 0.001, kappa: 0.03, theta: 0.08, zeta: 0.2, 甲乙: 0.0
 
 let server: TestServer;
 
-let seed = 32;
-const random = () => {
-  seed = (seed * 1103515245 + 12345) % 2147483648;
-  return seed / 2147483648;
-};
-const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
-const SYLLABLES = ['ka', 'ro', 'mi', 'than', 'el', 'dor', 'sha', 'vin', 'lu', 'gar', 'ith', 'mo', 'ren', 'bal', 'zu', 'qua', 'lor', 'est', 'nim', 'tor'];
-const VOCABULARY = Array.from({ length: 2000 }, () => pick(SYLLABLES) + pick(SYLLABLES) + pick(SYLLABLES));
-const TAGS = Array.from({ length: 40 }, (_, i) => `tag${i}`);
-const CJK = ['龍の伝説', '古代の龍が眠る山', '星际旅行者', '飞船在银河中漂流', '魔法学校の夜', '雪の城', '森林的秘密', '海辺の町'];
-const sentence = (n: number) => Array.from({ length: n }, () => pick(VOCABULARY)).join(' ');
-
 async function seedLibrary(): Promise<void> {
   const db = server.ctx.db.primary;
-  await db.query(
-    `insert into accounts (id, email, display_name)
-     select 'acc_benchauthor' || lpad(i::text, 8, '0'), 'bench' || i || '@example.com', 'Author ' || i from generate_series(1, $1) i`,
-    [AUTHORS + PLAYERS],
-  );
-  const gin = ['worlds_search_vector_idx', 'worlds_search_trgm_idx', 'worlds_live_tags_idx'];
-  for (const index of gin) await db.query(`alter index ${index} set (fastupdate = on)`);
-  const batch = 5000;
-  for (let start = 0; start < WORLDS; start += batch) {
-    const cols: unknown[][] = [[], [], [], [], [], [], []];
-    for (let i = start; i < start + batch; i++) {
-      const cjk = random() < 0.05;
-      const markers = Object.entries(MARKERS)
-        .filter(([, share]) => random() < share)
-        .map(([word]) => word);
-      const name = cjk ? pick(CJK) + ' ' + (i % 97) : sentence(2 + Math.floor(random() * 2));
-      const description = (cjk ? pick(CJK) + '。' + pick(CJK) + '。' : sentence(12 + Math.floor(random() * 6)) + '.') + (markers.length ? ` ${markers.join(' ')}` : '');
-      const tags = Array.from({ length: 1 + Math.floor(random() * 3) }, () => pick(TAGS));
-      cols[0]!.push(`wld_bench${String(i).padStart(7, '0')}`);
-      cols[1]!.push(`acc_benchauthor${String(1 + (i % AUTHORS)).padStart(8, '0')}`);
-      cols[2]!.push(name);
-      cols[3]!.push(description);
-      cols[4]!.push(`{${[...new Set(tags)].join(',')}}`);
-      cols[5]!.push(cjk ? pick(['ja', 'zh']) : 'en');
-      cols[6]!.push(i);
-    }
-    await db.query(
-      `insert into worlds (id, owner_id, name, description, tags, language, definition, status, published_at,
-                           live_name, live_description, live_tags, live_language, live_updated_at, live_definition)
-       select id, owner, name, description, tags::text[], language, '{}', 'published', now() - make_interval(secs => n),
-              name, description, tags::text[], language, now() - make_interval(secs => n), '{}'
-         from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[])
-              as t(id, owner, name, description, tags, language, n)`,
-      cols,
-    );
-  }
+  await seedPublishedWorlds(db, { seed: 32, worlds: WORLDS, authors: AUTHORS, players: PLAYERS, markers: MARKERS });
   // Sessions with a long tail: world k gets a share ∝ 1/(k+1) (a few worlds with thousands of players).
   // A bulk load: the counting trigger is off meanwhile and the counts are made at the end, as
   // migration 092 makes them for an existing database.
@@ -91,11 +45,7 @@ async function seedLibrary(): Promise<void> {
   await db.query('alter table chat_sessions enable trigger chat_sessions_player_started');
   await db.query('insert into world_players (world_id, account_id) select distinct world_id, account_id from chat_sessions on conflict do nothing');
   await db.query(`update worlds w set player_count = p.n from (select world_id, count(*)::int as n from world_players group by world_id) p where p.world_id = w.id`);
-  await db.query('vacuum analyze worlds');
-  await db.query('vacuum analyze chat_sessions');
-  await db.query('vacuum analyze world_players');
-  for (const index of gin) await db.query(`alter index ${index} set (fastupdate = off)`);
-  await db.query('analyze accounts');
+  await finishBulkLoad(db, ['worlds', 'chat_sessions', 'world_players']);
 }
 
 type PageQuery = (q: LibraryQuery) => { text: string; params: unknown[] };

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, bench, describe } from 'vitest';
 import { CARD_SELECT, libraryPageQuery, type LibraryQuery } from '../containers/api/src/worlds/library.ts';
 import { librarySearch } from '../containers/api/src/worlds/library-search.ts';
 import { startTestServer, type TestServer } from '../tests/support/server.ts';
+import { finishBulkLoad, seedPublishedWorlds } from './library-seed.ts';
 
 /**
  * Issue 24 benchmark: the library at 100,000 published worlds on real PostgreSQL.
@@ -30,19 +31,7 @@ function baselineSearch(q: string): { text: string; params: unknown[] } {
   };
 }
 
-let seed = 24;
-const random = () => {
-  seed = (seed * 1103515245 + 12345) % 2147483648;
-  return seed / 2147483648;
-};
-const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
-const SYLLABLES = ['ka', 'ro', 'mi', 'than', 'el', 'dor', 'sha', 'vin', 'lu', 'gar', 'ith', 'mo', 'ren', 'bal', 'zu', 'qua', 'lor', 'est', 'nim', 'tor'];
 const COMMON = ['dragon', 'castle', 'forest', 'ship', 'star', 'city', 'night', 'queen', 'sword', 'river', 'ghost', 'school', 'garden', 'storm', 'winter', 'mirror'];
-const VOCABULARY: string[] = [...COMMON];
-while (VOCABULARY.length < 2000) VOCABULARY.push(pick(SYLLABLES) + pick(SYLLABLES) + pick(SYLLABLES));
-const TAGS = Array.from({ length: 40 }, (_, i) => `tag${i}`);
-const CJK = ['龍の伝説', '古代の龍が眠る山', '星际旅行者', '飞船在银河中漂流', '魔法学校の夜', '雪の城', '森林的秘密', '海辺の町'];
-const sentence = (n: number) => Array.from({ length: n }, () => pick(VOCABULARY)).join(' ');
 
 let server: TestServer;
 const queries: Record<string, LibraryQuery> = {
@@ -53,44 +42,8 @@ let page500Cursor = '';
 
 async function seedWorlds(): Promise<void> {
   const db = server.ctx.db.primary;
-  await db.query(
-    `insert into accounts (id, email, display_name)
-     select 'acc_benchauthor' || lpad(i::text, 8, '0'), 'bench' || i || '@example.com', 'Author ' || i from generate_series(1, $1) i`,
-    [AUTHORS],
-  );
-  // A bulk load: the GIN indexes take entries into their pending list meanwhile (fastupdate), and
-  // the vacuum below merges it; the indexes then answer searches without one, as in production.
-  const gin = ['worlds_search_vector_idx', 'worlds_search_trgm_idx', 'worlds_live_tags_idx'];
-  for (const index of gin) await db.query(`alter index ${index} set (fastupdate = on)`);
-  const batch = 5000;
-  for (let start = 0; start < WORLDS; start += batch) {
-    const cols: unknown[][] = [[], [], [], [], [], [], []];
-    for (let i = start; i < start + batch; i++) {
-      const cjk = random() < 0.05;
-      const name = cjk ? pick(CJK) + ' ' + (i % 97) : sentence(2 + Math.floor(random() * 2));
-      const description = cjk ? pick(CJK) + '。' + pick(CJK) + '。' : sentence(12 + Math.floor(random() * 6)) + '.';
-      const tags = Array.from({ length: 1 + Math.floor(random() * 3) }, () => pick(TAGS));
-      cols[0]!.push(`wld_bench${String(i).padStart(7, '0')}`);
-      cols[1]!.push(`acc_benchauthor${String(1 + (i % AUTHORS)).padStart(8, '0')}`);
-      cols[2]!.push(name);
-      cols[3]!.push(description);
-      cols[4]!.push(`{${[...new Set(tags)].join(',')}}`);
-      cols[5]!.push(cjk ? pick(['ja', 'zh']) : 'en');
-      cols[6]!.push(i);
-    }
-    await db.query(
-      `insert into worlds (id, owner_id, name, description, tags, language, definition, status, published_at,
-                           live_name, live_description, live_tags, live_language, live_updated_at, live_definition)
-       select id, owner, name, description, tags::text[], language, '{}', 'published', now() - make_interval(secs => n),
-              name, description, tags::text[], language, now() - make_interval(secs => n), '{}'
-         from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[])
-              as t(id, owner, name, description, tags, language, n)`,
-      cols,
-    );
-  }
-  await db.query('vacuum analyze worlds');
-  for (const index of gin) await db.query(`alter index ${index} set (fastupdate = off)`);
-  await db.query('analyze accounts');
+  await seedPublishedWorlds(db, { seed: 24, worlds: WORLDS, authors: AUTHORS, common: COMMON });
+  await finishBulkLoad(db, ['worlds']);
 }
 
 const run = (sql: { text: string; params: unknown[] }) => server.ctx.db.read.query(sql.text, sql.params);
