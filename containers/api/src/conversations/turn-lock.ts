@@ -25,27 +25,26 @@ export async function acquireTurnLock(ctx: AppContext, accountId: string, sessio
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Ends a turn that did not complete (@yumina/conversations' releaseTurn), retried with backoff: a
- * database that just dropped its connections or a pool that timed out usually answers again within
- * seconds; what still fails is settled by the next turn of the session or by maintenance, once the
- * lock has expired. True once written.
+ * Writes the end of a turn, retried with backoff: a database that just dropped its connections or a
+ * pool that timed out usually answers again within seconds; what still fails is settled by the next
+ * turn of the session or by maintenance, once the lock has expired. True once written.
  */
-async function endTurn(ctx: AppContext, input: Parameters<typeof releaseTurn>[1], attempts: number): Promise<boolean> {
+async function retried(ctx: AppContext, attempts: number, about: { sessionId: string | null; messageId?: string }, what: string, write: () => Promise<unknown>): Promise<boolean> {
   for (let attempt = 0; attempt < attempts; attempt++) {
     try {
-      await releaseTurn(ctx.db.primary, input);
+      await write();
       return true;
     } catch (err) {
-      ctx.log.warn({ err, sessionId: input.sessionId, messageId: input.failedReply?.id, attempt }, 'could not end a turn yet');
+      ctx.log.warn({ err, ...about, attempt }, `could not end ${what} yet`);
       if (attempt < attempts - 1) await sleep(100 * 2 ** attempt);
     }
   }
   return false;
 }
 
-/** Gives the lock back when `token` still holds it. */
+/** Gives the lock back when `token` still holds it (@yumina/conversations' releaseTurn). */
 export async function releaseTurnLock(ctx: AppContext, sessionId: string, token: string, attempts = 6): Promise<void> {
-  await endTurn(ctx, { sessionId, lockToken: token }, attempts);
+  await retried(ctx, attempts, { sessionId }, 'a turn', () => releaseTurn(ctx.db.primary, { sessionId, lockToken: token }));
 }
 
 /** `stop` (after the ownership check): breaks the session's lock whoever holds it (the running turn, if any, was told to stop). */
@@ -53,34 +52,13 @@ export async function breakTurnLock(ctx: AppContext, accountId: string, sessionI
   await breakTurn(ctx.db.primary, { sessionId, accountId });
 }
 
-/** Ends a reply as `failed` with the text received so far, and gives the turn's lock back in the same statement (when `lock` is given). */
-export async function markReplyFailed(
-  ctx: AppContext,
-  messageId: string,
-  partial: string,
-  message: string,
-  attempts = 6,
-  lock?: { sessionId: string; token: string },
-): Promise<boolean> {
-  return endTurn(ctx, { sessionId: lock?.sessionId ?? null, lockToken: lock?.token ?? null, failedReply: { id: messageId, partial, message } }, attempts);
-}
-
 /**
  * Ends a turn that failed (@yumina/conversations' failTurn: the failure goes on the player's
  * message, a new reply is removed, a regenerated or continued one stays as it was) and gives the
- * lock back, retried with backoff as `endTurn` is. True once written.
+ * lock back. True once written.
  */
 export async function markTurnFailed(ctx: AppContext, input: Parameters<typeof failTurn>[1], attempts = 6): Promise<boolean> {
-  for (let attempt = 0; attempt < attempts; attempt++) {
-    try {
-      await failTurn(ctx.db.primary, input);
-      return true;
-    } catch (err) {
-      ctx.log.warn({ err, sessionId: input.sessionId, messageId: input.replyId, attempt }, 'could not end a failed turn yet');
-      if (attempt < attempts - 1) await sleep(100 * 2 ** attempt);
-    }
-  }
-  return false;
+  return retried(ctx, attempts, { sessionId: input.sessionId, messageId: input.replyId }, 'a failed turn', () => failTurn(ctx.db.primary, input));
 }
 
 /** Replies of a session still `streaming` while its lock is held by the caller (the turn's SQL lives in @yumina/conversations). */
