@@ -1,5 +1,5 @@
-import { type ChangeEvent, type FormEvent, useState } from 'react';
-import { type Account, api, ApiError } from '../lib/api.ts';
+import { type FormEvent, useState } from 'react';
+import { type Account, api, onFilePicked, uploadFile } from '../lib/api.ts';
 import { useSession } from '../lib/session.tsx';
 
 /** Settings → Profile: display name, username (partners' rules) and picture (resized by the server). */
@@ -25,16 +25,11 @@ export function ProfileSection({ account }: { account: Account }) {
     }
   }
 
-  async function upload(e: ChangeEvent<HTMLInputElement>) {
-    const file = e.target.files?.[0];
-    e.target.value = '';
-    if (!file) return;
+  async function upload(file: File) {
     setBusy(true);
     setMessage(null);
     try {
-      const res = await fetch('/api/account/picture', { method: 'POST', body: file, credentials: 'same-origin' });
-      const body = (await res.json().catch(() => null)) as { error?: { code: string; message: string } } | null;
-      if (!res.ok) throw new ApiError(res.status, body?.error?.code ?? 'HTTP_ERROR', body?.error?.message ?? `Upload failed (${res.status})`);
+      await uploadFile('/api/account/picture', file);
       await refresh();
       setMessage({ ok: true, text: 'Picture saved.' });
     } catch (err) {
@@ -61,7 +56,7 @@ export function ProfileSection({ account }: { account: Account }) {
         <div className="row">
           <label className="button secondary file-button">
             {account.picture ? 'Change picture' : 'Upload a picture'}
-            <input type="file" accept="image/png,image/jpeg,image/gif,image/webp,image/avif" onChange={upload} disabled={busy} className="visually-hidden" />
+            <input type="file" accept="image/png,image/jpeg,image/gif,image/webp,image/avif" onChange={onFilePicked((file) => void upload(file))} disabled={busy} className="visually-hidden" />
           </label>
           {account.picture && (
             <button type="button" className="link" onClick={removePicture}>

@@ -1,7 +1,7 @@
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useState } from 'react';
 import { api } from '../lib/api.ts';
 import { Link } from '../lib/router.tsx';
-import { useSession } from '../lib/session.tsx';
+import { useAccountChanges, useSession } from '../lib/session.tsx';
 import { CardGrid, Cover, type WorldCardData } from '../library/world-card.tsx';
 import { PageLoading } from '../shell/PageLoading.tsx';
 import { HOME_URL } from './home-data.ts';
@@ -32,13 +32,7 @@ export interface HomeData {
  */
 function useHome(accountId: string | null | undefined): HomeData | null {
   const [home, setHome] = useState<HomeData | null>(null);
-  const [reads, setReads] = useState(0);
-  const known = useRef<string | null | undefined>(undefined);
-  useEffect(() => {
-    if (accountId === undefined) return;
-    if (known.current !== undefined && known.current !== accountId) setReads((n) => n + 1);
-    known.current = accountId;
-  }, [accountId]);
+  const reads = useAccountChanges(accountId);
   useEffect(() => {
     let live = true;
     api<HomeData>(HOME_URL).then(

@@ -42,9 +42,27 @@ async function request<T>(path: string, init: { method?: string; json?: unknown 
     body: init.json === undefined ? undefined : JSON.stringify(init.json),
     credentials: 'same-origin',
   });
+  return answerOf<T>(res, 'Request');
+}
+
+/** POSTs a picked file as the request body (its own type as the content type); the JSON answer, or the API's error. */
+export async function uploadFile<T>(path: string, file: File): Promise<T> {
+  return answerOf<T>(await fetch(path, { method: 'POST', body: file, credentials: 'same-origin' }), 'Upload');
+}
+
+async function answerOf<T>(res: Response, what: 'Request' | 'Upload'): Promise<T> {
   const body = (await res.json().catch(() => null)) as { error?: { code: string; message: string } } | null;
-  if (!res.ok) throw new ApiError(res.status, body?.error?.code ?? 'HTTP_ERROR', body?.error?.message ?? `Request failed (${res.status})`);
+  if (!res.ok) throw new ApiError(res.status, body?.error?.code ?? 'HTTP_ERROR', body?.error?.message ?? `${what} failed (${res.status})`);
   return body as T;
+}
+
+/** A file input's change handler: hands the picked file on and clears the input, so picking the same file again fires too. */
+export function onFilePicked(handle: (file: File) => void): (e: { target: HTMLInputElement }) => void {
+  return (e) => {
+    const file = e.target.files?.[0];
+    e.target.value = '';
+    if (file) handle(file);
+  };
 }
 
 export interface Account {

@@ -1,4 +1,4 @@
-import { createContext, type ReactNode, useCallback, useContext, useEffect, useState } from 'react';
+import { createContext, type ReactNode, useCallback, useContext, useEffect, useRef, useState } from 'react';
 import { api, type SessionInfo } from './api.ts';
 
 interface SessionState {
@@ -28,3 +28,19 @@ export function SessionProvider({ children }: { children: ReactNode }) {
 }
 
 export const useSession = () => useContext(SessionContext);
+
+/**
+ * How many times the signed-in account changed after it was first known (signing out, or in as
+ * someone else, elsewhere in the app): a page that read its data with the cookie at once reads it
+ * again when this changes. `accountId`: undefined while the session loads, null when signed out.
+ */
+export function useAccountChanges(accountId: string | null | undefined): number {
+  const [changes, setChanges] = useState(0);
+  const known = useRef<string | null | undefined>(undefined);
+  useEffect(() => {
+    if (accountId === undefined) return;
+    if (known.current !== undefined && known.current !== accountId) setChanges((n) => n + 1);
+    known.current = accountId;
+  }, [accountId]);
+  return changes;
+}

@@ -4,7 +4,7 @@ import { LoginsSection } from '../account/LoginsSection.tsx';
 import { ProfileSection } from '../account/ProfileSection.tsx';
 import { BillingSection } from '../billing/BillingSection.tsx';
 import { type FormEvent, useEffect, useState } from 'react';
-import { api } from '../lib/api.ts';
+import { api, onFilePicked, uploadFile } from '../lib/api.ts';
 import { type CatalogueModel, connectionModels } from '../lib/models.ts';
 import { navigate } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
@@ -293,9 +293,7 @@ function PersonaAvatar({ persona, onChanged, onError }: { persona: Persona; onCh
     setBusy(true);
     onError(null);
     try {
-      const res = await fetch(`/api/personas/${encodeURIComponent(persona.id)}/avatar`, { method: 'POST', body: file, credentials: 'same-origin' });
-      const body = (await res.json().catch(() => null)) as { error?: { message: string } } | null;
-      if (!res.ok) throw new Error(body?.error?.message ?? `Upload failed (${res.status})`);
+      await uploadFile(`/api/personas/${encodeURIComponent(persona.id)}/avatar`, file);
       onChanged();
     } catch (err) {
       onError((err as Error).message);
@@ -320,11 +318,7 @@ function PersonaAvatar({ persona, onChanged, onError }: { persona: Persona; onCh
           accept="image/png,image/jpeg,image/gif,image/webp,image/avif"
           className="visually-hidden"
           disabled={busy}
-          onChange={(e) => {
-            const file = e.target.files?.[0];
-            e.target.value = '';
-            if (file) void upload(file);
-          }}
+          onChange={onFilePicked((file) => void upload(file))}
         />
       </label>
       {persona.avatar && (

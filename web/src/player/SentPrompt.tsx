@@ -5,6 +5,7 @@
  * owner only). The conversation's own messages show as their count: they are above, in the chat.
  */
 import { apiPath } from '@yumina/sandbox';
+import type { FiredEntry, SkippedEntry } from '@yumina/world';
 import { useEffect, useRef, useState } from 'react';
 import { api } from '../lib/api.ts';
 
@@ -13,14 +14,6 @@ interface SentMessage {
   step: number;
   source: string;
   content: string | null;
-}
-
-interface FiredEntry {
-  entryId: string;
-  name: string;
-  via: 'always' | 'keyword' | 'conditions' | 'recursion';
-  keyword?: string;
-  step: number;
 }
 
 interface SentPromptAnswer {
@@ -32,7 +25,7 @@ interface SentPromptAnswer {
     historyCount: number;
     messages: SentMessage[];
     firedEntries: FiredEntry[];
-    skippedEntries: { entryId: string; name: string; message: string }[];
+    skippedEntries: SkippedEntry[];
   };
 }
 

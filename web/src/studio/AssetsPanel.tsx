@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { uploadAsset, type WorldAsset } from './server.ts';
+import { onFilePicked } from '../lib/api.ts';
 
 /** Upload and list a world's images, audio and fonts; each has an `asset://<id>` reference to paste. */
 export function AssetsPanel({ worldId }: { worldId: string }) {
@@ -43,11 +44,7 @@ export function AssetsPanel({ worldId }: { worldId: string }) {
         <input
           type="file"
           disabled={busy}
-          onChange={(e) => {
-            const file = e.target.files?.[0];
-            e.target.value = '';
-            if (file) void upload(file);
-          }}
+          onChange={onFilePicked((file) => void upload(file))}
         />
       </label>
       {message && <p role="status">{message}</p>}

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { Cover } from '../library/world-card.tsx';
 import { type ServerWorld, send, uploadAsset } from './server.ts';
+import { onFilePicked } from '../lib/api.ts';
 
 /**
  * The cover of a saved world: an uploaded image (PNG, JPEG, GIF or WebP, checked by its content on
@@ -41,11 +42,7 @@ export function CoverPicker({ server, name, onServer }: { server: ServerWorld | 
               type="file"
               accept="image/png,image/jpeg,image/gif,image/webp"
               disabled={busy}
-              onChange={(e) => {
-                const file = e.target.files?.[0];
-                e.target.value = '';
-                if (file) void upload(file);
-              }}
+              onChange={onFilePicked((file) => void upload(file))}
             />
           </label>
           {server.coverUrl && (

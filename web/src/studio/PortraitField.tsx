@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { type ServerWorld, send, uploadPortrait } from './server.ts';
+import { onFilePicked } from '../lib/api.ts';
 
 const ACCEPT = 'image/png,image/jpeg,image/gif,image/webp,image/avif';
 
@@ -27,11 +28,7 @@ export function PortraitField({ src, name, busy = false, onFile, onRemove }: { s
               accept={ACCEPT}
               className="visually-hidden"
               disabled={busy}
-              onChange={(e) => {
-                const file = e.target.files?.[0];
-                e.target.value = '';
-                if (file) onFile(file);
-              }}
+              onChange={onFilePicked(onFile)}
             />
           </label>
           {src && onRemove && (

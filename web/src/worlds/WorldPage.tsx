@@ -1,7 +1,7 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { api } from '../lib/api.ts';
 import { Link } from '../lib/router.tsx';
-import { useSession } from '../lib/session.tsx';
+import { useAccountChanges, useSession } from '../lib/session.tsx';
 import { COVER_HEAD, Cover, TagList } from '../library/world-card.tsx';
 import { NotFound } from '../shell/NotFound.tsx';
 import { PageLoading } from '../shell/PageLoading.tsx';
@@ -51,13 +51,7 @@ export function WorldPage({ id }: { id: string }) {
   // The world and its card are read at once (prefetched with the page's chunk: routes.tsx), with the
   // cookie, so the author gets the working copy without waiting for the session; read again only
   // when the account changes afterwards (signing in or out elsewhere in the app).
-  const [reads, setReads] = useState(0);
-  const known = useRef<string | null | undefined>(undefined);
-  useEffect(() => {
-    if (accountId === undefined) return;
-    if (known.current !== undefined && known.current !== accountId) setReads((n) => n + 1);
-    known.current = accountId;
-  }, [accountId]);
+  const reads = useAccountChanges(accountId);
   useEffect(() => {
     let live = true;
     setWorld(null);
