@@ -88,6 +88,7 @@ describe('accessibility (axe-core)', () => {
     { path: '/forgot-password', ready: 'Send the link' },
     { path: '/reset-password', ready: 'Send a new link' },
     { path: '/verify-email', ready: 'Send a new link' },
+    { path: '/complete-signup', ready: 'Send a new link' },
   ];
 
   for (const width of [1280, 390]) {
