@@ -43,6 +43,16 @@ export async function seedPublishedWorlds(db: Queryable, options: LibrarySeed): 
   while (vocabulary.length < 2000) vocabulary.push(pick(SYLLABLES) + pick(SYLLABLES) + pick(SYLLABLES));
   const sentence = (n: number) => Array.from({ length: n }, () => pick(vocabulary)).join(' ');
   const markers = Object.entries(options.markers ?? {});
+  // The markers draw from a generator of their own: drawn from the one above, interleaved with the
+  // other draws, the rarest (0.1 %) never came up (that generator's successive values are correlated).
+  let markerSeed = options.seed ^ 0x9e3779b9;
+  const markerRandom = () => {
+    // mulberry32
+    markerSeed = (markerSeed + 0x6d2b79f5) | 0;
+    let t = Math.imul(markerSeed ^ (markerSeed >>> 15), 1 | markerSeed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 
   await db.query(
     `insert into accounts (id, email, display_name)
@@ -57,7 +67,7 @@ export async function seedPublishedWorlds(db: Queryable, options: LibrarySeed): 
     const cols: unknown[][] = [[], [], [], [], [], [], []];
     for (let i = start; i < start + batch; i++) {
       const cjk = random() < 0.05;
-      const marked = markers.filter(([, share]) => random() < share).map(([word]) => word);
+      const marked = markers.filter(([, share]) => markerRandom() < share).map(([word]) => word);
       const name = cjk ? pick(CJK) + ' ' + (i % 97) : sentence(2 + Math.floor(random() * 2));
       const description = (cjk ? pick(CJK) + '。' + pick(CJK) + '。' : sentence(12 + Math.floor(random() * 6)) + '.') + (marked.length ? ` ${marked.join(' ')}` : '');
       const tags = Array.from({ length: 1 + Math.floor(random() * 3) }, () => pick(TAGS));
