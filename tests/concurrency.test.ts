@@ -35,7 +35,7 @@ const backends: Backend[] = [
   {
     name: 'real PostgreSQL and Redis',
     async prepare() {
-      const database: TestDatabase = await createTestDatabase();
+      const database: TestDatabase = await createTestDatabase({ migrated: true });
       return {
         env: { DATABASE_URL: database.url, REDIS_URL: sharedRedisUrl, REDIS_KEY_PREFIX: testPrefix() },
         cleanup: () => database.drop(),

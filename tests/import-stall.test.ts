@@ -40,7 +40,7 @@ describe('imports off the event loop', () => {
   const dir = mkdtempSync(join(tmpdir(), 'yumina-import-stall-'));
 
   beforeAll(async () => {
-    database = await createTestDatabase();
+    database = await createTestDatabase({ migrated: true });
     const port = await freePort();
     child = spawn(process.execPath, ['--import', 'tsx', join(root, 'containers/api/src/main.ts')], {
       cwd: root,

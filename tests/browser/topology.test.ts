@@ -49,7 +49,7 @@ describe('the production topology behind one router', () => {
   const outbox = join(dataDir, 'outbox');
 
   beforeAll(async () => {
-    [database, provider, chromium] = await Promise.all([createTestDatabase(), startFakeOpenAi({ apiKey: 'topology-key' }), launchBrowser()]);
+    [database, provider, chromium] = await Promise.all([createTestDatabase({ migrated: true }), startFakeOpenAi({ apiKey: 'topology-key' }), launchBrowser()]);
     db = new pg.Client({ connectionString: database.url });
     await db.connect();
     topology = spawn(process.execPath, ['--import', 'tsx', resolve(root, 'scripts/topology.ts')], {

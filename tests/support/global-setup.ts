@@ -4,18 +4,37 @@ import { ensureSystemPackages, startServices } from './services.ts';
 /**
  * Once per run, before any test file: makes sure the machine has Debian's redis-server and chromium,
  * starts the PostgreSQL and Redis the run uses unless DATABASE_URL and REDIS_URL name them
- * (./services.ts), and builds the web app and the server bundles (buildOutput below). Returns
- * the teardown that stops the servers.
+ * (./services.ts) with the migrated template of the test databases (./postgres.ts), and builds the
+ * web app and the server bundles (buildOutput below). Returns the teardown that stops the servers.
  */
 export default async function setup(): Promise<() => Promise<void>> {
   ensureSystemPackages();
-  const [services, build] = await Promise.allSettled([startServices(), buildOutput()]);
+  const [services, build] = await Promise.allSettled([startServices().then(withTemplate), buildOutput()]);
   if (build.status === 'rejected') {
     if (services.status === 'fulfilled') await services.value();
     throw build.reason;
   }
   if (services.status === 'rejected') throw services.reason;
   return services.value;
+}
+
+/**
+ * Makes the migrated template the test databases are copied from, once the servers run (imported
+ * then: the module reads DATABASE_URL, which startServices sets); the teardown drops it, then
+ * stops the servers.
+ */
+async function withTemplate(stopServices: () => Promise<void>): Promise<() => Promise<void>> {
+  let dropTemplate: () => Promise<void>;
+  try {
+    dropTemplate = await (await import('./postgres.ts')).createTemplateDatabase();
+  } catch (err) {
+    await stopServices();
+    throw err;
+  }
+  return async () => {
+    await dropTemplate().catch(() => {});
+    await stopServices();
+  };
 }
 
 /**

@@ -1,12 +1,32 @@
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { listOutbox, type OutboxMail } from '@yumina/mail';
+import { type OutboxMail, readOutbox } from '@yumina/mail';
 
 /** The outbox folder of a test server (the embedded default's mail transport: DATA_DIR/outbox). */
 export const outboxOf = (server: { dataDir: string }) => join(server.dataDir, 'outbox');
 
+/**
+ * The messages read so far, per outbox folder and id. A message's file is written whole and renamed
+ * into place, never changed after, so each is read once: a wait for the next mail reads only the
+ * files that appeared since (reading the whole outbox on every 100 ms poll made a test's n-th
+ * sign-up read all n - 1 mails before it, several times).
+ */
+const read = new Map<string, Map<string, OutboxMail>>();
+
 /** Every message sent to `to` so far, oldest first. */
 export async function mailsTo(dir: string, to: string): Promise<OutboxMail[]> {
-  return (await listOutbox(dir, 10_000)).filter((m) => m.to === to).reverse();
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return [];
+  }
+  let known = read.get(dir);
+  if (!known) read.set(dir, (known = new Map()));
+  const ids = names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).sort();
+  const fresh = ids.filter((id) => !known.has(id));
+  for (const mail of await Promise.all(fresh.map((id) => readOutbox(dir, id)))) if (mail) known.set(mail.id, mail);
+  return ids.flatMap((id) => (known.get(id)?.to === to ? [known.get(id)!] : []));
 }
 
 /**

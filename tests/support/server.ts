@@ -15,7 +15,7 @@ export interface TestServer extends RunningServer {
 /** The container on a fresh database of the real PostgreSQL and the real Redis, on a free loopback port. */
 export async function startTestServer(
   env: Record<string, string> | ((databaseUrl: string) => Record<string, string>) = {}, options: { web?: boolean; redis?: boolean; logDestination?: import('pino').DestinationStream } = {}): Promise<TestServer> {
-  const database = await createTestDatabase();
+  const database = await createTestDatabase({ migrated: true });
   const dataDir = mkdtempSync(join(tmpdir(), 'yumina-test-'));
   const config = loadConfig({
     PORT: '0',

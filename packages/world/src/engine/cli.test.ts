@@ -1,16 +1,11 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { type CliResult, npmRunWorld, worldCli } from '../../../../tests/support/world-cli.ts';
 
-const ROOT = resolve(import.meta.dirname, '../../../..');
-const SCRIPT = join(ROOT, 'scripts/world.ts');
-
-function cli(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', SCRIPT, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 20_000 });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+/** The CLI started as a process of its own (compiled once: tests/support/world-cli.ts). */
+let cli: (...args: string[]) => CliResult;
 
 const world = {
   version: '20.0.0',
@@ -97,7 +92,8 @@ const world = {
 let dir = '';
 const file = (name: string) => join(dir, name);
 
-beforeAll(() => {
+beforeAll(async () => {
+  cli = await worldCli(20_000);
   dir = mkdtempSync(join(tmpdir(), 'world-cli-'));
   writeFileSync(file('world.json'), JSON.stringify(world));
   writeFileSync(file('invalid.json'), JSON.stringify({ ...world, name: '', variables: [{ ...world.variables[0], id: 'Not Kebab' }] }));
@@ -108,8 +104,8 @@ beforeAll(() => {
 });
 
 describe('npm run world (spawned)', () => {
-  it('validate prints "valid" (then its warnings) and exits 0', () => {
-    const result = cli('validate', file('world.json'));
+  it('validate prints "valid" (then its warnings) and exits 0, through `npm run world` itself', () => {
+    const result = npmRunWorld('validate', file('world.json'));
     expect(result.stdout.trim().split('\n')).toEqual([
       'valid',
       'warning variables[1].id: variable "has-key" is read by no entry, condition, rule, reaction, music or interface file; only the AI sees it',

@@ -2,30 +2,27 @@
  * The author CLI on every accepted import form (issue 21 acceptance): each fixture imports
  * (`npm run world -- import`), validates and runs two turns, all through the spawned CLI.
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { type CliResult, worldCli } from '../../../../tests/support/world-cli.ts';
 import { reportLines } from './import-report.ts';
 import { importWorld } from './import-world.ts';
 import { encodeBase64Utf8, pngWithText, readPngText } from './png-text.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../../..');
 const FIXTURES = join(ROOT, 'tests/fixtures/worlds');
-const SCRIPT = join(ROOT, 'scripts/world.ts');
-
-function cli(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', SCRIPT, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+/** The CLI started as a process of its own (compiled once: tests/support/world-cli.ts). */
+let cli: (...args: string[]) => CliResult;
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 const lines = (text: string) => text.trimEnd().split('\n');
 
 let dir = '';
 
-beforeAll(() => {
+beforeAll(async () => {
+  cli = await worldCli();
   dir = mkdtempSync(join(tmpdir(), 'world-import-cli-'));
   writeFileSync(join(dir, 'card-v3.png'), pngWithText({ ccv3: encodeBase64Utf8(readFileSync(join(FIXTURES, 'card-v3.json'), 'utf8')) }));
 });
