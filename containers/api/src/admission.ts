@@ -21,7 +21,7 @@ import type { AppContext } from './context.ts';
  * shrinks below `concurrency` otherwise, so an ordinary burst (twice the slots) always passes.
  * A turn also passes a gate on the whole of it (tryEnterTurn): at most `maxInFlight` turns between
  * their admission and the end of their answer, and none new while the event loop is saturated
- * (its utilization over the last 50 ms above `maxLoopUtilization`) with `concurrency` or more in
+ * (its utilization over the last 10–50 ms above `maxLoopUtilization`) with `concurrency` or more in
  * flight; refused like a full queue.
  */
 export interface AdmissionLimits {
@@ -30,7 +30,7 @@ export interface AdmissionLimits {
   maxWaitMs: number;
   /** Turns in flight at most (admitted and not answered yet, the provider's reply included); 0 or unset: no cap. */
   maxInFlight?: number;
-  /** No new turn while the event loop's utilization (0–1, over the last 50 ms) is above this and `concurrency` or more turns are in flight; unset or 1: never. */
+  /** No new turn while the event loop's utilization (0–1, over the last 10–50 ms) is above this and `concurrency` or more turns are in flight; unset or 1: never. */
   maxLoopUtilization?: number;
 }
 
@@ -76,28 +76,36 @@ const loopLag = new LoopLag();
 
 /** The window over which the event loop's utilization is measured (ms). */
 const UTILIZATION_WINDOW_MS = 50;
+/** The shortest stretch a reading is measured over (ms): a shorter one is noise (one callback). */
+const UTILIZATION_MIN_MS = 10;
 
 /**
- * How busy this process's event loop was lately: its utilization (performance.eventLoopUtilization,
- * the share of wall time spent running callbacks rather than waiting for I/O) since the snapshot
- * taken at least 50 ms before, read when asked (no timer). A saturated loop reads ~1 whether its
- * work is one long task or many short ones, which the lateness of a timer (LoopLag) misses: many
- * short callbacks keep timers nearly on time while every request waits behind them.
+ * How busy this process's event loop is: its utilization (performance.eventLoopUtilization, the
+ * share of wall time spent running callbacks rather than waiting for I/O) since a snapshot at most
+ * 50 ms old, read when asked (no timer): the snapshot moves on once it is 50 ms old. A reading over
+ * less than 10 ms (just after it moved) gives the last whole window's value instead. So a burst
+ * shows within ~10 ms of its start, even in the middle of one long turn of the loop, where a
+ * timer's reading would come only after it. A saturated loop reads ~1 whether its work is one long
+ * task or many short ones, which the lateness of a timer (LoopLag) misses: many short callbacks
+ * keep timers nearly on time while every request waits behind them.
  */
 export class LoopUtilization {
   #snapshot = performance.eventLoopUtilization();
   #at = performance.now();
-  #value = 0;
+  #last = 0;
   constructor(readonly windowMs = UTILIZATION_WINDOW_MS) {}
   get value(): number {
     const now = performance.now();
-    if (now - this.#at >= this.windowMs) {
-      const current = performance.eventLoopUtilization();
-      this.#value = performance.eventLoopUtilization(current, this.#snapshot).utilization;
+    const since = now - this.#at;
+    if (since < Math.min(UTILIZATION_MIN_MS, this.windowMs)) return this.#last;
+    const current = performance.eventLoopUtilization();
+    const value = performance.eventLoopUtilization(current, this.#snapshot).utilization;
+    if (since >= this.windowMs) {
+      this.#last = value;
       this.#snapshot = current;
       this.#at = now;
     }
-    return this.#value;
+    return value;
   }
 }
 

@@ -210,7 +210,7 @@ export const envSchema = z.object({
   ADMISSION_MAX_WAIT_MS: int(1, 60_000, 2_000),
   // Turns in flight (admitted, not yet answered) per process: unset (-1) 40× the concurrency; 0 none.
   ADMISSION_MAX_IN_FLIGHT: int(0, 1_000_000, -1),
-  // New turns are refused while the event loop was busier than this (percent of the last 50 ms) and
+  // New turns are refused while the event loop was busier than this (percent of the last 10–50 ms) and
   // at least `concurrency` turns are in flight; 100 turns it off.
   ADMISSION_MAX_LOOP_UTILIZATION: int(1, 100, 90),
 });
@@ -330,7 +330,7 @@ export interface Config {
    * the queue is sized to drain well within it); beyond,
    * 503 with Retry-After at once. A whole turn (admitted until answered) also passes a gate: at most
    * `maxInFlight` at once (0: no cap), and none new while the event loop's utilization over the last
-   * 50 ms is above `maxLoopUtilization` (0–1; 1: never) with `concurrency` or more in flight.
+   * 10–50 ms is above `maxLoopUtilization` (0–1; 1: never) with `concurrency` or more in flight.
    */
   admission: { concurrency: number; queue: number; maxWaitMs: number; maxInFlight: number; maxLoopUtilization: number };
   /** S3 bucket of game builds; unset: a folder under dataDir (objects/). */
