@@ -1,4 +1,5 @@
-import { copyFileSync, readFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, bench, describe } from 'vitest';
@@ -22,7 +23,8 @@ import { BenchChild } from './turn-ipc.ts';
  * issue 32's work started from), checked out at run time (./baseline.ts) and measured by the same
  * harness first (OVERLOAD_BENCH_BASELINE=none: this tree alone). Prints `overload:` lines.
  * OVERLOAD_BENCH_TURNS changes the burst's size; OVERLOAD_BENCH_PROFILE=<file> writes a CPU profile
- * of this tree's server during the burst (./overload-server.ts).
+ * of this tree's server during the burst (./overload-server.ts), OVERLOAD_BENCH_CLIENT_PROFILE=<file> one of
+ * the players' process.
  */
 const TURNS = Number(process.env.OVERLOAD_BENCH_TURNS ?? 2000);
 const PLAYERS = 100;
@@ -170,9 +172,22 @@ async function measure(label: string, file: URL): Promise<string> {
   await openConnections(url, requests.length);
   await server.request('stall-reset');
   await prober.request('probe-start', { url });
+  const clientProfile = process.env.OVERLOAD_BENCH_CLIENT_PROFILE;
+  const profiler = clientProfile ? new Session() : undefined;
+  if (profiler) {
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.start');
+  }
   const start = performance.now();
   const startEpoch = performance.timeOrigin + start;
-  const outcomes = await Promise.all(requests.map((r) => turn(r, start)));
+  const pending = requests.map((r) => turn(r, start));
+  const issuedMs = performance.now() - start;
+  const outcomes = await Promise.all(pending);
+  if (profiler && clientProfile) {
+    writeFileSync(clientProfile, JSON.stringify((await profiler.post('Profiler.stop')).profile));
+    profiler.disconnect();
+  }
   const probe = await prober.request<{ p50: number; p99: number; max: number; count: number; failed: number }>('probe-stop');
   const stall = await server.request<{ maxMs: number; p99Ms: number }>('stall');
   const arrived = (await server.request<number[]>('arrivals')).map((t) => t - startEpoch);
@@ -191,7 +206,7 @@ async function measure(label: string, file: URL): Promise<string> {
   const sent = outcomes.map((o) => o.sentMs).filter((t) => !Number.isNaN(t));
   const met = failed.length === 0 && timedOut === 0 && slowRefusals === 0 && probe.p99 <= 50 && stall.maxMs <= 100;
   const line =
-    `overload: ${label}: ${outcomes.length} turns at once (sent ${ms(pct(sent, 0))}–${ms(pct(sent, 1))} ms after the burst began): ` +
+    `overload: ${label}: ${outcomes.length} turns at once (issued in ${ms(issuedMs)} ms, sent ${ms(pct(sent, 0))}–${ms(pct(sent, 1))} ms after the burst began): ` +
     `${completed.length} completed (first byte from its own send p50 ${ms(pct(completed.map((o) => own(o, o.answeredMs)), 0.5))} ms, p99 ${ms(pct(completed.map((o) => own(o, o.answeredMs)), 0.99))} ms, max ${ms(pct(completed.map((o) => own(o, o.answeredMs)), 1))} ms; ` +
     `done p99 ${ms(pct(completed.map((o) => own(o, o.endedMs)), 0.99))} ms; from the burst's start: first byte p99 ${ms(pct(completed.map((o) => o.answeredMs), 0.99))} ms, done max ${ms(pct(completed.map((o) => o.endedMs), 1))} ms), ` +
     `${refused.length} refused 503 (from its own send p99 ${ms(pct(refused.map((o) => own(o, o.endedMs)), 0.99))} ms, max ${ms(pct(refused.map((o) => own(o, o.endedMs)), 1))} ms, over 100 ms: ${slowRefusals}; from the burst's start max ${ms(pct(refused.map((o) => o.endedMs), 1))} ms), ` +
