@@ -91,10 +91,11 @@ for (const backend of backends) {
       // Every player signs up from 127.0.0.1: the per-address sign-up limit is not what this suite measures.
       // Nor is admission (containers/api/src/admission.test.ts and the overload bench are): with the default 2 s wait, a burst of 50 turns on
       // a machine busy with other suites had turns refused with SERVER_BUSY, which this suite would
-      // count as lost turns; here every turn waits for its slot as long as the test allows.
+      // count as lost turns; here every turn waits for its slot as long as the test allows, and the
+      // turn gate's saturated-loop refusal is off (the 50 turns at once keep this process's loop busy).
       const config = loadConfig({
         PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'fatal', DATA_DIR: dataDir, SIGNUP_RATE_LIMIT_PER_HOUR: '100000',
-        ADMISSION_MAX_WAIT_MS: '25000', ...pools, ...prepared.env,
+        ADMISSION_MAX_WAIT_MS: '25000', ADMISSION_MAX_LOOP_UTILIZATION: '100', ...pools, ...prepared.env,
       });
       server = await startServer(config, { web: false });
       expect(server.ctx.db.kind).toBe(prepared.env.DATABASE_URL ? 'postgres' : 'embedded');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Admission } from './admission.ts';
+import { Admission, LoopUtilization } from './admission.ts';
 
 const settle = () => new Promise((r) => setImmediate(r));
 
@@ -66,6 +66,62 @@ describe('admission queue', () => {
     for (const h of held) h();
     for (const w of waiters) (await w)();
     expect(admission.running).toBe(0);
+  });
+});
+
+describe('the turn gate: whole turns in flight', () => {
+  it('at most maxInFlight turns are in flight, their slots given back or not: the next is refused until one is done', async () => {
+    const admission = new Admission({ concurrency: 2, queue: 10, maxWaitMs: 1000, maxInFlight: 3 });
+    const turns = [admission.tryEnterTurn(), admission.tryEnterTurn(), admission.tryEnterTurn()];
+    // Each gives its slot back at once (its prompt is built; the provider's reply runs on).
+    for (const t of turns) (await t!.slot)();
+    expect(admission.running).toBe(0);
+    expect(admission.inFlight).toBe(3);
+    // Slots free and the queue empty, yet a fourth turn is refused.
+    expect(admission.tryEnterTurn()).toBeNull();
+    expect(admission.counts).toEqual({ admitted: 3, refused: 1 });
+    expect(admission.refusedTurns).toBe(1);
+    turns[0]!.done();
+    turns[0]!.done(); // a second done gives back nothing more
+    expect(admission.inFlight).toBe(2);
+    const next = admission.tryEnterTurn();
+    expect(next).not.toBeNull();
+    expect(admission.tryEnterTurn()).toBeNull();
+    // A stream open (tryEnter) is not a turn: the gate does not apply to it.
+    expect(admission.tryEnter()).not.toBeNull();
+  });
+
+  it('while the event loop is saturated, a new turn is refused once `concurrency` are in flight, never below that', async () => {
+    const loop = { value: 0.2 };
+    const admission = new Admission({ concurrency: 2, queue: 10, maxWaitMs: 1000, maxLoopUtilization: 0.9 }, loop);
+    const first = admission.tryEnterTurn();
+    (await first!.slot)();
+    loop.value = 0.97;
+    // One in flight, fewer than the slots: a process doing a few turns is never refused for its loop.
+    const second = admission.tryEnterTurn();
+    expect(second).not.toBeNull();
+    (await second!.slot)();
+    expect(admission.turnsClosed).toBe(true);
+    expect(admission.tryEnterTurn()).toBeNull();
+    loop.value = 0.6; // the loop has room again
+    expect(admission.tryEnterTurn()).not.toBeNull();
+    // With the gate off (1), a saturated loop refuses nothing.
+    const open = new Admission({ concurrency: 1, queue: 10, maxWaitMs: 1000, maxLoopUtilization: 1 }, { value: 1 });
+    const many = Array.from({ length: 5 }, () => open.tryEnterTurn());
+    expect(many.every((t) => t !== null)).toBe(true);
+    for (const t of many) (await t!.slot)(); // each waits for the one slot in turn
+    expect(open.inFlight).toBe(5);
+  });
+
+  it("LoopUtilization reads ~1 after the loop was kept busy and falls once it idles", async () => {
+    const loop = new LoopUtilization(50);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(loop.value).toBeGreaterThanOrEqual(0); // reading it takes the snapshot measured from
+    const until = performance.now() + 80;
+    while (performance.now() < until); // 80 ms of work without a break
+    expect(loop.value).toBeGreaterThan(0.9);
+    await new Promise((r) => setTimeout(r, 120));
+    expect(loop.value).toBeLessThan(0.5);
   });
 });
 
@@ -179,5 +235,57 @@ describe('shedding before routing', () => {
     expect(lines.filter((l) => l.level >= 50)).toHaveLength(1);
     expect(captured).toHaveLength(1);
     await app.close();
+  });
+
+  it('a turn counts in flight until its answer ends, not only while it holds its slot: beyond maxInFlight it is refused before routing', async () => {
+    const { createServer } = await import('node:http');
+    const { shedFastPath, admissionOf, admitted } = await import('./admission.ts');
+    const ctx = {
+      config: { admission: { concurrency: 1, queue: 0, maxWaitMs: 1000, maxInFlight: 2 } },
+      telemetry: { recordRequest: () => {} },
+    } as unknown as Parameters<typeof shedFastPath>[0];
+    const shed = shedFastPath(ctx);
+    const answers: (() => void)[] = [];
+    const server = createServer((req, res) => {
+      if (shed(req, res)) return;
+      req.resume();
+      // As a turn: the slot goes back once the prompt is built; the answer (the provider's reply) runs on.
+      void admitted(ctx, req).then((release) => {
+        release();
+        res.writeHead(200);
+        res.write('start');
+        answers.push(() => res.end());
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const { request } = await import('node:http');
+    const send = (path: string, method = 'POST') =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(url + path, { method, agent: false }, (res) => {
+          resolve(res.statusCode!);
+          res.resume();
+        });
+        req.on('error', reject);
+        req.end(method === 'POST' ? '{}' : undefined);
+      });
+    try {
+      expect(await send('/api/sessions/cnv_1/messages')).toBe(200);
+      expect(await send('/api/sessions/cnv_2/messages')).toBe(200);
+      expect(admissionOf(ctx).running).toBe(0);
+      expect(admissionOf(ctx).inFlight).toBe(2);
+      // The slot is free, but two turns are still answering: a third is refused.
+      expect(await send('/api/sessions/cnv_3/continue')).toBe(503);
+      // A stream open is not a turn.
+      expect(await send('/api/worlds/wld_1/updates/events', 'GET')).toBe(200);
+      answers.shift()!();
+      await new Promise((r) => setTimeout(r, 50));
+      expect(admissionOf(ctx).inFlight).toBe(1);
+      expect(await send('/api/sessions/cnv_3/regenerate')).toBe(200);
+      for (const end of answers) end();
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });

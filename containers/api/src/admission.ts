@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { HttpError } from '@yumina/http';
 import type { AppContext } from './context.ts';
 
@@ -18,11 +19,19 @@ import type { AppContext } from './context.ts';
  * event loop running late by more than half of `maxWaitMs`: requests already waited that long
  * before they reached this queue), nothing more may wait: only a free slot admits. The queue never
  * shrinks below `concurrency` otherwise, so an ordinary burst (twice the slots) always passes.
+ * A turn also passes a gate on the whole of it (tryEnterTurn): at most `maxInFlight` turns between
+ * their admission and the end of their answer, and none new while the event loop is saturated
+ * (its utilization over the last 10–50 ms above `maxLoopUtilization`) with `concurrency` or more in
+ * flight; refused like a full queue.
  */
 export interface AdmissionLimits {
   concurrency: number;
   queue: number;
   maxWaitMs: number;
+  /** Turns in flight at most (admitted and not answered yet, the provider's reply included); 0 or unset: no cap. */
+  maxInFlight?: number;
+  /** No new turn while the event loop's utilization (0–1, over the last 10–50 ms) is above this and `concurrency` or more turns are in flight; unset or 1: never. */
+  maxLoopUtilization?: number;
 }
 
 export const ADMISSION_RETRY_AFTER_S = 2;
@@ -65,6 +74,41 @@ class LoopLag {
 }
 const loopLag = new LoopLag();
 
+/** The window over which the event loop's utilization is measured (ms). */
+const UTILIZATION_WINDOW_MS = 50;
+/** The shortest stretch a reading is measured over (ms): a shorter one is noise (one callback). */
+const UTILIZATION_MIN_MS = 10;
+
+/**
+ * How busy this process's event loop is: its utilization (performance.eventLoopUtilization, the
+ * share of wall time spent running callbacks rather than waiting for I/O) since a snapshot at most
+ * 50 ms old, read when asked (no timer): the snapshot moves on once it is 50 ms old. A reading over
+ * less than 10 ms (just after it moved) gives the last whole window's value instead. So a burst
+ * shows within ~10 ms of its start, even in the middle of one long turn of the loop, where a
+ * timer's reading would come only after it. A saturated loop reads ~1 whether its work is one long
+ * task or many short ones, which the lateness of a timer (LoopLag) misses: many short callbacks
+ * keep timers nearly on time while every request waits behind them.
+ */
+export class LoopUtilization {
+  #snapshot = performance.eventLoopUtilization();
+  #at = performance.now();
+  #last = 0;
+  constructor(readonly windowMs = UTILIZATION_WINDOW_MS) {}
+  get value(): number {
+    const now = performance.now();
+    const since = now - this.#at;
+    if (since < Math.min(UTILIZATION_MIN_MS, this.windowMs)) return this.#last;
+    const current = performance.eventLoopUtilization();
+    const value = performance.eventLoopUtilization(current, this.#snapshot).utilization;
+    if (since >= this.windowMs) {
+      this.#last = value;
+      this.#snapshot = current;
+      this.#at = now;
+    }
+    return value;
+  }
+}
+
 export class Admission {
   #running = 0;
   readonly #waiting: Waiter[] = [];
@@ -72,8 +116,19 @@ export class Admission {
   #admitted = 0;
   /** Moving average of how long a unit holds its slot (ms); 0 until one was measured. */
   #holdMs = 0;
+  /** Turns admitted and not answered yet (tryEnterTurn until its done()). */
+  #inFlight = 0;
+  #refusedTurns = 0;
 
-  constructor(readonly limits: AdmissionLimits) {}
+  constructor(
+    readonly limits: AdmissionLimits,
+    readonly loop: { readonly value: number } = new LoopUtilization(),
+  ) {}
+
+  /** Turns admitted and not answered yet. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
 
   get running(): number {
     return this.#running;
@@ -89,9 +144,48 @@ export class Admission {
     return Math.min(this.limits.queue, Math.max(this.limits.concurrency, drained));
   }
 
-  /** Counters since start: admitted units and refusals (full queue or wait past its limit). */
+  /** Counters since start: admitted units and refusals (full queue, wait past its limit, or the turn gate). */
   get counts(): { admitted: number; refused: number } {
     return { admitted: this.#admitted, refused: this.#refused };
+  }
+
+  /** Whether a new turn is refused before the queue: `maxInFlight` turns in flight, or the event loop saturated with `concurrency` or more in flight. */
+  get turnsClosed(): boolean {
+    const { maxInFlight = 0, maxLoopUtilization = 1, concurrency } = this.limits;
+    if (maxInFlight > 0 && this.#inFlight >= maxInFlight) return true;
+    return this.#inFlight >= concurrency && maxLoopUtilization < 1 && this.loop.value > maxLoopUtilization;
+  }
+
+  /**
+   * A whole turn (issue 32): its place in the queue (tryEnter: the slot for the server's own work up
+   * to the provider's call) and its place among the turns in flight, held until `done` (its answer
+   * ended). The slot goes back early (at the provider's call); the turn counts in flight until done.
+   * Refused (null, counted) when the turn gate is closed (turnsClosed) or the queue is full. A slot
+   * bounds the work before the provider; only this bounds the rest (the streamed reply, its write,
+   * the answer's writes), which otherwise grows without limit in a burst: slots free quickly, the
+   * queue keeps admitting, and the process saturates its CPU with turns that each answer late.
+   */
+  tryEnterTurn(): { slot: Promise<() => void>; done: () => void } | null {
+    if (this.turnsClosed) {
+      this.#refused++;
+      this.#refusedTurns++;
+      return null;
+    }
+    const slot = this.tryEnter();
+    if (!slot) return null;
+    this.#inFlight++;
+    let finished = false;
+    const done = () => {
+      if (finished) return;
+      finished = true;
+      this.#inFlight--;
+    };
+    return { slot, done };
+  }
+
+  /** Turns refused by the turn gate (in-flight cap or saturated loop), of counts.refused. */
+  get refusedTurns(): number {
+    return this.#refusedTurns;
   }
 
   /**
@@ -214,12 +308,19 @@ export function shedFastPath(ctx: AppContext): (req: IncomingMessage, res: Serve
   const ignore = () => {};
   return (req, res) => {
     if ((req.method !== 'POST' && req.method !== 'GET') || !req.url || !ADMITTED.test(req.url)) return false;
-    const slot = admission.tryEnter();
+    let slot: Promise<() => void> | null;
+    if (req.method === 'POST') {
+      // A turn: the whole of it (until its answer ends) counts in flight.
+      const turn = admission.tryEnterTurn();
+      slot = turn?.slot ?? null;
+      if (turn) res.once('close', turn.done);
+    } else slot = admission.tryEnter();
     if (slot) {
       // A wait that ends in SERVER_BUSY is answered by the route (admitted() rejects).
       slot.catch(ignore);
       reserved.set(req, slot);
-      res.once('close', () => void slot.then(giveBack, ignore));
+      const taken = slot;
+      res.once('close', () => void taken.then(giveBack, ignore));
       return false;
     }
     // The body is drained unread (the connection stays usable for the next request).

@@ -10,10 +10,19 @@ export { type LinkedResources, settingsFromLinks, UNSET_SECRET, SECRET_LINKS, CO
  */
 
 /** The admission limits: what is set, else derived from the primary pool's size. */
-function admissionLimits(concurrency: number, queue: number, maxWaitMs: number, poolMax: number) {
+function admissionLimits(concurrency: number, queue: number, maxWaitMs: number, poolMax: number, maxInFlight: number, loopPercent: number) {
   const running = concurrency > 0 ? concurrency : Math.max(1, Math.floor((poolMax * 3) / 4));
-  return { concurrency: running, queue: queue >= 0 ? queue : running * 8, maxWaitMs };
+  return {
+    concurrency: running,
+    queue: queue >= 0 ? queue : running * 8,
+    maxWaitMs,
+    maxInFlight: maxInFlight >= 0 ? maxInFlight : running * ADMISSION_IN_FLIGHT_PER_SLOT,
+    maxLoopUtilization: loopPercent / 100,
+  };
 }
+
+/** The default cap of turns in flight per admission slot (ADMISSION_MAX_IN_FLIGHT unset). */
+const ADMISSION_IN_FLIGHT_PER_SLOT = 40;
 
 const int = (min: number, max: number, fallback: number) =>
   z
@@ -199,6 +208,11 @@ export const envSchema = z.object({
   ADMISSION_CONCURRENCY: int(1, 1_000, -1),
   ADMISSION_QUEUE: int(0, 100_000, -1),
   ADMISSION_MAX_WAIT_MS: int(1, 60_000, 2_000),
+  // Turns in flight (admitted, not yet answered) per process: unset (-1) 40× the concurrency; 0 none.
+  ADMISSION_MAX_IN_FLIGHT: int(0, 1_000_000, -1),
+  // New turns are refused while the event loop was busier than this (percent of the last 10–50 ms) and
+  // at least `concurrency` turns are in flight; 100 turns it off.
+  ADMISSION_MAX_LOOP_UTILIZATION: int(1, 100, 90),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -314,9 +328,11 @@ export interface Config {
    * run their database work at once (default three quarters of the primary pool, a quarter left to
    * every other route), how many more may wait (default 8× that) and for how long at most (a safety:
    * the queue is sized to drain well within it); beyond,
-   * 503 with Retry-After at once.
+   * 503 with Retry-After at once. A whole turn (admitted until answered) also passes a gate: at most
+   * `maxInFlight` at once (0: no cap), and none new while the event loop's utilization over the last
+   * 10–50 ms is above `maxLoopUtilization` (0–1; 1: never) with `concurrency` or more in flight.
    */
-  admission: { concurrency: number; queue: number; maxWaitMs: number };
+  admission: { concurrency: number; queue: number; maxWaitMs: number; maxInFlight: number; maxLoopUtilization: number };
   /** S3 bucket of game builds; unset: a folder under dataDir (objects/). */
   gamesBucket: string | undefined;
   maintenance: {
@@ -500,7 +516,14 @@ export function loadConfig(
     sampleWorlds: e.SAMPLE_WORLDS === undefined ? e.APP_MODE === 'local' : e.SAMPLE_WORLDS === '1' || e.SAMPLE_WORLDS === 'true',
     trustProxy,
     trustProxySecret: e.TRUST_PROXY_SECRET,
-    admission: admissionLimits(e.ADMISSION_CONCURRENCY, e.ADMISSION_QUEUE, e.ADMISSION_MAX_WAIT_MS, e.DATABASE_POOL_MAX),
+    admission: admissionLimits(
+      e.ADMISSION_CONCURRENCY,
+      e.ADMISSION_QUEUE,
+      e.ADMISSION_MAX_WAIT_MS,
+      e.DATABASE_POOL_MAX,
+      e.ADMISSION_MAX_IN_FLIGHT,
+      e.ADMISSION_MAX_LOOP_UTILIZATION,
+    ),
     mail: {
       transport: e.MAIL_SES_SENDER ? 'ses' : e.SMTP_URL ? 'smtp' : 'outbox',
       from: e.MAIL_FROM ?? `Yumina <${defaultSender(e.MAIL_SES_SENDER, publicOrigin)}>`,

@@ -1,0 +1,103 @@
+import { fork } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer as createHttpServer } from 'node:http';
+import { connect, createServer as createNetServer, type Socket } from 'node:net';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+
+/**
+ * The floor under bench/overload.bench.ts (issue 32): what one process's event loop needs to answer
+ * a burst of requests that arrive at once, with no application work at all. `N` requests (default
+ * 2,000), each on its own keep-alive connection opened before the burst, written by a raw-socket
+ * client in another process as fast as it can; the server answers each with a 503 and counts:
+ *   raw  - a TCP server writing a fixed answer on every read (no HTTP parsing: the socket's cost)
+ *   http - node:http answering 503 SERVER_BUSY as admission.ts's fast path does (parser, request and
+ *          response objects, headers)
+ * Prints, per server, the time from its first to its last answer (per request), the longest
+ * event-loop delay meanwhile, and the client's latency from each request's own write.
+ *   node --import tsx bench/overload-floor.ts [N]
+ */
+const N = Number(process.argv[3] ?? process.argv[2] ?? 2000);
+const role = process.argv[2];
+
+function serve(kind: 'raw' | 'http'): void {
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  let count = 0;
+  let first = 0;
+  let last = 0;
+  const counted = () => {
+    if (!first) {
+      first = performance.now();
+      delay.reset();
+    }
+    last = performance.now();
+    if (++count === N) setTimeout(() => process.send!({ spanMs: last - first, maxDelayMs: delay.max / 1e6 }), 300);
+  };
+  const onListening = (port: number) => process.send!({ port });
+  if (kind === 'raw') {
+    const answer = Buffer.from('HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: 2\r\nretry-after: 2\r\n\r\n{}');
+    const ok = Buffer.from('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
+    const server = createNetServer((socket) =>
+      socket.on('data', (d: Buffer) => {
+        if (d[0] === 0x47) return void socket.write(ok); // the warm-up GET
+        socket.write(answer);
+        counted();
+      }),
+    );
+    server.listen(0, '127.0.0.1', () => onListening((server.address() as { port: number }).port));
+    return;
+  }
+  const message = 'The server is busy right now; your request was not started. Try again in a moment.';
+  const server = createHttpServer((req, res) => {
+    if (req.method === 'GET') return void res.end('ok');
+    req.resume();
+    const requestId = randomUUID();
+    const body = JSON.stringify({ error: { code: 'SERVER_BUSY', message, requestId } });
+    res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'retry-after': '2', 'cache-control': 'no-store', 'x-request-id': requestId });
+    res.end(body);
+    counted();
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1', () => onListening((server.address() as { port: number }).port));
+}
+
+async function burst(port: number): Promise<{ sendMs: number; p50: number; p99: number; max: number }> {
+  const sockets = await Promise.all(
+    Array.from({ length: N }, () => new Promise<Socket>((resolve, reject) => connect(port, '127.0.0.1').once('connect', function (this: Socket) { resolve(this); }).once('error', reject))),
+  );
+  const warm = Buffer.from('GET /health/live HTTP/1.1\r\nhost: x\r\n\r\n');
+  await Promise.all(sockets.map((s) => new Promise((r) => (s.once('data', r), s.write(warm)))));
+  const body = '{"content":"I light a torch."}';
+  const requests = sockets.map((_, i) =>
+    Buffer.from(`POST /api/sessions/cnv_${i}/messages HTTP/1.1\r\nhost: 127.0.0.1\r\ncookie: yumina_session=${'x'.repeat(43)}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`),
+  );
+  const sent: number[] = [];
+  const answered = sockets.map((s, i) => new Promise<number>((r) => s.once('data', () => r(performance.now() - sent[i]!))));
+  const start = performance.now();
+  sockets.forEach((s, i) => {
+    s.write(requests[i]!);
+    sent[i] = performance.now();
+  });
+  const sendMs = performance.now() - start;
+  const latencies = (await Promise.all(answered)).sort((a, b) => a - b);
+  for (const s of sockets) s.destroy();
+  const at = (q: number) => latencies[Math.min(N - 1, Math.floor(q * N))]!;
+  return { sendMs, p50: at(0.5), p99: at(0.99), max: latencies[N - 1]! };
+}
+
+if (role === 'raw' || role === 'http') serve(role);
+else {
+  for (const kind of ['raw', 'http'] as const) {
+    const child = fork(import.meta.filename, [kind, String(N)], { execArgv: ['--import', 'tsx'] });
+    const { port } = await new Promise<{ port: number }>((r) => child.once('message', (m) => r(m as { port: number })));
+    const done = new Promise<{ spanMs: number; maxDelayMs: number }>((r) => child.once('message', (m) => r(m as { spanMs: number; maxDelayMs: number })));
+    const client = await burst(port);
+    const server = await done;
+    child.kill();
+    console.log(
+      `overload-floor: ${kind}: ${N} requests written in ${client.sendMs.toFixed(0)} ms; the server answered them over ${server.spanMs.toFixed(0)} ms ` +
+        `(${((server.spanMs / N) * 1000).toFixed(0)} µs each), longest event-loop delay ${server.maxDelayMs.toFixed(0)} ms; ` +
+        `answer from its own write p50 ${client.p50.toFixed(0)} ms, p99 ${client.p99.toFixed(0)} ms, max ${client.max.toFixed(0)} ms`,
+    );
+  }
+}
