@@ -115,9 +115,25 @@ describe('POST /api/worlds/import (real PostgreSQL)', () => {
     expect(multipart.status).toBe(201);
     expect(((await multipart.json()) as { world: { name: string } }).world.name).toBe('Silver Coast');
 
+    // A body of unknown length (chunked, no Content-Length) is read whole as it arrives (the buffer
+    // grows), and one that goes past the limit is refused the same way.
+    const inChunks = (bytes: Uint8Array, size: number) =>
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let at = 0; at < bytes.length; at += size) controller.enqueue(bytes.subarray(at, at + size));
+          controller.close();
+        },
+      });
+    const bigPng = pngWithText({ ccv3: encodeBase64Utf8(fixture('card-v3.json')), padding: 'p'.repeat(300_000) });
+    const chunked = await author.fetch('/api/worlds/import?name=lumen.png', { method: 'POST', headers: { 'content-type': 'image/png' }, body: inChunks(bigPng, 50_000), duplex: 'half' } as RequestInit);
+    expect(chunked.status).toBe(201);
+    expect(((await chunked.json()) as { report: { sourceVersion: string } }).report.sourceVersion).toBe('chara_card_v3 (png)');
+
     const before = await count();
     const tooBigFile = await author.fetch('/api/worlds/import', { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array(16 * 1024 * 1024 + 1) });
     expect(tooBigFile.status).toBe(413);
+    const tooBigChunked = await author.fetch('/api/worlds/import', { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: inChunks(new Uint8Array(16 * 1024 * 1024 + 1), 1 << 20), duplex: 'half' } as RequestInit);
+    expect(tooBigChunked.status).toBe(413);
     const empty = await author.fetch('/api/worlds/import', { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array(0) });
     expect(empty.status).toBe(400);
     const notMultipart = await author.fetch('/api/worlds/import', { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=x' }, body: 'nonsense' });
