@@ -136,7 +136,9 @@ describe('conversations (real PostgreSQL and Redis, a loopback OpenAI-compatible
       db.query = query;
       methods.forEach((m, i) => ((store as unknown as Record<string, unknown>)[m] = originals[i]));
     }
-    expect(statements).toEqual(['conversations.turn_start', 'conversations.turn_complete']);
+    // The turn's own statements: the mail queue's worker polls the same pool every second and may
+    // land in the window (its claim statement), which is not the turn's.
+    expect(statements.filter((text) => !/\bmail_queue\b/.test(text))).toEqual(['conversations.turn_start', 'conversations.turn_complete']);
     expect(storeKeys.filter((k) => k.includes(s.session.id))).toEqual([]);
     // and the history the second turn sent was the whole conversation (from the cache, checked)
     const sent = provider.completions.at(-1)!.body!.messages as { role: string; content: string }[];
