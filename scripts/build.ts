@@ -41,7 +41,8 @@ const BANNER = [
   'const __dirname = __yuminaDirname(__filename);',
 ].join('\n');
 
-const common: BuildOptions = {
+/** What every bundle of Node code here is built with (also the tests' compiled author CLI, tests/support/world-cli.ts). */
+export const common: BuildOptions = {
   absWorkingDir: root,
   bundle: true,
   platform: 'node',

@@ -108,15 +108,8 @@ export async function observer(url: string): Promise<pg.Client> {
  * environment the test workers inherit. Returns the teardown that drops it.
  */
 export async function createTemplateDatabase(): Promise<() => Promise<void>> {
-  const database = await createTestDatabase();
-  const db = new DbPool({ name: 'primary', connectionString: database.url, max: 1, queryTimeoutMs: 60_000, connectTimeoutMs: 5_000 });
-  try {
-    await runMigrations(db, resolve(import.meta.dirname, '../../migrations'));
-  } catch (err) {
-    await db.end();
-    await database.drop();
-    throw err;
-  }
+  // Made before the template exists, so migrated from empty.
+  const { db, ...database } = await createMigratedDatabase();
   // A template is copied only while no one is connected to it.
   await db.end();
   process.env[TEMPLATE_ENV] = database.name;

@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { build } from 'esbuild';
+import { common, root as ROOT } from '../../scripts/build.ts';
 
-const ROOT = resolve(import.meta.dirname, '../..');
 /** The author CLI as `npm run world` runs it: scripts/world.ts through tsx. */
 export const WORLD_SCRIPT = join(ROOT, 'scripts/world.ts');
 
@@ -19,26 +19,14 @@ let compiled: Promise<string> | undefined;
 /**
  * The author CLI (scripts/world.ts) as a process of its own, for the tests that drive it through its
  * arguments, exit code, stdout and stderr. Compiled once per test process into one ES module by
- * esbuild (the compiler tsx itself runs), inside node_modules so its native dependency (sharp)
+ * esbuild with the production bundles' options (scripts/build.ts), inside node_modules so its native dependency (sharp)
  * resolves as from the script; each call then starts plain `node` on it: about 0.2 s of CPU a call
  * instead of 1 s for tsx to compile and resolve the CLI's modules anew on every start (the two CLI
  * suites start it 60 times). `npmRunWorld` runs the documented command itself.
  */
 export async function worldCli(timeoutMs = 30_000): Promise<(...args: string[]) => CliResult> {
   compiled ??= (async () => {
-    const { outputFiles } = await build({
-      entryPoints: [WORLD_SCRIPT],
-      write: false,
-      outfile: 'world-cli.mjs',
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      external: ['sharp'],
-      logLevel: 'warning',
-      // CommonJS dependencies bundled into an ES module call require().
-      banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
-    });
+    const { outputFiles } = await build({ ...common, entryPoints: [WORLD_SCRIPT], write: false, outfile: 'world-cli.mjs', external: ['sharp'], metafile: false });
     const code = outputFiles[0]!.contents;
     // Named by its content: test processes running at once share one file, written whole then renamed.
     const dir = join(ROOT, 'node_modules/.cache/yumina-tests');
