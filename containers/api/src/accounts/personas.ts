@@ -6,6 +6,7 @@ import type { AppContext } from '../context.ts';
 import { requireAuth } from './auth.ts';
 import { newId } from '@yumina/accounts';
 import { PICTURE_UPLOAD_BYTES, removeUploaded, storePicture } from './profile-routes.ts';
+import { bodyAsItArrives } from '../body-bytes.ts';
 
 export interface Persona {
   id: string;
@@ -118,7 +119,7 @@ export async function personaRoutes(app: FastifyInstance, ctx: AppContext): Prom
    */
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+    scope.addContentTypeParser('*', bodyAsItArrives);
     scope.post<{ Params: { id: string } }>('/api/personas/:id/avatar', { bodyLimit: PICTURE_UPLOAD_BYTES }, async (request, reply) => {
       const auth = await requireAuth(ctx, request, reply);
       const found = await db.query('select 1 from personas where id = $1 and account_id = $2', [request.params.id, auth.account.id]);

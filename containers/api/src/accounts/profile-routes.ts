@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { sniffAssetType } from '../studio/asset-type.ts';
 import { requireAuth } from './auth.ts';
+import { bodyAsItArrives } from '../body-bytes.ts';
 
 /** The username rules partners' tokens document (docs/PARTNERS.md): a unique handle, as at sign-up. */
 export const usernameField = z
@@ -53,7 +54,7 @@ export async function profileRoutes(app: FastifyInstance, ctx: AppContext): Prom
   await app.register(async (scope) => {
     // The picture is the request body itself, whatever type it declares: the content decides.
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+    scope.addContentTypeParser('*', bodyAsItArrives);
     scope.post('/api/account/picture', { bodyLimit: PICTURE_UPLOAD_BYTES }, async (request, reply) => {
       const { account } = await requireAuth(ctx, request, reply);
       const picture = await storePicture(ctx, account.id, request.body);

@@ -9,6 +9,7 @@ import type { AppContext } from '../context.ts';
 import { AssetLinkSigner } from './asset-link.ts';
 import { ASSET_LIMITS, assetKey, type AssetRow, storeWorldAsset } from './asset-store.ts';
 import { canResize, imageVariant, VARIANT_WIDTHS, variantKey, variantWidth } from './image-variants.ts';
+import { bodyAsItArrives } from '../body-bytes.ts';
 
 export { ASSET_LIMITS, assetKey };
 
@@ -49,7 +50,7 @@ export async function assetRoutes(app: FastifyInstance, ctx: AppContext): Promis
   await app.register(async (scope) => {
     // Uploads are raw bytes of any declared type: the declared type and the file name are ignored.
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+    scope.addContentTypeParser('*', bodyAsItArrives);
 
     scope.post<{ Params: { worldId: string } }>('/api/worlds/:worldId/assets', { bodyLimit: ASSET_LIMITS.fileBytes }, async (request, reply) => {
       const auth = await requireAuth(ctx, request, reply);

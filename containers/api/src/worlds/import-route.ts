@@ -1,11 +1,11 @@
 import { cardPictures, type SizedPicture } from '@yumina/assets/picture';
 import { HttpError } from '@yumina/http';
 import type { ImportAsset, ImportMedia, ImportResult } from '@yumina/world';
-import type { IncomingMessage } from 'node:http';
-import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { requireAuth } from '../accounts/auth.ts';
 import { type Authenticated, newId } from '@yumina/accounts';
 import { enforceLimits } from '../accounts/request-limits.ts';
+import { bodyAsItArrives } from '../body-bytes.ts';
 import type { AppContext } from '../context.ts';
 import { storeWorldAsset } from '../studio/asset-store.ts';
 import { FILE_IMPORT_LIMIT, type ImportJobResult } from './import-job.ts';
@@ -33,51 +33,6 @@ async function sizePicture(result: Imported): Promise<{ source: ImportMedia; ass
     asset.notKept = `${(error as Error).message}; the world has no cover or avatar (upload one in the studio)`;
     return null;
   }
-}
-
-/**
- * The body as bytes, copied into one buffer chunk by chunk as it arrives (sized from its
- * Content-Length up front). Fastify's `parseAs: 'buffer'` joins the chunks when the body ends: for
- * a 10 MB card one copy of 40-110 ms on the event loop on the 2-vCPU machine (a CPU profile of
- * tests/import-stall.test.ts's server: Buffer.concat in the parser's onEnd, the fresh buffer's page
- * faults included), which put /health/live's p99 over 50 ms; each 64 KiB chunk's copy is a few
- * hundredths of that. The route's body limit and the declared length hold as with Fastify's parser.
- */
-function bodyAsItArrives(request: FastifyRequest, payload: IncomingMessage, done: (err: Error | null, body?: Buffer) => void): void {
-  const limit = request.routeOptions.bodyLimit ?? FILE_IMPORT_LIMIT;
-  const header = request.headers['content-length'];
-  const declared = header === undefined ? undefined : Number(header);
-  let finished = false;
-  const finish = (err: Error | null, body?: Buffer) => {
-    if (finished) return;
-    finished = true;
-    if (err) {
-      payload.removeAllListeners('data');
-      payload.resume();
-    }
-    done(err, body);
-  };
-  if (declared !== undefined && !(Number.isSafeInteger(declared) && declared >= 0)) return finish(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
-  if (declared !== undefined && declared > limit) return finish(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
-  let body = Buffer.allocUnsafe(declared ?? 64 * 1024);
-  let length = 0;
-  payload.on('data', (chunk: Buffer) => {
-    if (finished) return;
-    if (length + chunk.length > limit) return finish(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
-    if (length + chunk.length > body.length) {
-      if (declared !== undefined) return finish(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
-      const grown = Buffer.allocUnsafe(Math.min(limit, Math.max(body.length * 2, length + chunk.length)));
-      body.copy(grown, 0, 0, length);
-      body = grown;
-    }
-    chunk.copy(body, length);
-    length += chunk.length;
-  });
-  payload.on('end', () => {
-    if (declared !== undefined && length !== declared) return finish(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
-    finish(null, length === body.length ? body : body.subarray(0, length));
-  });
-  payload.on('error', (err) => finish(err));
 }
 
 /**

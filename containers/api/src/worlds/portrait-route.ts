@@ -7,6 +7,7 @@ import { ASSET_LIMITS, storeWorldAsset } from '../studio/asset-store.ts';
 import { sniffAssetType } from '../studio/asset-type.ts';
 import { publishWorld } from '../studio/review.ts';
 import { ownerView, type WorldRow } from './routes.ts';
+import { bodyAsItArrives } from '../body-bytes.ts';
 
 /**
  * The character's portrait (issue 30 B), uploaded in the studio or the character editor:
@@ -39,7 +40,7 @@ export async function portraitRoute(app: FastifyInstance, ctx: AppContext): Prom
 
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+    scope.addContentTypeParser('*', bodyAsItArrives);
     scope.post<{ Params: { id: string } }>('/api/worlds/:id/portrait', { bodyLimit: ASSET_LIMITS.fileBytes }, async (request, reply) => {
       const auth = await requireAuth(ctx, request, reply);
       const world = await ownedWorld(request.params.id, auth.account.id);
