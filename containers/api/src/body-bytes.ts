@@ -5,20 +5,15 @@ import { errorCodes, type FastifyRequest } from 'fastify';
 const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 /**
- * A request body as bytes (the content-type parser of the routes that take files: import, assets,
- * portraits, profile pictures, persona avatars), copied into one buffer chunk by chunk as it arrives (sized from its
- * Content-Length up front). Fastify's `parseAs: 'buffer'` joins the chunks when the body ends: for
- * a 10 MB card one copy of 40-110 ms on the event loop on the 2-vCPU machine (a CPU profile of
- * tests/import-stall.test.ts's server: Buffer.concat in the parser's onEnd, the fresh buffer's page
- * faults included), which put /health/live's p99 over 50 ms; each 64 KiB chunk's copy is a few
- * hundredths of that. The route's body limit and the declared length hold as with Fastify's parser.
+ * Reads a request body chunk by chunk with the route's body limit and the declared length (as
+ * Fastify's own parser checks them): `take` gets each chunk, `end` the total once all arrived.
  */
-export function bodyAsItArrives(request: FastifyRequest, payload: IncomingMessage, done: (err: Error | null, body?: Buffer) => void): void {
+function readBody(request: FastifyRequest, payload: IncomingMessage, done: (err: Error | null, body?: unknown) => void, take: (chunk: Buffer, length: number, declared: number | undefined) => Error | null, end: (length: number) => unknown): void {
   const limit = request.routeOptions.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const header = request.headers['content-length'];
   const declared = header === undefined ? undefined : Number(header);
   let finished = false;
-  const finish = (err: Error | null, body?: Buffer) => {
+  const finish = (err: Error | null, body?: unknown) => {
     if (finished) return;
     finished = true;
     if (err) {
@@ -29,23 +24,68 @@ export function bodyAsItArrives(request: FastifyRequest, payload: IncomingMessag
   };
   if (declared !== undefined && !(Number.isSafeInteger(declared) && declared >= 0)) return finish(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
   if (declared !== undefined && declared > limit) return finish(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
-  let body = Buffer.allocUnsafe(declared ?? 64 * 1024);
   let length = 0;
   payload.on('data', (chunk: Buffer) => {
     if (finished) return;
     if (length + chunk.length > limit) return finish(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
-    if (length + chunk.length > body.length) {
-      if (declared !== undefined) return finish(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
-      const grown = Buffer.allocUnsafe(Math.min(limit, Math.max(body.length * 2, length + chunk.length)));
-      body.copy(grown, 0, 0, length);
-      body = grown;
-    }
-    chunk.copy(body, length);
+    if (declared !== undefined && length + chunk.length > declared) return finish(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
+    const refused = take(chunk, length, declared);
+    if (refused) return finish(refused);
     length += chunk.length;
   });
   payload.on('end', () => {
     if (declared !== undefined && length !== declared) return finish(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
-    finish(null, length === body.length ? body : body.subarray(0, length));
+    finish(null, end(length));
   });
   payload.on('error', (err) => finish(err));
+}
+
+/**
+ * A request body as bytes (the content-type parser of the routes that take files: assets,
+ * portraits, profile pictures, persona avatars), copied into one buffer chunk by chunk as it
+ * arrives (sized from its Content-Length up front). Fastify's `parseAs: 'buffer'` joins the chunks
+ * when the body ends: for a 10 MB card one copy of 40-110 ms on the event loop on the 2-vCPU
+ * machine (a CPU profile of tests/import-stall.test.ts's server: Buffer.concat in the parser's
+ * onEnd, the fresh buffer's page faults included); each 64 KiB chunk's copy is a few hundredths of
+ * that. The route's body limit and the declared length hold as with Fastify's parser.
+ */
+export function bodyAsItArrives(request: FastifyRequest, payload: IncomingMessage, done: (err: Error | null, body?: Buffer) => void): void {
+  const limit = request.routeOptions.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const declared = Number(request.headers['content-length']);
+  let body = Buffer.allocUnsafe(Number.isSafeInteger(declared) && declared >= 0 && declared <= limit ? declared : 64 * 1024);
+  readBody(
+    request,
+    payload,
+    done as (err: Error | null, body?: unknown) => void,
+    (chunk, length) => {
+      if (length + chunk.length > body.length) {
+        const grown = Buffer.allocUnsafe(Math.min(limit, Math.max(body.length * 2, length + chunk.length)));
+        body.copy(grown, 0, 0, length);
+        body = grown;
+      }
+      chunk.copy(body, length);
+      return null;
+    },
+    (length) => (length === body.length ? body : body.subarray(0, length)),
+  );
+}
+
+/**
+ * A request body as the chunks the socket delivered, untouched (the import route's parser): the
+ * event loop neither allocates nor copies the file; the import pool moves the chunks to its
+ * worker thread, which joins them (each chunk owns its memory, so the move copies nothing).
+ * Limits as bodyAsItArrives.
+ */
+export function bodyAsChunks(request: FastifyRequest, payload: IncomingMessage, done: (err: Error | null, body?: Buffer[]) => void): void {
+  const chunks: Buffer[] = [];
+  readBody(
+    request,
+    payload,
+    done as (err: Error | null, body?: unknown) => void,
+    (chunk) => {
+      chunks.push(chunk);
+      return null;
+    },
+    () => chunks,
+  );
 }

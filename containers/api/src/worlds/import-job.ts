@@ -1,3 +1,4 @@
+import { cardPictures, type SizedPicture } from '@yumina/assets/picture';
 import { findUnsafeText, JSON_MAX_DEPTH, jsonDepthExceeds } from '@yumina/http';
 import { decodeBase64, type ImportMedia, type ImportResult, importWorld } from '@yumina/world';
 import { z } from 'zod';
@@ -5,8 +6,9 @@ import { z } from 'zod';
 /**
  * One import, from the request body's bytes to the import result: everything that costs time in
  * proportion to the file (reading the body's JSON or multipart form, base64, the PNG's chunks, the
- * conversion and validation) happens here, so that a large file runs in a worker thread
- * (import-pool.ts) and never on the event loop. Node-only; no database, no store.
+ * conversion and validation, the card's picture sized for the cover and the avatar, the world's
+ * JSON text) happens here, so that a large file runs in a worker thread (import-pool.ts) and never
+ * on the event loop; what comes back is what the route stores. Node-only; no database, no store.
  *
  * Bodies:
  *  - `application/json`: `{"world": <any JSON>}` or `{"file": {"name", "base64"}}` (at most 5 MiB),
@@ -18,14 +20,31 @@ import { z } from 'zod';
  */
 
 export interface ImportJob {
-  bytes: Uint8Array;
+  /** The body: its bytes, or the chunks it arrived in (joined by the job, in the job's thread). */
+  bytes: Uint8Array | readonly Uint8Array[];
   contentType: string;
   /** `?name=` of a raw body. */
   fileName?: string;
 }
 
+/** The card's picture, sized (sharp, in the job's thread): the route stores both as the world's assets. */
+export interface ImportPicture {
+  /** The ImportMedia (and ImportAsset) id of the source picture. */
+  sourceId: string;
+  cover: SizedPicture;
+  avatar: SizedPicture;
+}
+
 export type ImportJobResult =
-  | { kind: 'done'; result: ImportResult; fileName: string | null }
+  | {
+      kind: 'done';
+      /** On success, `media` holds what is stored as the world's assets besides the picture (the picture's own bytes stay in the job's thread). */
+      result: ImportResult;
+      fileName: string | null;
+      picture: ImportPicture | null;
+      /** The imported world as JSON text (what the worlds table stores), or null for a refused import. */
+      definition: string | null;
+    }
   | { kind: 'bad-body'; status: 400 | 413 | 415; code: string; message: string };
 
 /** JSON import bodies keep the limit of the other world routes. */
@@ -64,12 +83,38 @@ function poisonedKey(value: unknown, path: (string | number)[] = []): (string | 
 
 const nameOf = (fileName: string | null | undefined) => fileName?.replace(/\.[^.]+$/, '').trim() || undefined;
 
-function importBytes(input: Uint8Array | unknown, fileName: string | null): ImportJobResult {
-  const fallbackName = nameOf(fileName);
-  return { kind: 'done', result: importWorld(input, fallbackName ? { fallbackName } : {}), fileName };
+/**
+ * The card's picture (the PNG card's own image, or else a V3 `icon` asset embedded as a data: URI),
+ * sized for the library card (cover) and the chat (avatar). A picture that cannot be read is not
+ * kept, and the report says why; the import goes on.
+ */
+async function sizePicture(result: Extract<ImportResult, { ok: true }>): Promise<ImportPicture | null> {
+  const source = result.media.find((item) => item.embedded === 'picture') ?? result.media.find((item) => item.embedded === 'data' && item.type === 'icon');
+  if (!source) return null;
+  try {
+    const { cover, avatar } = await cardPictures(source.bytes);
+    return { sourceId: source.id, cover, avatar };
+  } catch (error) {
+    const asset = result.report.assets.find((item) => item.id === source.id)!;
+    asset.notKept = `${(error as Error).message}; the world has no cover or avatar (upload one in the studio)`;
+    return null;
+  }
 }
 
-export async function runImportJob(job: ImportJob): Promise<ImportJobResult> {
+async function importBytes(input: Uint8Array | unknown, fileName: string | null): Promise<ImportJobResult> {
+  const fallbackName = nameOf(fileName);
+  const result = importWorld(input, fallbackName ? { fallbackName } : {});
+  if (!result.ok) return { kind: 'done', result, fileName, picture: null, definition: null };
+  const picture = await sizePicture(result);
+  const media = picture ? result.media.filter((item) => item.id !== picture.sourceId) : result.media;
+  return { kind: 'done', result: { ...result, media }, fileName, picture, definition: JSON.stringify(result.world) };
+}
+
+/** The job's body length, whether bytes or chunks. */
+export const jobLength = (job: ImportJob): number => (Array.isArray(job.bytes) ? (job.bytes as readonly Uint8Array[]).reduce((sum, chunk) => sum + chunk.length, 0) : (job.bytes as Uint8Array).length);
+
+export async function runImportJob(input: ImportJob): Promise<ImportJobResult> {
+  const job = { ...input, bytes: Array.isArray(input.bytes) ? Buffer.concat(input.bytes as readonly Uint8Array[]) : (input.bytes as Uint8Array) };
   const type = job.contentType.split(';')[0]!.trim().toLowerCase();
   if (job.bytes.length === 0) return bad(400, 'EMPTY_UPLOAD', 'Send the file as the request body (or as a multipart form field named "file").');
 
@@ -123,9 +168,10 @@ export async function runImportJob(job: ImportJob): Promise<ImportJobResult> {
 export function transferablesOf(result: ImportJobResult): ArrayBuffer[] {
   if (result.kind !== 'done' || !result.result.ok) return [];
   const seen = new Set<ArrayBuffer>();
-  for (const item of result.result.media as ImportMedia[]) {
-    const buffer = item.bytes.buffer;
-    if (buffer instanceof ArrayBuffer && item.bytes.byteOffset === 0 && item.bytes.byteLength === buffer.byteLength) seen.add(buffer);
+  // The sized pictures (tens of kilobytes, in buffers sharp made) are copied.
+  for (const { bytes } of result.result.media as ImportMedia[]) {
+    const buffer = bytes.buffer;
+    if (buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength) seen.add(buffer);
   }
   return [...seen];
 }

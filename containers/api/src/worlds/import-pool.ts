@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { type ImportJob, type ImportJobResult, runImportJob } from './import-job.ts';
+import { type ImportJob, type ImportJobResult, jobLength, runImportJob } from './import-job.ts';
 
 /**
  * Imports off the event loop (issue 31): a job of more than `inlineBytes` runs in a worker thread,
@@ -56,7 +56,7 @@ export class ImportPool {
 
   run(job: ImportJob): Promise<ImportJobResult> {
     if (this.#closed) return Promise.reject(new Error('the import pool is closed'));
-    if (job.bytes.length <= this.inlineBytes) return runImportJob(job);
+    if (jobLength(job) <= this.inlineBytes) return runImportJob(job);
     if (this.#queue.length >= this.maxQueued) return Promise.reject(new ImportPoolBusy('Too many imports are running on this server; try again in a moment.'));
     return new Promise<ImportJobResult>((resolve, reject) => {
       this.#queue.push({ id: this.#nextId++, job, resolve, reject });
@@ -71,10 +71,11 @@ export class ImportPool {
       if (!slot) return;
       const pending = this.#queue.shift()!;
       slot.current = pending;
-      // The body's bytes move to the worker (a copy first when they share a buffer with other data).
-      const bytes = pending.job.bytes;
-      const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer ? bytes : bytes.slice();
-      slot.worker.postMessage({ id: pending.id, job: { ...pending.job, bytes: own } }, [own.buffer as ArrayBuffer]);
+      // The body's bytes (or chunks) move to the worker (a copy first of any that share a buffer with other data).
+      const owned = (bytes: Uint8Array) => (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer ? bytes : bytes.slice());
+      const body = Array.isArray(pending.job.bytes) ? (pending.job.bytes as readonly Uint8Array[]).map(owned) : owned(pending.job.bytes as Uint8Array);
+      const moved = new Set((Array.isArray(body) ? body : [body]).map((bytes) => bytes.buffer as ArrayBuffer));
+      slot.worker.postMessage({ id: pending.id, job: { ...pending.job, bytes: body } }, [...moved]);
     }
   }
 

@@ -61,7 +61,11 @@ export function summary(world: WorldDefinition) {
   };
 }
 
-export function ownerView(row: WorldRow) {
+/** The columns ownerFields reads: a route that holds the world's JSON text already returns only these. */
+export const OWNER_FIELD_COLUMNS = 'id, owner_id, status, revision, created_at, updated_at, published_at, live_revision, cover_asset_id, avatar_asset_id';
+
+/** What the author gets, but the world itself. */
+export function ownerFields(row: Pick<WorldRow, 'id' | 'owner_id' | 'status' | 'revision' | 'created_at' | 'updated_at' | 'published_at' | 'live_revision' | 'cover_asset_id' | 'avatar_asset_id'>) {
   return {
     id: row.id,
     ownerId: row.owner_id,
@@ -75,8 +79,11 @@ export function ownerView(row: WorldRow) {
     coverAssetId: row.cover_asset_id ?? null,
     avatarUrl: row.avatar_asset_id ? assetPath(row.id, row.avatar_asset_id) : null,
     avatarAssetId: row.avatar_asset_id ?? null,
-    world: JSON.parse(row.definition) as unknown,
   };
+}
+
+export function ownerView(row: WorldRow) {
+  return { ...ownerFields(row), world: JSON.parse(row.definition) as unknown };
 }
 
 /** What a reader who is not the author gets: the live version only (a held edit is not served; worlds/version.ts). */
