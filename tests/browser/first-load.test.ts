@@ -114,6 +114,40 @@ describe('first load (issue 32)', () => {
     await context.close();
   });
 
+  it("a returning player's reads start with the player's chunk: with the chunk held back, the session it opens is already asked for", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(20_000);
+    await signUp(server, context, { email: `preload-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Returning Player' });
+    const world = 'wld_sample_willow_street';
+    const opened = await context.request.post(`${server.url}/api/worlds/${world}/sessions`, { headers: { origin: server.url } });
+    expect(opened.status()).toBe(201);
+    const sessionId = ((await opened.json()) as { session: { id: string } }).session.id;
+    const asked: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/api/')) asked.push(new URL(r.url()).pathname);
+    });
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let chunkAsked = false;
+    await page.route(/\/assets\/PlayerPage-[^/]+\.js$/, async (route) => {
+      chunkAsked = true;
+      await held;
+      await route.continue();
+    });
+    await page.goto(`${server.url}/play/${world}`);
+    // Before any player code ran: who is signed in, the world, its sessions, then the latest session and its checkpoints.
+    await expect.poll(() => asked.includes(`/api/sessions/${sessionId}`) && asked.includes(`/api/sessions/${sessionId}/checkpoints`), { timeout: 15_000 }).toBe(true);
+    expect(chunkAsked).toBe(true);
+    expect(asked).toEqual(expect.arrayContaining(['/api/auth/session', `/api/worlds/${world}`, `/api/worlds/${world}/sessions`, `/api/worlds/${world}/player`, '/api/personas']));
+    release();
+    await page.getByRole('button', { name: 'Send' }).waitFor();
+    // The page took the answers it found instead of asking again.
+    expect(asked.filter((path) => path === `/api/sessions/${sessionId}`)).toHaveLength(1);
+    expect(asked.filter((path) => path === `/api/worlds/${world}/sessions`)).toHaveLength(1);
+    await context.close();
+  });
+
   it('the character editor is a chunk of its own: opening it loads neither the full studio nor CodeMirror', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();

@@ -4,6 +4,7 @@ import { setLinkPreloader } from './lib/router.tsx';
 import { HOME_URL } from './home/home-data.ts';
 import { libraryPageUrl, LIBRARY_TAGS_URL } from './library/library-data.ts';
 import { worldUrls } from './worlds/world-data.ts';
+import { preloadPlayer } from './lib/player-reads.ts';
 import { NotFound } from './shell/NotFound.tsx';
 
 /**
@@ -50,6 +51,8 @@ interface Route {
   load?: () => Promise<unknown>;
   /** API reads (GET paths) its first screen needs, known from the address alone. */
   data?: (path: string, search: URLSearchParams) => string[];
+  /** Reads that depend on each other (each started as soon as what it needs is known). */
+  preload?: (path: string, search: URLSearchParams) => void;
   render(path: string): ReactNode;
 }
 
@@ -67,7 +70,7 @@ const ROUTES: Route[] = [
   { test: /^\/app\/settings\/?$/, load: settings.load, render: () => <settings.Component /> },
   { test: /^\/app\/models$/, load: models.load, render: () => <models.Component /> },
   { test: /^\/library$/, load: library.load, data: (_p, search) => [libraryPageUrl(search), LIBRARY_TAGS_URL], render: () => <library.Component /> },
-  { test: /^\/play\/[^/]+$/, load: player.load, render: (path) => <player.Component worldId={param(path, '/play/')} /> },
+  { test: /^\/play\/[^/]+$/, load: player.load, preload: (path, search) => preloadPlayer(param(path, '/play/'), search), render: (path) => <player.Component worldId={param(path, '/play/')} /> },
   { test: /^\/studio\/?$/, load: myWorlds.load, render: () => <myWorlds.Component /> },
   { test: /^\/studio\/[^/]+\/?$/, load: studio.load, render: (path) => <studio.Component path={path} /> },
   { test: /^\/studio\/[^/]+\/character\/?$/, load: character.load, render: (path) => <character.Component path={path} /> },
@@ -96,7 +99,9 @@ export function preloadRoute(to: string, withData = true): void {
   const route = routeOf(url.pathname);
   if (!route) return;
   route.load?.().catch(() => {});
-  if (withData) for (const path of route.data?.(url.pathname, url.searchParams) ?? []) prefetch(path);
+  if (!withData) return;
+  for (const path of route.data?.(url.pathname, url.searchParams) ?? []) prefetch(path);
+  route.preload?.(url.pathname, url.searchParams);
 }
 
 // A link the reader points at or focuses loads its page's code, not yet its data (it may not be followed).

@@ -5,6 +5,7 @@ import { send } from '../studio/server.ts';
 import { ReviewDetail } from './ReviewDetail.tsx';
 import '../studio/studio.css';
 import { useTitle } from '../lib/title.ts';
+import { shortDateTime } from '../lib/dates.ts';
 
 interface Review {
   id: string;
@@ -120,7 +121,7 @@ export function ReviewsPage() {
                   </td>
                   <td>{r.ownerName}</td>
                   <td>{r.kind === 'edit' ? 'Edit of a published work' : 'Publication'}</td>
-                  <td>{new Date(r.submittedAt).toLocaleString()}</td>
+                  <td>{shortDateTime(r.submittedAt)}</td>
                   <td>
                     {r.state === 'pending' ? (
                       <div className="fields">

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api } from '../lib/api.ts';
 import { refreshHeader } from '../shell/header-data.ts';
+import { shortDateTime } from '../lib/dates.ts';
 
 export interface BillingView {
   plan: string;
@@ -86,7 +87,7 @@ export function BillingSection() {
           <tbody>
             {view.ledger.map((l, i) => (
               <tr key={`${l.at}-${i}`}>
-                <td>{new Date(l.at).toLocaleString()}</td>
+                <td>{shortDateTime(l.at)}</td>
                 <td>{l.kind === 'grant' ? `Grant${l.detail ? `: ${l.detail}` : ''}` : `Charge${l.detail ? `: ${l.detail}` : ''}`}</td>
                 <td>{l.amount > 0 && l.kind === 'grant' ? `+${l.amount}` : l.kind === 'charge' ? `-${Math.abs(l.amount)}` : l.amount}</td>
                 <td>{l.balanceAfter}</td>

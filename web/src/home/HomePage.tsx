@@ -6,6 +6,7 @@ import { CardGrid, Cover, type WorldCardData } from '../library/world-card.tsx';
 import { PageLoading } from '../shell/PageLoading.tsx';
 import { HOME_URL } from './home-data.ts';
 import { useTitle } from '../lib/title.ts';
+import { shortDate } from '../lib/dates.ts';
 
 interface RecentSession {
   id: string;
@@ -89,7 +90,7 @@ export function HomePage() {
                         <Link to={`/play/${encodeURIComponent(s.worldId)}`}>{s.worldName}</Link>
                       </h3>
                       <span className="hint">
-                        {s.messageCount} {s.messageCount === 1 ? 'message' : 'messages'} · {new Date(s.updatedAt).toLocaleDateString()}
+                        {s.messageCount} {s.messageCount === 1 ? 'message' : 'messages'} · {shortDate(s.updatedAt)}
                       </span>
                     </div>
                   </li>

@@ -16,14 +16,16 @@ const EARLY_FOR_MS = 10_000;
 
 /**
  * Starts a GET of `path` now, for the page about to render (routes.tsx): its chunk and its data load
- * in parallel instead of one after the other. The page's own `api(path)` takes the answer.
+ * in parallel instead of one after the other. The page's own `api(path)` takes the answer; the
+ * promise returned lets a preload chain the reads that depend on it (lib/player-reads.ts).
  */
-export function prefetch(path: string): void {
+export function prefetch<T = unknown>(path: string): Promise<T> {
   const held = early.get(path);
-  if (held && performance.now() - held.at < EARLY_FOR_MS) return;
-  const answer = request(path, {});
+  if (held && performance.now() - held.at < EARLY_FOR_MS) return held.answer as Promise<T>;
+  const answer = request<T>(path, {});
   answer.catch(() => {}); // reported to the page that takes it
   early.set(path, { at: performance.now(), answer });
+  return answer;
 }
 
 export async function api<T>(path: string, init: { method?: string; json?: unknown } = {}): Promise<T> {

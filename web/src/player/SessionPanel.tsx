@@ -10,6 +10,7 @@ import type { Confirm } from './ConfirmDialog.tsx';
 import { ModelPicker } from './ModelPicker.tsx';
 import type { Player } from './use-player.ts';
 import { displayName, formatValue } from './variable-format.ts';
+import { shortDate } from '../lib/dates.ts';
 
 function SessionSwitcher({ p, confirm }: { p: Player; confirm: Confirm }) {
   const current = p.data?.session.id ?? '';
@@ -20,7 +21,7 @@ function SessionSwitcher({ p, confirm }: { p: Player; confirm: Confirm }) {
         <select aria-label="Session" value={current} disabled={p.busy} onChange={(e) => void p.switchSession(e.target.value)}>
           {p.sessions.map((s) => (
             <option key={s.id} value={s.id}>
-              {s.title} · {s.messageCount} messages · {new Date(s.updatedAt).toLocaleDateString()}
+              {s.title} · {s.messageCount} messages · {shortDate(s.updatedAt)}
             </option>
           ))}
         </select>

@@ -8,6 +8,7 @@ import { apiPath, type AssetScope, resolveAssetUrl } from '@yumina/sandbox';
 import { playlistStart } from '@yumina/world';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { api } from '../lib/api.ts';
+import { chosenSession, playerUrls, sessionUrls } from '../lib/player-reads.ts';
 import { navigate } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
 import { useAssetScope } from './asset-access.ts';
@@ -164,20 +165,18 @@ export function usePlayer(worldId: string) {
   }, [loading, info, worldId]);
 
   const loadSessions = useCallback(async () => {
-    const list = await api<{ sessions: PlayerSession[] }>(apiPath('worlds', worldId, 'sessions'));
+    const list = await api<{ sessions: PlayerSession[] }>(playerUrls(worldId).sessions);
     setSessions(list.sessions);
     return list.sessions;
   }, [worldId]);
 
   const loadPrefs = useCallback(async () => {
-    setPrefs(await api<PlayerPreferences>(apiPath('worlds', worldId, 'player')));
+    setPrefs(await api<PlayerPreferences>(playerUrls(worldId).preferences));
   }, [worldId]);
 
   const refresh = useCallback(async (id: string) => {
-    const [session, cps] = await Promise.all([
-      api<SessionData>(apiPath('sessions', id)),
-      api<{ checkpoints: Checkpoint[] }>(apiPath('sessions', id, 'checkpoints')),
-    ]);
+    const urls = sessionUrls(id);
+    const [session, cps] = await Promise.all([api<SessionData>(urls.session), api<{ checkpoints: Checkpoint[] }>(urls.checkpoints)]);
     setData(session);
     setCheckpoints(cps.checkpoints);
     return session;
@@ -228,15 +227,18 @@ export function usePlayer(worldId: string) {
     if (openedFor.current === key) return;
     openedFor.current = key;
     (async () => {
-      const [w, list] = await Promise.all([api<WorldData>(apiPath('worlds', worldId)), loadSessions(), loadPrefs()]).then(
-        ([a, b]) => [a, b] as const,
-      );
+      // The same reads preloadPlayer started with the page's chunk (lib/player-reads.ts), all at once.
+      const urls = playerUrls(worldId);
+      const [w, list, , personas] = await Promise.all([
+        api<WorldData>(urls.world),
+        loadSessions(),
+        loadPrefs(),
+        api<{ personas: Persona[] }>(urls.personas).catch(() => ({ personas: [] as Persona[] })),
+      ]);
       setWorld(w);
       setCanvasMode(w.world.rootComponent ? 'custom' : 'chat');
-      const personas = await api<{ personas: Persona[] }>('/api/personas').catch(() => ({ personas: [] as Persona[] }));
       setPersona(personas.personas.find((p) => p.active) ?? null);
-      const wanted = new URLSearchParams(window.location.search).get('session');
-      const id = (wanted && list.some((s) => s.id === wanted) ? wanted : list[0]?.id) ?? null;
+      const id = chosenSession(list, new URLSearchParams(window.location.search).get('session'));
       // The audio director exists once the world is rendered; wait for it so music can resume or start.
       for (let i = 0; i < 40 && !audioRef.current; i++) await new Promise((r) => setTimeout(r, 25));
       if (id) await openSession(id, w);

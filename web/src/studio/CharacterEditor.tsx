@@ -7,6 +7,7 @@ import { ListInput } from './fields.tsx';
 import { PortraitField } from './PortraitField.tsx';
 import { type SheetField, type SheetIssue, useCharacter } from './use-character.ts';
 import './studio.css';
+import { shortDateTime } from '../lib/dates.ts';
 
 /**
  * The page of `/studio/new/character` and `/studio/<id>/character`: a chunk of its own (routes.tsx),
@@ -60,7 +61,7 @@ export function CharacterEditor({ worldId, author }: { worldId: string | null; a
       </header>
       {c.restoredAt && (
         <p className="hint" data-testid="draft-restored">
-          Restored your unsaved edits from {new Date(c.restoredAt).toLocaleString()}.{' '}
+          Restored your unsaved edits from {shortDateTime(c.restoredAt)}.{' '}
           <button type="button" className="link" onClick={c.discardDraft}>
             Discard them
           </button>

@@ -4,6 +4,7 @@ import { Link, navigate } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
 import { Cover, TagList } from '../library/world-card.tsx';
 import { useTitle } from '../lib/title.ts';
+import { shortDate } from '../lib/dates.ts';
 
 export interface MyWorld {
   id: string;
@@ -100,9 +101,9 @@ export function MyWorldsPage() {
                     <h3>
                       <Link to={`/studio/${encodeURIComponent(w.id)}`}>{w.name}</Link>
                     </h3>
-                    <span className="hint">Edited {new Date(w.updatedAt).toLocaleDateString()}</span>
+                    <span className="hint">Edited {shortDate(w.updatedAt)}</span>
                     {(group === 'review' || group === 'held-edit') && w.review?.submittedAt && (
-                      <span className="badge warn">In review since {new Date(w.review.submittedAt).toLocaleDateString()}</span>
+                      <span className="badge warn">In review since {shortDate(w.review.submittedAt)}</span>
                     )}
                     {group === 'rejected' && (
                       <p className="error" data-testid="rejection-reason">

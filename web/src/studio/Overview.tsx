@@ -2,6 +2,7 @@
 import { type ComponentType, useCallback, useEffect, useState } from 'react';
 import { Link } from '../lib/router.tsx';
 import { type ServerWorld, send } from './server.ts';
+import { shortDateTime } from '../lib/dates.ts';
 
 interface Review {
   id: string;
@@ -231,7 +232,7 @@ export function Overview({ server, dirty, onServer }: { server: ServerWorld | nu
           <ul className="list" data-testid="publication-events">
             {info.events.map((e) => (
               <li key={`${e.at}-${e.action}-${e.revision}`}>
-                {new Date(e.at).toLocaleString()} · {e.action} · revision {e.revision ?? '—'} · {e.actorName ?? 'someone'}
+                {shortDateTime(e.at)} · {e.action} · revision {e.revision ?? '—'} · {e.actorName ?? 'someone'}
                 {e.reason ? ` · ${e.reason}` : ''}
               </li>
             ))}

@@ -16,6 +16,7 @@ import { Playtest } from './Playtest.tsx';
 import { SimpleEditor, STUDIO_SECTIONS, type StudioSection, sectionOf } from './SimpleEditor.tsx';
 import { type Issue, type ServerWorld, send } from './server.ts';
 import './studio.css';
+import { shortDateTime } from '../lib/dates.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -280,7 +281,7 @@ function Studio({ worldId, author }: { worldId: string | null; author: string })
       </header>
       {restoredAt && (
         <p className="hint" data-testid="draft-restored">
-          Restored your unsaved draft from {new Date(restoredAt).toLocaleString()}.{' '}
+          Restored your unsaved draft from {shortDateTime(restoredAt)}.{' '}
           <button
             type="button"
             className="link"

@@ -9,6 +9,7 @@ import { FavoriteButton } from '../updates/FavoriteButton.tsx';
 import { UpdateHistory } from '../updates/UpdateHistory.tsx';
 import { worldCardUrl, worldUrl } from './world-data.ts';
 import { useTitle } from '../lib/title.ts';
+import { shortDateTime } from '../lib/dates.ts';
 
 interface WorldView {
   id: string;
@@ -142,7 +143,7 @@ export function WorldPage({ id }: { id: string }) {
                 <span>
                   <strong>{s.title || 'Untitled session'}</strong>{' '}
                   <span className="hint">
-                    {s.messageCount} {s.messageCount === 1 ? 'message' : 'messages'} · {new Date(s.updatedAt).toLocaleString()}
+                    {s.messageCount} {s.messageCount === 1 ? 'message' : 'messages'} · {shortDateTime(s.updatedAt)}
                   </span>
                 </span>
                 <button type="button" className="link" onClick={() => remove(s)} aria-label={`Delete session ${s.title || 'Untitled session'}`}>
