@@ -21,7 +21,7 @@ function SessionSwitcher({ p, confirm }: { p: Player; confirm: Confirm }) {
         <select aria-label="Session" value={current} disabled={p.busy} onChange={(e) => void p.switchSession(e.target.value)}>
           {p.sessions.map((s) => (
             <option key={s.id} value={s.id}>
-              {s.title} · {s.messageCount} messages · {shortDate(s.updatedAt)}
+              {s.title} · {s.messageCount} {s.messageCount === 1 ? 'message' : 'messages'} · {shortDate(s.updatedAt)}
             </option>
           ))}
         </select>
