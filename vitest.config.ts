@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirstSequencer from './tests/support/sequencer.ts';
 
 /**
  * `npm test` runs two workers on the 2-core machines: the suites mostly wait on servers, PostgreSQL
@@ -26,6 +27,8 @@ const tests = {
   test: {
     globalSetup,
     reporters: ['default', './tests/support/no-skips-reporter.ts'],
+    // The slowest files start first (./tests/support/sequencer.ts), so the two workers end together.
+    sequence: { sequencer: LongestFirstSequencer },
     projects: [
       {
         test: {
