@@ -16,13 +16,17 @@ const ID = /^\d{8}T\d{9}Z-[A-Za-z0-9_-]{8,}$/;
  * into place), where the development page /dev/outbox lists it. Nothing leaves the machine.
  */
 export function outboxTransport(dir: string): MailTransport {
+  // The last id's time: two messages sent in the same millisecond get ids a millisecond apart, in
+  // the order they were sent (the random part alone would list them in either order).
+  let last = 0;
   return {
     kind: 'outbox',
     async send(mail: OutgoingMail) {
       await mkdir(dir, { recursive: true });
       const now = new Date();
-      // Sortable by name: the time (to the millisecond), then randomness.
-      const id = `${now.toISOString().replace(/[-:.]/g, '')}-${randomBytes(6).toString('base64url')}`;
+      last = Math.max(now.getTime(), last + 1);
+      // Sortable by name: the time (to the millisecond, strictly increasing per transport), then randomness.
+      const id = `${new Date(last).toISOString().replace(/[-:.]/g, '')}-${randomBytes(6).toString('base64url')}`;
       const record: OutboxMail = { id, date: now.toISOString(), ...mail };
       const file = join(dir, `${id}.json`);
       await writeFile(`${file}.tmp`, JSON.stringify(record, null, 2));

@@ -190,6 +190,10 @@ describe('the outbox folder', () => {
     const second = await outbox.send({ ...mail, subject: 'Second' });
     const listed = await listOutbox(dir);
     expect(listed.map((m) => m.id)).toEqual([second.messageId, first.messageId]);
+    // Sent within one millisecond (as these two often are), they still list newest first.
+    const burst = [];
+    for (let index = 0; index < 20; index++) burst.push((await outbox.send({ ...mail, subject: `Burst ${index}` })).messageId);
+    expect((await listOutbox(dir)).slice(0, 20).map((m) => m.id)).toEqual(burst.reverse());
     expect(listed[0]).toMatchObject({ ...mail, subject: 'Second' });
     expect(await readOutbox(dir, first.messageId)).toMatchObject(mail);
     expect(await readOutbox(dir, '../../etc/passwd')).toBeNull();
