@@ -6,14 +6,15 @@ const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 /**
  * Reads a request body chunk by chunk with the route's body limit and the declared length (as
- * Fastify's own parser checks them): `take` gets each chunk, `end` the total once all arrived.
+ * Fastify's own parser checks them): `take` gets each chunk and the length before it, `end` makes
+ * the body once all arrived.
  */
-function readBody(request: FastifyRequest, payload: IncomingMessage, done: (err: Error | null, body?: unknown) => void, take: (chunk: Buffer, length: number, declared: number | undefined) => Error | null, end: (length: number) => unknown): void {
+function readBody<T>(request: FastifyRequest, payload: IncomingMessage, done: (err: Error | null, body?: T) => void, take: (chunk: Buffer, length: number) => void, end: (length: number) => T): void {
   const limit = request.routeOptions.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const header = request.headers['content-length'];
   const declared = header === undefined ? undefined : Number(header);
   let finished = false;
-  const finish = (err: Error | null, body?: unknown) => {
+  const finish = (err: Error | null, body?: T) => {
     if (finished) return;
     finished = true;
     if (err) {
@@ -29,8 +30,7 @@ function readBody(request: FastifyRequest, payload: IncomingMessage, done: (err:
     if (finished) return;
     if (length + chunk.length > limit) return finish(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
     if (declared !== undefined && length + chunk.length > declared) return finish(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
-    const refused = take(chunk, length, declared);
-    if (refused) return finish(refused);
+    take(chunk, length);
     length += chunk.length;
   });
   payload.on('end', () => {
@@ -56,7 +56,7 @@ export function bodyAsItArrives(request: FastifyRequest, payload: IncomingMessag
   readBody(
     request,
     payload,
-    done as (err: Error | null, body?: unknown) => void,
+    done,
     (chunk, length) => {
       if (length + chunk.length > body.length) {
         const grown = Buffer.allocUnsafe(Math.min(limit, Math.max(body.length * 2, length + chunk.length)));
@@ -64,7 +64,6 @@ export function bodyAsItArrives(request: FastifyRequest, payload: IncomingMessag
         body = grown;
       }
       chunk.copy(body, length);
-      return null;
     },
     (length) => (length === body.length ? body : body.subarray(0, length)),
   );
@@ -78,14 +77,5 @@ export function bodyAsItArrives(request: FastifyRequest, payload: IncomingMessag
  */
 export function bodyAsChunks(request: FastifyRequest, payload: IncomingMessage, done: (err: Error | null, body?: Buffer[]) => void): void {
   const chunks: Buffer[] = [];
-  readBody(
-    request,
-    payload,
-    done as (err: Error | null, body?: unknown) => void,
-    (chunk) => {
-      chunks.push(chunk);
-      return null;
-    },
-    () => chunks,
-  );
+  readBody(request, payload, done, (chunk) => chunks.push(chunk), () => chunks);
 }

@@ -77,6 +77,9 @@ export interface Account {
   isAdmin: boolean;
 }
 
+/** Who is signed in (lib/session.tsx reads it; the player's preload starts it early: lib/player-reads.ts). */
+export const SESSION_INFO_URL = '/api/auth/session';
+
 export interface SessionInfo {
   account: Account | null;
   identities?: Record<string, string>;

@@ -1,6 +1,7 @@
 /**
- * Dates as the app shows them, in English like the rest of its text: "27 Nov 2026" and
- * "27 Nov 2026, 14:05" (local time). Written without Intl on purpose: a page's first
+ * Dates in the app's lists (sessions, worlds, reviews, ledger, history), in English like the rest of
+ * its text: "27 Nov 2026" and "27 Nov 2026, 14:05" (local time). (A work's update history keeps
+ * the work's own language through Intl.) Written without Intl on purpose: a page's first
  * `toLocaleDateString()` loads the browser's date-formatting data, 65 ms on the main thread on a
  * 2-core machine before any slowdown (four times that on Lighthouse's phone), which put the
  * player's session list and the world page over their blocking-time budgets. The day-month-year

@@ -1,12 +1,11 @@
 // The module itself, not the package's index: this file is in every page's first chunk.
 import { apiPath } from '@yumina/sandbox/api-path';
-import { prefetch, type SessionInfo } from './api.ts';
+import { prefetch, SESSION_INFO_URL, type SessionInfo } from './api.ts';
 
 /**
  * The player's first reads, by the same paths the page reads them with (player/use-player.ts), so that
  * what `preloadPlayer` started is what the page takes (lib/api.ts `prefetch`).
  */
-export const SESSION_INFO_URL = '/api/auth/session';
 export const playerUrls = (worldId: string) => ({
   world: apiPath('worlds', worldId),
   sessions: apiPath('worlds', worldId, 'sessions'),

@@ -1,5 +1,5 @@
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useRef, useState } from 'react';
-import { api, type SessionInfo } from './api.ts';
+import { api, SESSION_INFO_URL, type SessionInfo } from './api.ts';
 
 interface SessionState {
   loading: boolean;
@@ -14,7 +14,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   const [loading, setLoading] = useState(true);
   const refresh = useCallback(async () => {
     try {
-      setInfo(await api<SessionInfo>('/api/auth/session'));
+      setInfo(await api<SessionInfo>(SESSION_INFO_URL));
     } catch {
       setInfo(null);
     } finally {

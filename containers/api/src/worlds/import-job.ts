@@ -110,11 +110,14 @@ async function importBytes(input: Uint8Array | unknown, fileName: string | null)
   return { kind: 'done', result: { ...result, media }, fileName, picture, definition: JSON.stringify(result.world) };
 }
 
+/** The job's body as chunks (one, when it came as bytes). */
+export const chunksOf = (job: ImportJob): readonly Uint8Array[] => (job.bytes instanceof Uint8Array ? [job.bytes] : job.bytes);
+
 /** The job's body length, whether bytes or chunks. */
-export const jobLength = (job: ImportJob): number => (Array.isArray(job.bytes) ? (job.bytes as readonly Uint8Array[]).reduce((sum, chunk) => sum + chunk.length, 0) : (job.bytes as Uint8Array).length);
+export const jobLength = (job: ImportJob): number => chunksOf(job).reduce((sum, chunk) => sum + chunk.length, 0);
 
 export async function runImportJob(input: ImportJob): Promise<ImportJobResult> {
-  const job = { ...input, bytes: Array.isArray(input.bytes) ? Buffer.concat(input.bytes as readonly Uint8Array[]) : (input.bytes as Uint8Array) };
+  const job = { ...input, bytes: input.bytes instanceof Uint8Array ? input.bytes : Buffer.concat(input.bytes) };
   const type = job.contentType.split(';')[0]!.trim().toLowerCase();
   if (job.bytes.length === 0) return bad(400, 'EMPTY_UPLOAD', 'Send the file as the request body (or as a multipart form field named "file").');
 

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { type ImportJob, type ImportJobResult, jobLength, runImportJob } from './import-job.ts';
+import { chunksOf, type ImportJob, type ImportJobResult, jobLength, runImportJob } from './import-job.ts';
 
 /**
  * Imports off the event loop (issue 31): a job of more than `inlineBytes` runs in a worker thread,
@@ -73,9 +73,8 @@ export class ImportPool {
       slot.current = pending;
       // The body's bytes (or chunks) move to the worker (a copy first of any that share a buffer with other data).
       const owned = (bytes: Uint8Array) => (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer ? bytes : bytes.slice());
-      const body = Array.isArray(pending.job.bytes) ? (pending.job.bytes as readonly Uint8Array[]).map(owned) : owned(pending.job.bytes as Uint8Array);
-      const moved = new Set((Array.isArray(body) ? body : [body]).map((bytes) => bytes.buffer as ArrayBuffer));
-      slot.worker.postMessage({ id: pending.id, job: { ...pending.job, bytes: body } }, [...moved]);
+      const chunks = chunksOf(pending.job).map(owned);
+      slot.worker.postMessage({ id: pending.id, job: { ...pending.job, bytes: chunks } }, chunks.map((chunk) => chunk.buffer as ArrayBuffer));
     }
   }
 
