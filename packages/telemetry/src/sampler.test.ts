@@ -85,6 +85,33 @@ describe('runtime sampler on the real event loop', () => {
     expect(longStalls[0]!.delay.maxMs).toBeGreaterThanOrEqual(1000);
   });
 
+  it('counts a block that runs between the sampling timer and its read once, not again when the next timer fires late', async () => {
+    // The other worst ordering: our timer fires, the block runs in the same timers phase, and the
+    // delay monitor records it before the read. The next timer came due during the block; its
+    // lateness is the same block. The histogram here is fed like the monitor, recording the block
+    // in the same phase (the real monitor does so only when its own timer is due then too).
+    const histogram = createHistogram();
+    const feed = setInterval(() => histogram.record(10_200_000), 10);
+    const sink = createCollectingSink();
+    const sampler = startRuntimeSampler({ identity, sink, intervalMs: 100, healthyEveryMs: 60_000, delayMonitor: histogram });
+    // Created in the same turn with the sampler's first timer and the same duration: it runs right
+    // after the sampler's timer, before the read in the check phase.
+    setTimeout(() => {
+      blockFor(1200);
+      histogram.record(1_210_000_000);
+    }, 100);
+    try {
+      await sleep(100 + 1200 + 700);
+    } finally {
+      sampler.stop();
+      clearInterval(feed);
+    }
+    const longStalls = stallsOf(sink.events).filter((e) => e.delay.maxMs >= 1000 || e.timerLateMs >= 1000);
+    expect(longStalls).toHaveLength(1);
+    expect(longStalls[0]!.delay.maxMs).toBeGreaterThanOrEqual(1000);
+    expect(longStalls[0]!.timerLateMs).toBeGreaterThanOrEqual(1000);
+  });
+
   it('writes nothing after stop()', async () => {
     const sink = createCollectingSink();
     const sampler = startRuntimeSampler({ identity, sink, intervalMs: 20, healthyEveryMs: 20 });

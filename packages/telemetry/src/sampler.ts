@@ -124,6 +124,8 @@ export function startRuntimeSampler(options: RuntimeSamplerOptions): RuntimeSamp
   let immediate: NodeJS.Immediate | undefined;
   let retry: NodeJS.Timeout | undefined;
   let expectedAt = 0;
+  /** When the last interval was measured: time before it is already accounted for. */
+  let measuredAt = 0;
   let stalls = 0;
   let latest: RuntimeTick | undefined;
   let lastErrorAt = Number.NEGATIVE_INFINITY;
@@ -177,7 +179,9 @@ export function startRuntimeSampler(options: RuntimeSamplerOptions): RuntimeSamp
     if (stopped) return;
     const at = now();
     try {
-      const timerLateMs = retriedLateMs ?? Math.max(0, at - dueAt);
+      // A timer that came due while the previous interval was being measured late (a block that
+      // ran between our timer and its read) is late only since that read: the block was reported.
+      const timerLateMs = retriedLateMs ?? Math.max(0, at - Math.max(dueAt, measuredAt));
       const delay = readDelay(monitor, resolutionMs);
       if (timerLateMs >= STALL_TIMER_LATE_MS && retriedLateMs === undefined && !(delay.maxMs >= STALL_MAX_MS)) {
         // We saw the block but the delay monitor's own timer has not fired since: its sample of
@@ -191,6 +195,7 @@ export function startRuntimeSampler(options: RuntimeSamplerOptions): RuntimeSamp
       // our own timer's lateness is a delay measurement too, so the max is the larger of both.
       if (!(delay.maxMs >= timerLateMs)) delay.maxMs = round(timerLateMs);
       monitor.reset();
+      measuredAt = at;
       const cpu = process.cpuUsage();
       const elu = perf.eventLoopUtilization();
       const figures = figuresSince(tickBase, at, cpu, elu, delay);
@@ -237,6 +242,7 @@ export function startRuntimeSampler(options: RuntimeSamplerOptions): RuntimeSamp
     monitor.enable?.();
     tickBase = snapshot();
     reportBase = tickBase;
+    measuredAt = tickBase.at;
     monitor.reset();
     schedule();
   } catch (err) {
