@@ -148,6 +148,27 @@ describe('first load (issue 32)', () => {
     await context.close();
   });
 
+  it('an address change between the first render and the router listening is not missed (the back button right after the load)', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    // When the app's first render reaches the document (a microtask after its commit, before its
+    // effects subscribe), the address changes: the back button pressed at that moment.
+    await page.addInitScript(() => {
+      const seen = new MutationObserver(() => {
+        if (!document.getElementById('root')?.firstChild) return;
+        seen.disconnect();
+        window.history.pushState(null, '', '/library?q=willow');
+        window.dispatchEvent(new PopStateEvent('popstate'));
+      });
+      seen.observe(document, { childList: true, subtree: true });
+    });
+    await page.goto(`${server.url}/`);
+    await page.waitForURL(/\/library\?q=willow$/);
+    await page.getByRole('heading', { level: 1, name: 'Library' }).waitFor({ timeout: 10_000 });
+    expect(await page.getByRole('searchbox', { name: 'Search' }).inputValue()).toBe('willow');
+    await context.close();
+  });
+
   it('the character editor is a chunk of its own: opening it loads neither the full studio nor CodeMirror', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();

@@ -1,18 +1,23 @@
-import { type AnchorHTMLAttributes, type ReactNode, useEffect, useState } from 'react';
+import { type AnchorHTMLAttributes, type ReactNode, useMemo, useSyncExternalStore } from 'react';
 
-/** A tiny client-side router: the path, and navigation without a reload. */
+/** Calls `onChange` when the address changes: the back and forward buttons, and `navigate`. */
+function subscribeToAddress(onChange: () => void): () => void {
+  window.addEventListener('popstate', onChange);
+  window.addEventListener('yumina:navigate', onChange);
+  return () => {
+    window.removeEventListener('popstate', onChange);
+    window.removeEventListener('yumina:navigate', onChange);
+  };
+}
+
+/**
+ * A tiny client-side router: the path, and navigation without a reload. Read through
+ * useSyncExternalStore, which compares the address again once it listens: a change between the
+ * first render and the subscription (a page's own effect that navigates on mount runs before the
+ * app's, the back button right after the load) is not missed.
+ */
 export function usePath(): string {
-  const [path, setPath] = useState(() => window.location.pathname);
-  useEffect(() => {
-    const update = () => setPath(window.location.pathname);
-    window.addEventListener('popstate', update);
-    window.addEventListener('yumina:navigate', update);
-    return () => {
-      window.removeEventListener('popstate', update);
-      window.removeEventListener('yumina:navigate', update);
-    };
-  }, []);
-  return path;
+  return useSyncExternalStore(subscribeToAddress, () => window.location.pathname);
 }
 
 export function navigate(to: string): void {
@@ -59,15 +64,6 @@ export function Link({ to, children, className, ...rest }: { to: string; childre
 
 /** The query string of the current address, kept current across client-side navigation. */
 export function useSearch(): URLSearchParams {
-  const [search, setSearch] = useState(() => window.location.search);
-  useEffect(() => {
-    const update = () => setSearch(window.location.search);
-    window.addEventListener('popstate', update);
-    window.addEventListener('yumina:navigate', update);
-    return () => {
-      window.removeEventListener('popstate', update);
-      window.removeEventListener('yumina:navigate', update);
-    };
-  }, []);
-  return new URLSearchParams(search);
+  const search = useSyncExternalStore(subscribeToAddress, () => window.location.search);
+  return useMemo(() => new URLSearchParams(search), [search]);
 }
