@@ -77,6 +77,8 @@ describe('account recovery in a real browser, with the outbox', () => {
     const png = Buffer.from(await (await import('sharp')).default({ create: { width: 640, height: 480, channels: 3, background: '#7a4fd0' } }).png().toBuffer());
     await page.locator('#profile input[type=file]').setInputFiles({ name: 'me.png', mimeType: 'image/png', buffer: png });
     await page.getByTestId('profile-picture').waitFor();
+    // The element shows before its picture has loaded: wait for the load, then check what came.
+    await expect.poll(() => page.getByTestId('profile-picture').evaluate((img: HTMLImageElement) => img.complete)).toBe(true);
     expect(await page.getByTestId('profile-picture').evaluate((img: HTMLImageElement) => [img.complete, img.naturalWidth])).toEqual([true, 256]);
     await expect.poll(() => page.getByTestId('logins').getByRole('listitem').count()).toBe(1);
     expect(await page.getByTestId('logins').textContent()).toContain('this device');
