@@ -49,15 +49,17 @@ async function withTemplate(stopServices: () => Promise<void>): Promise<() => Pr
 async function buildOutput(): Promise<void> {
   const root = resolve(import.meta.dirname, '../..');
   const { build } = await import('vite');
-  const nodeEnv = process.env.NODE_ENV;
-  process.env.NODE_ENV = 'production';
-  try {
-    await build({ root: resolve(root, 'web'), mode: 'production', logLevel: 'error', build: { outDir: resolve(root, 'web/dist'), emptyOutDir: true } });
-  } finally {
-    process.env.NODE_ENV = nodeEnv;
-  }
-  // The compiled server side (container and function bundles) that production runs: the topology
-  // and production-install tests run it.
   const { buildServer } = await import('../../scripts/build.ts');
-  await buildServer();
+  const web = async () => {
+    const nodeEnv = process.env.NODE_ENV;
+    process.env.NODE_ENV = 'production';
+    try {
+      await build({ root: resolve(root, 'web'), mode: 'production', logLevel: 'error', build: { outDir: resolve(root, 'web/dist'), emptyOutDir: true } });
+    } finally {
+      process.env.NODE_ENV = nodeEnv;
+    }
+  };
+  // The compiled server side (container and function bundles) that production runs: the topology
+  // and production-install tests run it. Built beside the web app (neither reads the other's output).
+  await Promise.all([web(), buildServer()]);
 }
