@@ -136,15 +136,20 @@ describe('first load (issue 32)', () => {
       await route.continue();
     });
     await page.goto(`${server.url}/play/${world}`);
-    // Before any player code ran: who is signed in, the world, its sessions, then the latest session and its checkpoints.
+    // Before any player code ran: who is signed in, the world, its sessions, the asset token, then the latest session and its checkpoints.
     await expect.poll(() => asked.includes(`/api/sessions/${sessionId}`) && asked.includes(`/api/sessions/${sessionId}/checkpoints`), { timeout: 15_000 }).toBe(true);
     expect(chunkAsked).toBe(true);
-    expect(asked).toEqual(expect.arrayContaining(['/api/auth/session', `/api/worlds/${world}`, `/api/worlds/${world}/sessions`, `/api/worlds/${world}/player`, '/api/personas']));
+    expect(asked).toEqual(
+      expect.arrayContaining(['/api/auth/session', `/api/worlds/${world}`, `/api/worlds/${world}/sessions`, `/api/worlds/${world}/player`, '/api/personas', `/api/worlds/${world}/asset-access`]),
+    );
     release();
     await page.getByRole('button', { name: 'Send' }).waitFor();
     // The page took the answers it found instead of asking again.
     expect(asked.filter((path) => path === `/api/sessions/${sessionId}`)).toHaveLength(1);
     expect(asked.filter((path) => path === `/api/worlds/${world}/sessions`)).toHaveLength(1);
+    expect(asked.filter((path) => path === `/api/worlds/${world}/asset-access`)).toHaveLength(1);
+    // The session panel renders right after the chat, in a render of its own.
+    await page.getByRole('button', { name: 'Save checkpoint' }).waitFor();
     await context.close();
   });
 

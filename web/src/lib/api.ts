@@ -9,29 +9,34 @@ export class ApiError extends Error {
   }
 }
 
-/** GET reads started before their page asked (prefetch), each answered once to the first `api` call of its path. */
+/** Reads started before their page asked (prefetch), each answered once to the first `api` call of its method and path. */
 const early = new Map<string, { at: number; answer: Promise<unknown> }>();
 /** A prefetched read older than this is read again instead (a page opened much later wants fresh data). */
 const EARLY_FOR_MS = 10_000;
+const earlyKey = (path: string, method: string) => (method === 'GET' ? path : `${method} ${path}`);
 
 /**
- * Starts a GET of `path` now, for the page about to render (routes.tsx): its chunk and its data load
- * in parallel instead of one after the other. The page's own `api(path)` takes the answer; the
- * promise returned lets a preload chain the reads that depend on it (lib/player-reads.ts).
+ * Starts a read of `path` now, for the page about to render (routes.tsx): its chunk and its data load
+ * in parallel instead of one after the other. The page's own `api(path)` (with the same method and no
+ * body) takes the answer; the promise returned lets a preload chain the reads that depend on it
+ * (lib/player-reads.ts). `POST` only for a request without a body that changes nothing the page
+ * shows (the player's asset token).
  */
-export function prefetch<T = unknown>(path: string): Promise<T> {
-  const held = early.get(path);
+export function prefetch<T = unknown>(path: string, method: 'GET' | 'POST' = 'GET'): Promise<T> {
+  const key = earlyKey(path, method);
+  const held = early.get(key);
   if (held && performance.now() - held.at < EARLY_FOR_MS) return held.answer as Promise<T>;
-  const answer = request<T>(path, {});
+  const answer = request<T>(path, { method });
   answer.catch(() => {}); // reported to the page that takes it
-  early.set(path, { at: performance.now(), answer });
+  early.set(key, { at: performance.now(), answer });
   return answer;
 }
 
 export async function api<T>(path: string, init: { method?: string; json?: unknown } = {}): Promise<T> {
-  if (init.method === undefined && init.json === undefined) {
-    const held = early.get(path);
-    early.delete(path);
+  if (init.json === undefined) {
+    const key = earlyKey(path, init.method ?? 'GET');
+    const held = early.get(key);
+    early.delete(key);
     if (held && performance.now() - held.at < EARLY_FOR_MS) return held.answer as Promise<T>;
   }
   return request<T>(path, init);

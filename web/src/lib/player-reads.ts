@@ -11,6 +11,8 @@ export const playerUrls = (worldId: string) => ({
   sessions: apiPath('worlds', worldId, 'sessions'),
   preferences: apiPath('worlds', worldId, 'player'),
   personas: '/api/personas',
+  /** POST: the token for the world's assets (player/asset-access.ts). */
+  assetAccess: apiPath('worlds', worldId, 'asset-access'),
 });
 export const sessionUrls = (sessionId: string) => ({ session: apiPath('sessions', sessionId), checkpoints: apiPath('sessions', sessionId, 'checkpoints') });
 
@@ -21,7 +23,8 @@ export function chosenSession(sessions: readonly { id: string }[], wanted: strin
 
 /**
  * Started with the player's chunk (routes.tsx), before React renders: who is signed in; for an
- * account, at once the world, its sessions, the preferences and the personas; once the sessions
+ * account, at once the world, its sessions, the preferences, the personas and the asset token (asked
+ * for only once the world rendered otherwise: a round trip more before the chat shows); once the sessions
  * are known, the one the page will open and its checkpoints. A returning player's chat then waits
  * for those three round trips in parallel with the chunk, not for five after it. A guest (no
  * account) reads nothing more here: the guest preview has reads of its own.
@@ -39,6 +42,7 @@ export function preloadPlayer(worldId: string, search: URLSearchParams): void {
       prefetch(urls.world);
       prefetch(urls.preferences);
       prefetch(urls.personas);
+      prefetch(urls.assetAccess, 'POST');
       const { sessions } = await prefetch<{ sessions: { id: string }[] }>(urls.sessions);
       const id = chosenSession(sessions, search.get('session'));
       if (!id) return;

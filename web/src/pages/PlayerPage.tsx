@@ -1,4 +1,4 @@
-import { lazy, Suspense } from 'react';
+import { lazy, type ReactNode, Suspense, useDeferredValue } from 'react';
 import { useConfirm } from '../player/ConfirmDialog.tsx';
 import { DefaultChat } from '../player/DefaultChat.tsx';
 import { sandboxHandlers, sandboxState } from '../player/sandbox-bridge.ts';
@@ -71,10 +71,23 @@ export function PlayerPage({ worldId, embedded = false }: { worldId: string; emb
       {!immersive && (
         <div className="player-body">
           <DefaultChat p={p} confirm={confirm} />
-          <SessionPanel p={p} confirm={confirm} />
+          <Afterwards>
+            <SessionPanel p={p} confirm={confirm} />
+          </Afterwards>
         </div>
       )}
       {dialog}
     </div>
   );
+}
+
+/**
+ * Renders its children in a render of its own right after the one that mounted it (a deferred,
+ * interruptible one): the chat is painted first, then the session panel beside or below it (its
+ * form controls, select and sliders made one long task of opening the player on a phone). Its
+ * grid column is sized without it, so nothing moves when it arrives.
+ */
+function Afterwards({ children }: { children: ReactNode }) {
+  const ready = useDeferredValue(true, false);
+  return ready ? children : <div />;
 }

@@ -7,6 +7,7 @@
 import type { AssetScope } from '@yumina/sandbox';
 import { useEffect, useState } from 'react';
 import { ApiError, api } from '../lib/api.ts';
+import { playerUrls } from '../lib/player-reads.ts';
 
 export interface AssetAccess {
   worldId: string;
@@ -41,7 +42,7 @@ export function useAssetScope(worldId: string | null, origin: string = window.lo
     const load = async () => {
       let delay: number | null;
       try {
-        const access = await api<AssetAccess>(`/api/worlds/${encodeURIComponent(worldId)}/asset-access`, { method: 'POST' });
+        const access = await api<AssetAccess>(playerUrls(worldId).assetAccess, { method: 'POST' });
         if (cancelled) return;
         setScope((prev) => (prev && prev.worldId === worldId && prev.token === access.token && prev.origin === origin ? prev : { origin, worldId, token: access.token }));
         delay = renewDelayMs(access);

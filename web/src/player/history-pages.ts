@@ -20,6 +20,19 @@ export const EARLIER_PAGE_SIZE = 100;
 const NEAR_TOP_PX = 200;
 
 /**
+ * Scrolls a list to its end in the next frame, before it is painted: reading its height lays the
+ * page out, which there is the frame's own layout, not a second one forced inside React's commit
+ * (on opening the player that was most of the longest task on a phone). Returns the cancel.
+ */
+function toEnd(list: HTMLElement | null): (() => void) | undefined {
+  if (!list) return undefined;
+  const frame = requestAnimationFrame(() => {
+    list.scrollTop = list.scrollHeight;
+  });
+  return () => cancelAnimationFrame(frame);
+}
+
+/**
  * Earlier messages of a long session, loaded as the reader scrolls up (issue 24). The session
  * routes answer only the newest page; this keeps the pages loaded before it and merges them with
  * each newer page by position. When the newest page no longer follows on from them (messages
@@ -66,10 +79,7 @@ export function useHistoryPages<M extends { id: string; position: number }>(page
     anchor.current = null;
   }, [earlier]);
   // The newest page (opening, a reply, an edit): the conversation shows its end.
-  useLayoutEffect(() => {
-    const list = listRef.current;
-    if (list) list.scrollTop = list.scrollHeight;
-  }, [page]);
+  useLayoutEffect(() => toEnd(listRef.current), [page]);
 
   const onScroll = useCallback(
     (event: UIEvent<HTMLElement>) => {
@@ -80,7 +90,7 @@ export function useHistoryPages<M extends { id: string; position: number }>(page
   // The list mounts (after the page arrived, once the world is loaded too): it opens at the bottom.
   const ref = useCallback((list: HTMLOListElement | null) => {
     listRef.current = list;
-    if (list) list.scrollTop = list.scrollHeight;
+    toEnd(list);
   }, []);
   // A scrolling region: focusable (tabIndex 0) so that keyboard readers scroll it too.
   const style: CSSProperties = { maxHeight: '70vh', overflowY: 'auto' };

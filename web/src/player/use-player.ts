@@ -48,6 +48,13 @@ async function isBusy(res: Response): Promise<boolean> {
   return body?.error?.code === 'SERVER_BUSY';
 }
 
+/** A session and its checkpoints, read together (the paths preloadPlayer reads them by). */
+async function readSession(id: string): Promise<{ session: SessionData; checkpoints: Checkpoint[] }> {
+  const urls = sessionUrls(id);
+  const [session, cps] = await Promise.all([api<SessionData>(urls.session), api<{ checkpoints: Checkpoint[] }>(urls.checkpoints)]);
+  return { session, checkpoints: cps.checkpoints };
+}
+
 export function usePlayer(worldId: string) {
   const { loading, info } = useSession();
   const [world, setWorld] = useState<WorldData | null>(null);
@@ -175,10 +182,9 @@ export function usePlayer(worldId: string) {
   }, [worldId]);
 
   const refresh = useCallback(async (id: string) => {
-    const urls = sessionUrls(id);
-    const [session, cps] = await Promise.all([api<SessionData>(urls.session), api<{ checkpoints: Checkpoint[] }>(urls.checkpoints)]);
+    const { session, checkpoints: cps } = await readSession(id);
     setData(session);
-    setCheckpoints(cps.checkpoints);
+    setCheckpoints(cps);
     return session;
   }, []);
 
@@ -229,22 +235,29 @@ export function usePlayer(worldId: string) {
     (async () => {
       // The same reads preloadPlayer started with the page's chunk (lib/player-reads.ts), all at once.
       const urls = playerUrls(worldId);
-      const [w, list, , personas] = await Promise.all([
+      const [w, opened, , personas] = await Promise.all([
         api<WorldData>(urls.world),
-        loadSessions(),
+        loadSessions().then((list) => {
+          const id = chosenSession(list, new URLSearchParams(window.location.search).get('session'));
+          return id ? readSession(id) : null;
+        }),
         loadPrefs(),
         api<{ personas: Persona[] }>(urls.personas).catch(() => ({ personas: [] as Persona[] })),
       ]);
+      // The world and the session it opens render together, once (the page shows neither without the other).
       setWorld(w);
       setCanvasMode(w.world.rootComponent ? 'custom' : 'chat');
       setPersona(personas.personas.find((p) => p.active) ?? null);
-      const id = chosenSession(list, new URLSearchParams(window.location.search).get('session'));
+      if (opened) {
+        setData(opened.session);
+        setCheckpoints(opened.checkpoints);
+      }
       // The audio director exists once the world is rendered; wait for it so music can resume or start.
       for (let i = 0; i < 40 && !audioRef.current; i++) await new Promise((r) => setTimeout(r, 25));
-      if (id) await openSession(id, w);
+      if (opened) resumeMusic(opened.session.session, w);
       else await createSession();
     })().catch((e: Error) => setError(e.message));
-  }, [info, worldId, loadSessions, loadPrefs, openSession, createSession]);
+  }, [info, worldId, loadSessions, loadPrefs, resumeMusic, createSession]);
 
   /** Streams one generation (send, regenerate or continue) and reloads the session when it ends. */
   const stream = useCallback(
