@@ -4,12 +4,14 @@ import LongestFirstSequencer from './tests/support/sequencer.ts';
 /**
  * `npm test` runs two workers on the 2-core machines: the suites mostly wait on servers, PostgreSQL
  * and Chromium, so the run takes about two thirds of the time it takes with one. The few tests that
- * measure real timing (event-loop stalls, a whole browser journey under deadlines) run afterwards,
+ * measure real timing (event-loop stalls, a health probe's latency during imports) run afterwards,
  * alone, in the `timing` project (sequence.groupOrder 1), where no other suite competes for the cores.
+ * (The browser journey ran there too; it asserts no timing, its waits are polls of 20-30 s like every
+ * browser suite's, and alone at the end it kept one core idle for ~25 s of every run.)
  * `vitest bench` (mode "benchmark") runs one file at a time in one worker, so benchmarks never
  * compete with each other.
  */
-const timing = ['packages/telemetry/src/sampler.test.ts', 'tests/browser/journey.test.ts', 'tests/import-stall.test.ts'];
+const timing = ['packages/telemetry/src/sampler.test.ts', 'tests/import-stall.test.ts'];
 /** Files that need a process of their own (a CPU profile is one-shot per process). */
 const ownProcess = ['packages/telemetry/src/cpu-profile.test.ts', 'packages/telemetry/src/cpu-profile-abort.test.ts'];
 const shared = {

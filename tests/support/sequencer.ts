@@ -21,6 +21,7 @@ export const LONGEST_FIRST = [
   'tests/health.test.ts',
   'tests/browser/partner.test.ts',
   'tests/typecheck.test.ts',
+  'tests/browser/journey.test.ts',
 ];
 
 export default class LongestFirstSequencer extends BaseSequencer {
