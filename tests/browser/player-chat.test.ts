@@ -126,4 +126,43 @@ describe('the default chat in the real player', () => {
     await expect.poll(() => page.getByTestId('turn-failure').count()).toBe(0);
     await page.close();
   }, 120_000);
+  it("the player's message and the streamed reply stay on screen until the stored ones replace them, however late the session is read back", async () => {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(30_000);
+    await page.goto(`${server.url}/`);
+    const [worldId] = await signUpWithWorlds(server, page, { providerUrl: provider.url, apiKey: 'chat-key', worlds: [chatWorld()] });
+    await page.goto(`${server.url}/play/${worldId}`);
+    const messages = page.locator('[data-testid="messages"]');
+    await messages.locator('li[data-message-id]').first().waitFor();
+    // Reads of the session (not its checkpoints) are held back while `holding`: a slow network.
+    let holding = false;
+    const held: (() => void)[] = [];
+    await page.route(/\/api\/sessions\/[^/?]+(\?[^/]*)?$/, async (route) => {
+      if (route.request().method() === 'GET' && holding) await new Promise<void>((r) => held.push(r));
+      await route.continue();
+    });
+    provider.enqueue({ kind: 'completion', content: 'The kettle sings.', chunks: 2, chunkDelayMs: 300 });
+    holding = true;
+    await page.getByLabel('Message', { exact: true }).fill('Tea, please');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const shown = () => page.evaluate(() => document.querySelector('[data-testid="messages"]')!.textContent ?? '');
+    // While the reply streams and after it ended, with every read of the session still held:
+    // the player's message never disappears, and the streamed reply stays once complete.
+    const seen: string[] = [];
+    for (let i = 0; i < 25; i++) {
+      seen.push(await shown());
+      await page.waitForTimeout(100);
+    }
+    expect(seen.filter((text) => !text.includes('Tea, please'))).toEqual([]);
+    expect(seen.at(-1)).toContain('The kettle sings.');
+    expect(held.length).toBeGreaterThan(0);
+    holding = false;
+    for (const release of held) release();
+    await expect.poll(() => messages.locator('li[data-message-id][data-role="user"]').last().textContent(), { timeout: 20_000 }).toContain('Tea, please');
+    await expect.poll(() => page.getByTestId('streaming').count()).toBe(0);
+    // Once stored: each shown once (the message sent is not shown twice).
+    expect((await shown()).split('Tea, please')).toHaveLength(2);
+    expect((await shown()).split('The kettle sings.')).toHaveLength(2);
+    await page.close();
+  }, 90_000);
 });

@@ -181,10 +181,15 @@ export function usePlayer(worldId: string) {
     setPrefs(await api<PlayerPreferences>(playerUrls(worldId).preferences));
   }, [worldId]);
 
+  /** Counts reads of the session: only the latest one started is shown (answers can arrive out of order). */
+  const refreshes = useRef(0);
   const refresh = useCallback(async (id: string) => {
+    const seq = ++refreshes.current;
     const { session, checkpoints: cps } = await readSession(id);
-    setData(session);
-    setCheckpoints(cps);
+    if (seq === refreshes.current) {
+      setData(session);
+      setCheckpoints(cps);
+    }
     return session;
   }, []);
 
@@ -315,8 +320,11 @@ export function usePlayer(worldId: string) {
         }
         await readEvents(res, (event, payload) => {
           if (event === 'start') {
-            setPendingUser(null);
-            void refresh(id).catch(() => {});
+            // The player's message is stored: it replaces the one shown while sending once the
+            // session read that holds it is shown, in the same render (never neither, never both).
+            const read = refresh(id);
+            const seq = refreshes.current;
+            void read.then(() => refreshes.current === seq && setPendingUser(null)).catch(() => {});
           }
           if (event === 'delta') setStreaming((s) => s + String(payload.text ?? ''));
           if (event === 'reasoning') setReasoning((s) => s + String(payload.text ?? ''));
@@ -326,10 +334,11 @@ export function usePlayer(worldId: string) {
       } catch (e) {
         setError((e as Error).message);
       } finally {
+        // The stored reply replaces the streamed text in one render (the text did not vanish first).
+        const after = await refresh(id).catch(() => null);
         setPendingUser(null);
         setStreaming('');
         setBusy(false);
-        const after = await refresh(id).catch(() => null);
         if (failure !== null && !after?.messages.slice(-2).some((m) => m.failure)) setError(failure);
         void loadSessions().catch(() => {});
         // A turn may have cost platform credits: the header reads the balance again.
