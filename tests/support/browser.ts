@@ -3,7 +3,12 @@ import { type Browser, chromium } from 'playwright-core';
 /** Debian's Chromium (package chromium), which the global setup installs when missing (./services.ts). */
 export const CHROMIUM = '/usr/bin/chromium';
 
-/** Debian's Chromium, headless, with the flags this closed network needs. */
+/**
+ * Debian's Chromium, headless, with the flags this closed network needs, and without the software
+ * GL renderer (SwiftShader) it otherwise composites pages with when there is no GPU: nothing here
+ * draws with WebGL, and plain software compositing took ~15 % less CPU and time in the browser
+ * suites (found-by-clicking and accessibility: 75-78 s → 62-65 s, user CPU 47 s → 39-42 s).
+ */
 export function launchBrowser(extraArgs: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
@@ -16,6 +21,7 @@ export function launchBrowser(extraArgs: string[] = []): Promise<Browser> {
       '--disable-sync',
       '--no-first-run',
       '--disable-quic',
+      '--disable-software-rasterizer',
       ...extraArgs,
     ],
   });
