@@ -1,4 +1,4 @@
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -44,6 +44,7 @@ function precompress(): Plugin {
       const gz = promisify(gzip);
       const compress = async (file: string) => {
         const bytes = await readFile(file);
+        if (bytes.length < 256) return;
         const [b, g] = await Promise.all([
           brotli(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } }),
           gz(bytes, { level: 9 }),
@@ -51,9 +52,7 @@ function precompress(): Plugin {
         if (b.length < bytes.length) await writeFile(`${file}.br`, b);
         if (g.length < bytes.length) await writeFile(`${file}.gz`, g);
       };
-      const files = await walk(outDir);
-      const sizes = await Promise.all(files.map(async (file) => (COMPRESSIBLE.test(file) ? (await stat(file)).size : 0)));
-      await Promise.all(files.filter((_, i) => sizes[i]! >= 256).map(compress));
+      await Promise.all((await walk(outDir)).filter((file) => COMPRESSIBLE.test(file)).map(compress));
     },
   };
 }

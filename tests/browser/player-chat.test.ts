@@ -1,4 +1,4 @@
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 import type { FakeOpenAi } from '../support/fake-openai.ts';
@@ -20,12 +20,18 @@ describe('the default chat in the real player', () => {
 
   useBrowserPlatform({ provider: { apiKey: 'chat-key' } }, (p) => ({ server, browser, provider } = p));
 
-  it('greets the persona by name; Markdown, Enter and Shift+Enter, typing indicator; edit, delete, continue, branch and session switch survive a reload', async () => {
+  /** A new page, signed up (with `persona`, when given) with the chat world, on its player. */
+  async function openChat(persona?: { name: string }): Promise<Page> {
     const page = await browser.newPage();
     page.setDefaultTimeout(30_000);
     await page.goto(`${server.url}/`);
-    const [worldId] = await signUpWithWorlds(server, page, { providerUrl: provider.url, apiKey: 'chat-key', worlds: [chatWorld()], persona: { name: 'Captain Vale' } });
+    const [worldId] = await signUpWithWorlds(server, page, { providerUrl: provider.url, apiKey: 'chat-key', worlds: [chatWorld()], persona });
     await page.goto(`${server.url}/play/${worldId}`);
+    return page;
+  }
+
+  it('greets the persona by name; Markdown, Enter and Shift+Enter, typing indicator; edit, delete, continue, branch and session switch survive a reload', async () => {
+    const page = await openChat({ name: 'Captain Vale' });
     const messages = page.locator('[data-testid="messages"]');
     const bubbles = messages.locator('li[data-message-id]');
 
@@ -104,11 +110,7 @@ describe('the default chat in the real player', () => {
   }, 120_000);
 
   it('a failed reply shows its error beside the player\'s message, with a retry', async () => {
-    const page = await browser.newPage();
-    page.setDefaultTimeout(30_000);
-    await page.goto(`${server.url}/`);
-    const [worldId] = await signUpWithWorlds(server, page, { providerUrl: provider.url, apiKey: 'chat-key', worlds: [chatWorld()] });
-    await page.goto(`${server.url}/play/${worldId}`);
+    const page = await openChat();
     const bubbles = page.locator('[data-testid="messages"] li[data-message-id]');
     await expect.poll(() => bubbles.count(), { timeout: 20_000 }).toBe(1);
     // Without a persona the account's display name greets.
@@ -126,12 +128,9 @@ describe('the default chat in the real player', () => {
     await expect.poll(() => page.getByTestId('turn-failure').count()).toBe(0);
     await page.close();
   }, 120_000);
+
   it("the player's message and the streamed reply stay on screen until the stored ones replace them, however late the session is read back", async () => {
-    const page = await browser.newPage();
-    page.setDefaultTimeout(30_000);
-    await page.goto(`${server.url}/`);
-    const [worldId] = await signUpWithWorlds(server, page, { providerUrl: provider.url, apiKey: 'chat-key', worlds: [chatWorld()] });
-    await page.goto(`${server.url}/play/${worldId}`);
+    const page = await openChat();
     const messages = page.locator('[data-testid="messages"]');
     await messages.locator('li[data-message-id]').first().waitFor();
     // Reads of the session (not its checkpoints) are held back while `holding`: a slow network.

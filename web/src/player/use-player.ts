@@ -183,12 +183,14 @@ export function usePlayer(worldId: string) {
 
   /** Counts reads of the session: only the latest one started is shown (answers can arrive out of order). */
   const refreshes = useRef(0);
-  const refresh = useCallback(async (id: string) => {
+  /** Reads the session again and shows it, with `alsoShown` (more state set in the same render), unless a later read started meanwhile. */
+  const refresh = useCallback(async (id: string, alsoShown?: () => void) => {
     const seq = ++refreshes.current;
     const { session, checkpoints: cps } = await readSession(id);
     if (seq === refreshes.current) {
       setData(session);
       setCheckpoints(cps);
+      alsoShown?.();
     }
     return session;
   }, []);
@@ -322,9 +324,7 @@ export function usePlayer(worldId: string) {
           if (event === 'start') {
             // The player's message is stored: it replaces the one shown while sending once the
             // session read that holds it is shown, in the same render (never neither, never both).
-            const read = refresh(id);
-            const seq = refreshes.current;
-            void read.then(() => refreshes.current === seq && setPendingUser(null)).catch(() => {});
+            void refresh(id, () => setPendingUser(null)).catch(() => {});
           }
           if (event === 'delta') setStreaming((s) => s + String(payload.text ?? ''));
           if (event === 'reasoning') setReasoning((s) => s + String(payload.text ?? ''));
