@@ -113,6 +113,9 @@ describe('issue 30 E: found by clicking', () => {
     expect(await frame.getByTestId('ashen-greeting').textContent()).toMatch(/Ashen Depths/);
     // Many turns: the input stays in the frame's view, in the page's frame and in immersive mode, at each size.
     for (let i = 0; i < 8; i++) {
+      // As a player would: the next message once Send is back (the turn ends when the stored reply is
+      // read back, a moment after its streamed text shows; an Enter before that sends nothing).
+      await expect.poll(() => frame.getByRole('button', { name: 'Send' }).isEnabled(), { timeout: 20_000 }).toBe(true);
       official.enqueue({ kind: 'completion', content: `Room ${i}. ${'The corridor goes on, damp and dark. '.repeat(6)}` });
       await frame.getByLabel('Message').fill(`I walk on (${i})`);
       await frame.getByLabel('Message').press('Enter');
