@@ -21,7 +21,8 @@ describe('verify-first sign-up', () => {
   const fromClient = () => ({ 'x-forwarded-for': `203.0.113.${++client}` });
 
   beforeAll(async () => {
-    server = await startTestServer({ TRUST_PROXY: 'loopback', ACCOUNT_MAIL_RATE_LIMIT_PER_HOUR: '3' });
+    // Production's password hash cost: the timing test below measures what a hash costs.
+    server = await startTestServer({ TRUST_PROXY: 'loopback', ACCOUNT_MAIL_RATE_LIMIT_PER_HOUR: '3', PASSWORD_HASH_COST: '14' });
     outbox = outboxOf(server);
   }, 60_000);
   afterAll(() => server?.stop());
@@ -105,7 +106,8 @@ describe('verify-first sign-up', () => {
     );
     expect(Number(rows[0]!.hours)).toBe(24);
     expect(rows[0]!.secret_hash.toString('base64url')).not.toContain(secret);
-    expect(rows[0]!.password_hash).toMatch(/^scrypt\$/);
+    // At the configured cost (PASSWORD_HASH_COST 14: N = 16,384).
+    expect(rows[0]!.password_hash).toMatch(/^scrypt\$16384\$8\$1\$/);
 
     const forged = `${id}.${secret.slice(0, -1)}${secret.endsWith('A') ? 'B' : 'A'}`;
     for (const bad of [forged, `${id}.`, id, 'x'.repeat(66), '', `${'A'.repeat(22)}.${secret}`]) {

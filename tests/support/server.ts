@@ -17,6 +17,7 @@ export async function startTestServer(
   env: Record<string, string> | ((databaseUrl: string) => Record<string, string>) = {}, options: { web?: boolean; redis?: boolean; logDestination?: import('pino').DestinationStream } = {}): Promise<TestServer> {
   const database = await createTestDatabase({ migrated: true });
   const dataDir = mkdtempSync(join(tmpdir(), 'yumina-test-'));
+  const given = typeof env === 'function' ? env(database.url) : env;
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
@@ -27,9 +28,13 @@ export async function startTestServer(
     // small pools unless a test asks for more.
     DATABASE_POOL_MAX: '10',
     DATABASE_READ_POOL_MAX: '5',
+    // Password hashes at scrypt N = 2^10 instead of production's 2^14 (~3 instead of ~46 ms of CPU
+    // each, and a run makes ~800): the same code and format. A suite that measures what a hash
+    // costs sets production's (tests/security/signup.test.ts); one that runs as production gets it.
+    ...(given.NODE_ENV === undefined || given.NODE_ENV === 'test' ? { NODE_ENV: 'test', PASSWORD_HASH_COST: '10' } : {}),
     DATABASE_URL: database.url,
     ...(options.redis === false ? {} : { REDIS_URL: sharedRedisUrl, REDIS_KEY_PREFIX: testPrefix() }),
-    ...(typeof env === 'function' ? env(database.url) : env),
+    ...given,
   });
   const server = await startServer(config, { web: options.web ?? false, logDestination: options.logDestination });
   return {

@@ -172,6 +172,7 @@ export const envSchema = z.object({
     .regex(/^[A-Za-z0-9+/=_-]{43,}$/, 'must be a base64 or base64url encoding of 32 random bytes')
     .optional(),
   SESSION_TTL_DAYS: int(1, 365, 30),
+  PASSWORD_HASH_COST: int(10, 17, 14),
   LOGIN_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 10),
   AI_PRIVATE_NETWORK_ACCESS: z.enum(['allow', 'deny']).optional(),
   AI_REPLY_MAX_BYTES: int(1024, 64 * 1024 * 1024, 256 * 1024),
@@ -347,6 +348,11 @@ export interface Config {
     secretsKey: string | undefined;
     sessionTtlDays: number;
     loginRateLimitPerMinute: number;
+    /**
+     * scrypt's cost for new password hashes, as log2 of N (14: N = 16,384, 16 MiB and ~50 ms a
+     * hash). A stored hash keeps the cost it was made with. Below 14 only with NODE_ENV=test.
+     */
+    passwordHashCost: number;
     /** Cookies are Secure when the platform is served over https. */
     secureCookies: boolean;
     /** Configured OAuth providers (a provider is on when its client id and secret are set). */
@@ -487,6 +493,9 @@ export function loadConfig(
   if (e.TRUST_PROXY_SECRET && trustProxy === 0) {
     throw new ConfigError('TRUST_PROXY_SECRET', 'proves that a request came through the hops TRUST_PROXY names: set TRUST_PROXY too (docs/OPERATIONS.md)');
   }
+  if (e.PASSWORD_HASH_COST < 14 && e.NODE_ENV !== 'test') {
+    throw new ConfigError('PASSWORD_HASH_COST', `below 14 weakens every new password hash; only test runs (NODE_ENV=test) may go lower (got "${e.PASSWORD_HASH_COST}")`);
+  }
   const publicOrigin = (e.PUBLIC_ORIGIN ?? `http://localhost:${e.PORT}`).replace(/\/$/, '');
   return {
     env: e.NODE_ENV,
@@ -562,6 +571,7 @@ export function loadConfig(
       secretsKey: e.SECRETS_KEY,
       sessionTtlDays: e.SESSION_TTL_DAYS,
       loginRateLimitPerMinute: e.LOGIN_RATE_LIMIT_PER_MINUTE,
+      passwordHashCost: e.PASSWORD_HASH_COST,
       secureCookies: (e.PUBLIC_ORIGIN ?? '').startsWith('https:'),
       oauth: Object.fromEntries(
         OAUTH_PROVIDERS.flatMap((p) => {

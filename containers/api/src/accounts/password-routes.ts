@@ -60,7 +60,7 @@ export async function passwordRoutes(app: FastifyInstance, ctx: AppContext): Pro
 
   app.post('/api/auth/password/reset', async (request, reply) => {
     const body = parseWith(resetBody, request.body);
-    const hash = await hashPassword(body.password);
+    const hash = await hashPassword(body.password, ctx.config.auth.passwordHashCost);
     const { accountId, email, ended } = await db.transaction(async (tx) => {
       const link = await useLink(tx, ['reset_password'], body.token, ASK_AGAIN);
       // The account's password sign-in, at the address the link reached (an account that signed in
@@ -93,7 +93,7 @@ export async function passwordRoutes(app: FastifyInstance, ctx: AppContext): Pro
     }
     await limitPasswordCheck(ctx, account.id);
     if (!(await verifyPassword(body.currentPassword, credential.password_hash))) throw new HttpError(403, 'WRONG_PASSWORD', 'The current password is wrong.');
-    const hash = await hashPassword(body.newPassword);
+    const hash = await hashPassword(body.newPassword, ctx.config.auth.passwordHashCost);
     const ended = await db.transaction(async (tx) => {
       await tx.query('update password_credentials set password_hash = $2, updated_at = now() where account_id = $1', [account.id, hash]);
       return endOtherSessions(tx, account.id, session.id);

@@ -6,7 +6,7 @@ import { endSession, findAccount, linkedIdentities, SESSION_COOKIE } from '@yumi
 import { authenticate, requireAuth, startLogin } from './auth.ts';
 import { emailField, pendingEmail } from './email-routes.ts';
 import { limitLogin } from './request-limits.ts';
-import { DUMMY_HASH, verifyPassword } from './password.ts';
+import { dummyHash, verifyPassword } from './password.ts';
 
 const loginBody = z.strictObject({ email: emailField, password: z.string().min(1).max(200) });
 
@@ -19,7 +19,7 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext): Prom
       [body.email],
     );
     const row = rows[0];
-    const ok = await verifyPassword(body.password, row?.password_hash ?? DUMMY_HASH);
+    const ok = await verifyPassword(body.password, row?.password_hash ?? (await dummyHash(ctx.config.auth.passwordHashCost)));
     if (!row || !ok) throw new HttpError(401, 'INVALID_CREDENTIALS', 'The e-mail or password is wrong.');
     const session = await startLogin(ctx, reply, row.account_id, request);
     return { account: await findAccount(ctx.db.primary, row.account_id), session: { id: session.id, expiresAt: session.expiresAt.toISOString() } };

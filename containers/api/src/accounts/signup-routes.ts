@@ -131,7 +131,7 @@ export async function signupRoutes(app: FastifyInstance, ctx: AppContext): Promi
       if (rowCount) throw new HttpError(409, 'USERNAME_TAKEN', 'This username is taken.');
     }
     // Hashed in both cases, so the time the answer takes does not tell them apart.
-    const passwordHash = await hashPassword(body.password);
+    const passwordHash = await hashPassword(body.password, ctx.config.auth.passwordHashCost);
     const returnTo = body.returnTo === undefined ? null : safeReturnTo(body.returnTo, ctx.config.publicOrigin, '/app/settings');
     await db.transaction(async (tx) => {
       if (await addressTaken(tx, body.email)) await noticeHolder(ctx, tx, body.email);
