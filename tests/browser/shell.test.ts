@@ -156,6 +156,11 @@ describe('the app shell', () => {
     for (const look of looks) expect(look.shapes).toBeGreaterThan(3);
     expect(looks.map((look) => look.label).sort()).toEqual(['Rain on Willow Street (no cover)', 'The Ashen Depths (no cover)', '长安夜话 (no cover)']);
     expect(covers.filter((url) => !url.includes('favicon'))).toEqual([]);
+    // A long description ends at a word with an ellipsis, never in the middle of one.
+    const descriptions = await page.getByRole('list', { name: 'Worlds' }).locator('[data-testid="world-card"] .body > p').allTextContents();
+    const willow = descriptions.find((d) => d.startsWith('A slow-burn story'))!;
+    expect(willow).toMatch(/ [A-Za-z]+…$/);
+    expect(Array.from(willow).length).toBeLessThanOrEqual(140);
     await page.screenshot({ path: screenPath('library-covers-1280') });
     await page.setViewportSize({ width: 390, height: 844 });
     await page.screenshot({ path: screenPath('library-covers-390') });

@@ -3,6 +3,7 @@ import { api } from '../lib/api.ts';
 import { Link } from '../lib/router.tsx';
 import { TagList } from '../library/world-card.tsx';
 import { lineDiff, withContext } from './line-diff.ts';
+import { excerpt } from '../lib/text.ts';
 
 interface Detail {
   review: { id: string; worldId: string; name: string; revision: number; kind: string; ownerName: string };
@@ -41,7 +42,7 @@ export function ReviewDetail({ reviewId }: { reviewId: string }) {
         <ul className="list">
           {(w.entries ?? []).map((e) => (
             <li key={e.id}>
-              <strong>{e.name || e.id}</strong>: <span className="hint">{e.content.slice(0, 300)}</span>
+              <strong>{e.name || e.id}</strong>: <span className="hint">{excerpt(e.content, 300)}</span>
             </li>
           ))}
         </ul>

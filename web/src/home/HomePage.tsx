@@ -158,7 +158,7 @@ function MoreToTry({ signedIn, platform }: { signedIn: boolean; platform: HomeDa
       <h2 id="try-heading">More to try</h2>
       <ul className="try-list">
         <li>
-          <Link to="/adventure/demo">The adventure board</Link>: a small dungeon to explore, with the companion&apos;s offers and notebook.
+          <Link to="/adventure/demo">The adventure board</Link>: plant a lawn and hold it against waves of zombies, with a companion who talks, offers and keeps a notebook (an account keeps your progress).
         </li>
         {partners.map((slug) => (
           <li key={slug}>

@@ -1,5 +1,6 @@
 import { Link } from '../lib/router.tsx';
 import { GeneratedCover } from './generated-cover.tsx';
+import { excerpt } from '../lib/text.ts';
 
 /** The widest a card's cover is drawn (css px): cards are at least 230 px and share 1120 px. */
 export const COVER_CARD = { width: 360, ratio: 9 / 16 } as const;
@@ -99,7 +100,7 @@ export function WorldCard({ world, eager = false }: { world: WorldCardData; eage
           by {world.author ?? 'unknown'}
           {world.plays ? ` · ${world.plays} ${world.plays === 1 ? 'player' : 'players'}` : ''}
         </span>
-        <p>{world.description.slice(0, 140)}</p>
+        <p>{excerpt(world.description, 140)}</p>
         <TagList tags={world.tags} />
       </div>
     </li>

@@ -1,9 +1,7 @@
+import { excerpt } from '../lib/text.ts';
 import type { ServerWorld } from './server.ts';
 
-const short = (v: unknown) => {
-  const text = v === undefined ? '(none)' : JSON.stringify(v);
-  return text.length > 160 ? `${text.slice(0, 160)}…` : text;
-};
+const short = (v: unknown) => excerpt(v === undefined ? '(none)' : JSON.stringify(v), 160);
 
 /** What changed between the author's copy and the one saved elsewhere, field by field. */
 export function differences(mine: Record<string, unknown>, theirs: Record<string, unknown>): { key: string; mine: unknown; theirs: unknown }[] {
