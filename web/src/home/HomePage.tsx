@@ -7,6 +7,7 @@ import { PageLoading } from '../shell/PageLoading.tsx';
 import { HOME_URL } from './home-data.ts';
 import { useTitle } from '../lib/title.ts';
 import { shortDate } from '../lib/dates.ts';
+import { count } from '../lib/text.ts';
 
 interface RecentSession {
   id: string;
@@ -90,7 +91,7 @@ export function HomePage() {
                         <Link to={`/play/${encodeURIComponent(s.worldId)}`}>{s.worldName}</Link>
                       </h3>
                       <span className="hint">
-                        {s.messageCount} {s.messageCount === 1 ? 'message' : 'messages'} · {shortDate(s.updatedAt)}
+                        {count(s.messageCount, 'message')} · {shortDate(s.updatedAt)}
                       </span>
                     </div>
                   </li>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { excerpt } from './text.ts';
+import { count, excerpt } from './text.ts';
 
 describe('excerpt', () => {
   it('leaves a text that fits as it is (trimmed)', () => {
@@ -25,5 +25,15 @@ describe('excerpt', () => {
 
   it('cuts a single long word rather than leaving almost nothing', () => {
     expect(excerpt(`Go ${'a'.repeat(50)}`, 20)).toBe(`Go ${'a'.repeat(16)}…`);
+  });
+});
+
+describe('count', () => {
+  it('names one, none and many, with thousands separated', () => {
+    expect(count(1, 'message')).toBe('1 message');
+    expect(count(0, 'message')).toBe('0 messages');
+    expect(count(3, 'issue')).toBe('3 issues');
+    expect(count(1204, 'player')).toBe('1,204 players');
+    expect(count(2, 'entry', 'entries')).toBe('2 entries');
   });
 });

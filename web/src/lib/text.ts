@@ -11,3 +11,8 @@ export function excerpt(text: string, max: number): string {
   if (space >= 0 && Array.from(kept.slice(0, space)).length >= (max - 1) * 0.8) kept = kept.slice(0, space);
   return `${kept.replace(/[\s,.;:!?—–\-，。、；：！？]+$/u, '')}…`;
 }
+
+/** A count and its noun: "1 message", "3 messages", "1,204 players" (`many` when the plural is not the noun + s). */
+export function count(n: number, one: string, many = `${one}s`): string {
+  return `${n.toLocaleString('en')} ${n === 1 ? one : many}`;
+}

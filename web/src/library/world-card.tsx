@@ -1,6 +1,6 @@
 import { Link } from '../lib/router.tsx';
 import { GeneratedCover } from './generated-cover.tsx';
-import { excerpt } from '../lib/text.ts';
+import { count, excerpt } from '../lib/text.ts';
 
 /** The widest a card's cover is drawn (css px): cards are at least 230 px and share 1120 px. */
 export const COVER_CARD = { width: 360, ratio: 9 / 16 } as const;
@@ -98,7 +98,7 @@ export function WorldCard({ world, eager = false }: { world: WorldCardData; eage
         </h3>
         <span className="hint">
           by {world.author ?? 'unknown'}
-          {world.plays ? ` · ${world.plays} ${world.plays === 1 ? 'player' : 'players'}` : ''}
+          {world.plays ? ` · ${count(world.plays, 'player')}` : ''}
         </span>
         <p>{excerpt(world.description, 140)}</p>
         <TagList tags={world.tags} />

@@ -15,6 +15,7 @@ import type { Player } from './use-player.ts';
 import type { Confirm } from './ConfirmDialog.tsx';
 import { SentPromptDialog } from './SentPrompt.tsx';
 import { TurnFailure } from './TurnFailure.tsx';
+import { count } from '../lib/text.ts';
 
 /** Chat Markdown with images only from this world's assets. */
 export function chatHtml(text: string, scope: AssetScope | null): string {
@@ -43,7 +44,7 @@ function ReplyUsage({ m }: { m: PlayerMessage }) {
   return (
     <span className="chat-usage" data-testid="reply-usage" title={`${detail}${m.model ? ` · ${m.model}` : ''}`}>
       {tokens.toLocaleString('en')} tokens
-      {typeof m.creditsCharged === 'number' && ` · ${m.creditsCharged.toLocaleString('en')} ${m.creditsCharged === 1 ? 'credit' : 'credits'}`}
+      {typeof m.creditsCharged === 'number' && ` · ${count(m.creditsCharged, 'credit')}`}
     </span>
   );
 }

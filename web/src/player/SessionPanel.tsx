@@ -11,6 +11,7 @@ import { ModelPicker } from './ModelPicker.tsx';
 import type { Player } from './use-player.ts';
 import { displayName, formatValue } from './variable-format.ts';
 import { shortDate } from '../lib/dates.ts';
+import { count } from '../lib/text.ts';
 
 function SessionSwitcher({ p, confirm }: { p: Player; confirm: Confirm }) {
   const current = p.data?.session.id ?? '';
@@ -21,7 +22,7 @@ function SessionSwitcher({ p, confirm }: { p: Player; confirm: Confirm }) {
         <select aria-label="Session" value={current} disabled={p.busy} onChange={(e) => void p.switchSession(e.target.value)}>
           {p.sessions.map((s) => (
             <option key={s.id} value={s.id}>
-              {s.title} · {s.messageCount} {s.messageCount === 1 ? 'message' : 'messages'} · {shortDate(s.updatedAt)}
+              {s.title} · {count(s.messageCount, 'message')} · {shortDate(s.updatedAt)}
             </option>
           ))}
         </select>

@@ -2,6 +2,7 @@ import { foldChanges, type ImportReport, type ImportResult, importWorld } from '
 import { useEffect, useState } from 'react';
 import { navigate } from '../lib/router.tsx';
 import { type Answer, type Issue, send } from './server.ts';
+import { count } from '../lib/text.ts';
 
 /** What the author chose: a file's bytes (a world, a card as JSON or PNG, a lorebook) or pasted JSON. */
 type Source = { kind: 'file'; name: string; bytes: Uint8Array } | { kind: 'text'; text: string };
@@ -29,7 +30,7 @@ function ReportView({ report, picture }: { report: ImportReport; picture: Uint8A
     <div data-testid="import-report">
       <p>
         {report.format === 'world' ? 'World' : report.format === 'sillytavern-card' ? 'SillyTavern character card' : 'SillyTavern World Info'}{' '}
-        <code>{report.sourceVersion}</code> → WorldDefinition 20.0.0 · {report.changes.length} change{report.changes.length === 1 ? '' : 's'}
+        <code>{report.sourceVersion}</code> → WorldDefinition 20.0.0 · {count(report.changes.length, 'change')}
       </p>
       {report.warnings.length > 0 && (
         <>
@@ -188,7 +189,7 @@ export function ImportDialog() {
       {message && <p role="status">{message}</p>}
       {issues.length > 0 && (
         <div className="issues" data-testid="import-issues">
-          <h4>{issues.length === 1 ? '1 issue' : `${issues.length} issues`}: this cannot be imported</h4>
+          <h4>{count(issues.length, 'issue')}: this cannot be imported</h4>
           <ul className="list">
             {issues.map((issue) => (
               <li key={`${issue.path}\u0000${issue.message}`} data-issue-path={issue.path}>

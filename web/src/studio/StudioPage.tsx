@@ -17,6 +17,7 @@ import { SimpleEditor, STUDIO_SECTIONS, type StudioSection, sectionOf } from './
 import { type Issue, type ServerWorld, send } from './server.ts';
 import './studio.css';
 import { shortDateTime } from '../lib/dates.ts';
+import { count } from '../lib/text.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -313,7 +314,7 @@ function Studio({ worldId, author }: { worldId: string | null; author: string })
       )}
       {shownIssues.length > 0 && (
         <section className="card issues" aria-label="Issues">
-          <h2>{shownIssues.length === 1 ? '1 issue' : `${shownIssues.length} issues`} — fix before saving</h2>
+          <h2>{count(shownIssues.length, 'issue')} — fix before saving</h2>
           <ul className="list">
             {shownIssues.map((issue) => (
               <li key={`${issue.path}\u0000${issue.message}`} data-issue-path={issue.path}>

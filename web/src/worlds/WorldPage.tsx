@@ -10,6 +10,7 @@ import { UpdateHistory } from '../updates/UpdateHistory.tsx';
 import { worldCardUrl, worldUrl } from './world-data.ts';
 import { useTitle } from '../lib/title.ts';
 import { shortDateTime } from '../lib/dates.ts';
+import { count } from '../lib/text.ts';
 
 interface WorldView {
   id: string;
@@ -99,7 +100,7 @@ export function WorldPage({ id }: { id: string }) {
           <h1 data-testid="world-name">{name}</h1>
           <p className="hint">
             by <span data-testid="world-author">{author}</span>
-            {card?.plays ? ` · ${card.plays} ${card.plays === 1 ? 'player' : 'players'}` : ''}
+            {card?.plays ? ` · ${count(card.plays, 'player')}` : ''}
             {world.status !== 'published' && <span className="badge warn"> not published</span>}
           </p>
           <TagList tags={tags} />
@@ -143,7 +144,7 @@ export function WorldPage({ id }: { id: string }) {
                 <span>
                   <strong>{s.title || 'Untitled session'}</strong>{' '}
                   <span className="hint">
-                    {s.messageCount} {s.messageCount === 1 ? 'message' : 'messages'} · {shortDateTime(s.updatedAt)}
+                    {count(s.messageCount, 'message')} · {shortDateTime(s.updatedAt)}
                   </span>
                 </span>
                 <button type="button" className="link" onClick={() => remove(s)} aria-label={`Delete session ${s.title || 'Untitled session'}`}>
