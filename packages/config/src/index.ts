@@ -24,6 +24,9 @@ function admissionLimits(concurrency: number, queue: number, maxWaitMs: number, 
 /** The default cap of turns in flight per admission slot (ADMISSION_MAX_IN_FLIGHT unset). */
 const ADMISSION_IN_FLIGHT_PER_SLOT = 40;
 
+/** scrypt's cost (log2 N) for new password hashes unless PASSWORD_HASH_COST says otherwise; only test runs may go below it. */
+export const DEFAULT_PASSWORD_HASH_COST = 14;
+
 const int = (min: number, max: number, fallback: number) =>
   z
     .string()
@@ -172,7 +175,7 @@ export const envSchema = z.object({
     .regex(/^[A-Za-z0-9+/=_-]{43,}$/, 'must be a base64 or base64url encoding of 32 random bytes')
     .optional(),
   SESSION_TTL_DAYS: int(1, 365, 30),
-  PASSWORD_HASH_COST: int(10, 17, 14),
+  PASSWORD_HASH_COST: int(10, 17, DEFAULT_PASSWORD_HASH_COST),
   LOGIN_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 10),
   AI_PRIVATE_NETWORK_ACCESS: z.enum(['allow', 'deny']).optional(),
   AI_REPLY_MAX_BYTES: int(1024, 64 * 1024 * 1024, 256 * 1024),
@@ -493,8 +496,8 @@ export function loadConfig(
   if (e.TRUST_PROXY_SECRET && trustProxy === 0) {
     throw new ConfigError('TRUST_PROXY_SECRET', 'proves that a request came through the hops TRUST_PROXY names: set TRUST_PROXY too (docs/OPERATIONS.md)');
   }
-  if (e.PASSWORD_HASH_COST < 14 && e.NODE_ENV !== 'test') {
-    throw new ConfigError('PASSWORD_HASH_COST', `below 14 weakens every new password hash; only test runs (NODE_ENV=test) may go lower (got "${e.PASSWORD_HASH_COST}")`);
+  if (e.PASSWORD_HASH_COST < DEFAULT_PASSWORD_HASH_COST && e.NODE_ENV !== 'test') {
+    throw new ConfigError('PASSWORD_HASH_COST', `below ${DEFAULT_PASSWORD_HASH_COST} weakens every new password hash; only test runs (NODE_ENV=test) may go lower (got "${e.PASSWORD_HASH_COST}")`);
   }
   const publicOrigin = (e.PUBLIC_ORIGIN ?? `http://localhost:${e.PORT}`).replace(/\/$/, '');
   return {

@@ -1,6 +1,6 @@
-import { ConfigError, loadConfig } from '@yumina/config';
+import { ConfigError, DEFAULT_PASSWORD_HASH_COST, loadConfig } from '@yumina/config';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PASSWORD_HASH_COST, dummyHash, hashPassword, verifyPassword } from './password.ts';
+import { dummyHash, hashPassword, verifyPassword } from './password.ts';
 
 describe('password hashes (scrypt)', () => {
   it('are made at N = 2^14 unless told otherwise, and verify only the password they were made from', async () => {

@@ -1,7 +1,6 @@
 import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
+import { DEFAULT_PASSWORD_HASH_COST } from '@yumina/config';
 
-/** scrypt's N as log2 (PASSWORD_HASH_COST): 14 is N = 16,384. */
-export const DEFAULT_PASSWORD_HASH_COST = 14;
 const R = 8;
 const P = 1;
 const KEYLEN = 64;
