@@ -10,8 +10,10 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
  * 2,000), each on its own keep-alive connection opened before the burst, written by a raw-socket
  * client in another process as fast as it can; the server answers each with a 503 and counts:
  *   raw  - a TCP server writing a fixed answer on every read (no HTTP parsing: the socket's cost)
- *   http - node:http answering 503 SERVER_BUSY as admission.ts's fast path does (parser, request and
- *          response objects, headers)
+ *   http - node:http answering 503 SERVER_BUSY through its own writeHead and end (parser, request
+ *          and response objects, headers), as admission.ts's fast path did until 2026-11-28
+ *   shed - node:http with admission.ts's own fast path (shedFastPath), its queue held full: the head
+ *          and body written to the socket in one call, node:http told the head went out
  * Prints, per server, the time from its first to its last answer (per request), the longest
  * event-loop delay meanwhile, and the client's latency from each request's own write.
  *   node --import tsx bench/overload-floor.ts [N]
@@ -19,7 +21,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 const N = Number(process.argv[3] ?? process.argv[2] ?? 2000);
 const role = process.argv[2];
 
-function serve(kind: 'raw' | 'http'): void {
+async function serve(kind: 'raw' | 'http' | 'shed'): Promise<void> {
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
   let count = 0;
@@ -48,8 +50,16 @@ function serve(kind: 'raw' | 'http'): void {
     return;
   }
   const message = 'The server is busy right now; your request was not started. Try again in a moment.';
+  const { shedFastPath, admissionOf } = await import('../containers/api/src/admission.ts');
+  const ctx = { config: { admission: { concurrency: 1, queue: 0, maxWaitMs: 60_000 } }, telemetry: { recordRequest: () => {} } } as unknown as Parameters<typeof shedFastPath>[0];
+  const shed = shedFastPath(ctx);
+  await admissionOf(ctx).enter(); // held for good: every turn is refused
   const server = createHttpServer((req, res) => {
     if (req.method === 'GET') return void res.end('ok');
+    if (kind === 'shed') {
+      if (!shed(req, res)) throw new Error('the fast path let a turn through');
+      return counted();
+    }
     req.resume();
     const requestId = randomUUID();
     const body = JSON.stringify({ error: { code: 'SERVER_BUSY', message, requestId } });
@@ -85,9 +95,9 @@ async function burst(port: number): Promise<{ sendMs: number; p50: number; p99: 
   return { sendMs, p50: at(0.5), p99: at(0.99), max: latencies[N - 1]! };
 }
 
-if (role === 'raw' || role === 'http') serve(role);
+if (role === 'raw' || role === 'http' || role === 'shed') await serve(role);
 else {
-  for (const kind of ['raw', 'http'] as const) {
+  for (const kind of ['raw', 'http', 'shed'] as const) {
     const child = fork(import.meta.filename, [kind, String(N)], { execArgv: ['--import', 'tsx'] });
     const { port } = await new Promise<{ port: number }>((r) => child.once('message', (m) => r(m as { port: number })));
     const done = new Promise<{ spanMs: number; maxDelayMs: number }>((r) => child.once('message', (m) => r(m as { spanMs: number; maxDelayMs: number })));

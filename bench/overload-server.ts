@@ -11,21 +11,28 @@ import { serveParent } from './turn-ipc.ts';
  * and data folder (`ready`: the bench reads sign-up links from its outbox); answers `stall-reset` and `stall` (the longest event-loop delay since, in ms, from
  * monitorEventLoopDelay at 10 ms resolution), `arrivals` (when each turn request since reached
  * the server, epoch ms) and `stop`. With OVERLOAD_BENCH_PROFILE=<file> it also writes a CPU
- * profile of the burst (from `stall-reset` to `stall`) to that file.
+ * profile of each burst (from `stall-reset` to `stall`) to `<file>.1`, `<file>.2`, ….
  */
 const profileFile = process.env.OVERLOAD_BENCH_PROFILE;
 let profiler: Session | undefined;
+/** Bursts profiled so far: the nth is written to `<file>.<n>`. */
+let profiled = 0;
 let server: TestServer | undefined;
 const delay = monitorEventLoopDelay({ resolution: 10 });
 /** When each turn request reached the server's request callback (epoch ms): tells a late client from a late server. */
 let arrivals: number[] = [];
+/** When the server had written each turn's whole answer (its response's 'finish', epoch ms), by request path. */
+let answers: Record<string, number> = {};
 
 await serveParent(
   async () => {
     server = await startTestServer({ SIGNUP_RATE_LIMIT_PER_HOUR: '100000', DATABASE_POOL_MAX: '10', DATABASE_READ_POOL_MAX: '5', LOG_LEVEL: 'fatal' });
     delay.enable();
-    server.app.server.prependListener('request', (req) => {
-      if (req.method === 'POST' && req.url?.endsWith('/messages')) arrivals.push(performance.timeOrigin + performance.now());
+    server.app.server.prependListener('request', (req, res) => {
+      if (req.method !== 'POST' || !req.url?.endsWith('/messages')) return;
+      const url = req.url;
+      arrivals.push(performance.timeOrigin + performance.now());
+      res.once('finish', () => (answers[url] = performance.timeOrigin + performance.now()));
     });
     return { url: server.url, dataDir: server.dataDir };
   },
@@ -39,13 +46,15 @@ await serveParent(
       }
       delay.reset();
       arrivals = [];
+      answers = {};
     },
     arrivals: () => arrivals,
+    answers: () => answers,
     stall: async () => {
       const stall = { maxMs: delay.max / 1e6, p99Ms: delay.percentile(99) / 1e6 };
       if (profiler && profileFile) {
         const { profile } = await profiler.post('Profiler.stop');
-        writeFileSync(profileFile, JSON.stringify(profile));
+        writeFileSync(`${profileFile}.${++profiled}`, JSON.stringify(profile));
         profiler.disconnect();
         profiler = undefined;
       }

@@ -163,6 +163,60 @@ describe('shedding before routing', () => {
     }
   });
 
+  it('a refusal on a kept-alive connection is one well-formed answer, and the connection serves its next request; a pipelined one waits its turn', async () => {
+    const { createServer } = await import('node:http');
+    const { connect } = await import('node:net');
+    const { shedFastPath, admissionOf } = await import('./admission.ts');
+    const ctx = { config: { admission: { concurrency: 1, queue: 0, maxWaitMs: 1000 } }, telemetry: { recordRequest: () => {} } } as unknown as Parameters<typeof shedFastPath>[0];
+    const shed = shedFastPath(ctx);
+    const server = createServer((req, res) => {
+      if (shed(req, res)) return;
+      // a routed request answers after a while (a slow page), so a request pipelined behind it waits
+      setTimeout(() => res.end(`routed ${req.url}`), req.url === '/slow' ? 150 : 0);
+    });
+    server.keepAliveTimeout = 5000;
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const held = await admissionOf(ctx).enter();
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
+    const waitFor = (count: number) => expect.poll(() => received.split('HTTP/1.1 ').length - 1, { timeout: 3000, interval: 10 }).toBe(count);
+    const turn = 'POST /api/sessions/cnv_1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 16\r\n\r\n{"content":"hi"}';
+    try {
+      await new Promise((r) => socket.once('connect', r));
+      socket.write(turn);
+      await waitFor(1);
+      await new Promise((r) => setTimeout(r, 50)); // nothing more follows it
+      const [head, body, ...rest] = received.split('\r\n\r\n') as [string, string];
+      expect(rest).toEqual([]);
+      const [status, ...lines] = head.split('\r\n');
+      expect(status).toBe('HTTP/1.1 503 Service Unavailable');
+      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+      expect(headers).toMatchObject({ 'content-type': 'application/json; charset=utf-8', 'retry-after': '2', 'cache-control': 'no-store', connection: 'keep-alive' });
+      expect(new Date(headers.date!).getTime()).toBeGreaterThan(Date.now() - 5000);
+      expect(Number(headers['content-length'])).toBe(Buffer.byteLength(body));
+      expect(JSON.parse(body)).toEqual({ error: { code: 'SERVER_BUSY', message: expect.stringContaining('busy'), requestId: headers['x-request-id'] } });
+      // The same connection serves the next request, routed or refused.
+      received = '';
+      socket.write('GET /api/library HTTP/1.1\r\nhost: x\r\n\r\n');
+      await waitFor(1);
+      expect(received).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nrouted \/api\/library$/);
+      // Pipelined: a slow request, then a turn refused at once; the refusal leaves after the slow answer.
+      received = '';
+      socket.write(`GET /slow HTTP/1.1\r\nhost: x\r\n\r\n${turn}`);
+      await waitFor(2);
+      expect(received.indexOf('routed /slow')).toBeGreaterThan(0);
+      expect(received.indexOf('HTTP/1.1 503')).toBeGreaterThan(received.indexOf('routed /slow'));
+      expect(received.endsWith('"}}')).toBe(true);
+      expect(admissionOf(ctx).counts.refused).toBe(2);
+    } finally {
+      held();
+      socket.destroy();
+      server.close();
+    }
+  });
+
   it('a burst arriving at once: only the slots and the queue reach routing, each holding its place; the rest are refused before routing', async () => {
     const { createServer } = await import('node:http');
     const { shedFastPath, admissionOf, admitted } = await import('./admission.ts');
