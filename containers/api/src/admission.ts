@@ -300,9 +300,9 @@ type HeadRecord = { _header: string | null; _headerSent: boolean };
 /**
  * Answers 503 SERVER_BUSY with its head and body written to the socket in one call, as the
  * fast path of a refused burst: node:http's own writeHead and end (header validation, the head's
- * assembly, a cork and a gathered write on the next tick) cost about a third of a refusal's time in
- * one process (bench/overload-floor.ts: 40–47 µs a refusal instead of 61–74 with no application at
- * all). The head written is what node:http writes for the same headers (status line, the headers,
+ * assembly, a cork and a gathered write on the next tick) add to every refusal, most while V8 has
+ * not optimized them yet (bench/overload-floor.ts, no application at all: a fresh process's first
+ * burst 50–57 µs a refusal instead of 57–79; a warm one 31–33 instead of 31–37). The head written is what node:http writes for the same headers (status line, the headers,
  * Date, `connection: keep-alive`); node:http is then told the head went out (its own fields) and
  * ends the response as usual, so the connection serves its next request. Only where that is
  * exactly right: HTTP/1.1, a connection kept alive, the response at the head of the connection's
