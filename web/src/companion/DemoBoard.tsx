@@ -271,6 +271,9 @@ function DemoBoard({ accountId }: { accountId: string }) {
       record(step.milestones);
       // Checkpoints (something was recorded): the companion chunks with the lawn of the same moment.
       if (step.milestones.length > 0) checkpoint();
+      // The board lives in a ref: what it shows changed, so the view renders (the game loop's tick
+      // renders only while the lawn runs; a paused or ended board changes only by the player's hand).
+      rerender();
       return step;
     },
     [applyEffects, checkpoint, record],
@@ -353,10 +356,9 @@ function DemoBoard({ accountId }: { accountId: string }) {
       const lawn = lawnRef.current;
       let board = boardRef.current;
       if (bubble?.hideAtWallMs && Date.now() > bubble.hideAtWallMs) setBubble(null);
-      if (!ready || isPaused(board.pause) || lawn.result !== 'in-progress') {
-        rerender();
-        return;
-      }
+      // Paused, ended or still loading: nothing moves, so nothing renders (what the player does
+      // then renders through apply, setState or its own rerender).
+      if (!ready || isPaused(board.pause) || lawn.result !== 'in-progress') return;
       const events = advance(lawn, FRAME_MS * speed);
       let waveMoment = false;
       for (const ev of events) {
@@ -422,6 +424,7 @@ function DemoBoard({ accountId }: { accountId: string }) {
     setPanelOpen(false);
     setLevel(nextLevel);
     if (notebookRef.current) setNb({ ...notebookRef.current });
+    rerender();
   };
 
   const openPanel = () => {
