@@ -231,7 +231,7 @@ async function burst(label: string, index: number, server: BenchChild, prober: B
   const codes = Object.entries(failed.reduce<Record<string, number>>((acc, o) => ((acc[o.code] = (acc[o.code] ?? 0) + 1), acc), {}))
     .map(([code, n]) => `${n} ${code}`)
     .join(', ');
-  // From each request's own send (its 'finish'), and from the burst's start.
+  // From each request's own send (its write), and from the burst's start.
   const own = (o: Outcome, at: number) => at - (Number.isNaN(o.sentMs) ? 0 : o.sentMs);
   const ms = (x: number) => x.toFixed(0);
   const timedOut = outcomes.filter((o) => o.code === 'DB_POOL_TIMEOUT' || own(o, o.answeredMs) > 5000).length;
