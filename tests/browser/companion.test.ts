@@ -365,6 +365,8 @@ describe('companion on the demo adventure board', () => {
     await page.goto(`${server.url}/adventure/demo?level=6`);
     await page.getByRole('heading', { name: 'Adventure needs an account' }).waitFor();
     expect(await page.getByTestId('difficulty-note').textContent()).toContain('Versus mode is a separate mode');
+    // Versus is linked where this deployment serves it (local mode publishes the demo game).
+    expect(await page.getByRole('link', { name: 'play versus in the demo game' }).getAttribute('href')).toBe('/games/demo/');
     await page.evaluate(() => {
       (window as unknown as { boardTabMarker: string }).boardTabMarker = 'same document';
     });
@@ -381,6 +383,25 @@ describe('companion on the demo adventure board', () => {
     expect(await page.evaluate(() => (window as unknown as { boardTabMarker?: string }).boardTabMarker)).toBe('same document');
     await context.close();
   }, 60_000);
+
+  it('the versus link leads to the demo game where it is served, and is left out where it is not', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${server.url}/adventure/demo?level=6`);
+    await page.getByRole('link', { name: 'play versus in the demo game' }).click();
+    await page.getByRole('button', { name: 'Play versus (guests welcome)' }).waitFor();
+    // A deployment without the demo game (its HEAD answers 404): the note names the mode, with no dead link.
+    const without = await context.newPage();
+    await without.route('**/games/demo/', (route) => (route.request().method() === 'HEAD' ? route.fulfill({ status: 404 }) : route.continue()));
+    const checked = without.waitForResponse((r) => r.url().endsWith('/games/demo/') && r.request().method() === 'HEAD');
+    await without.goto(`${server.url}/adventure/demo?level=6`);
+    await without.getByRole('heading', { name: 'Adventure needs an account' }).waitFor();
+    expect((await checked).status()).toBe(404);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await without.getByTestId('difficulty-note').textContent()).toMatch(/without the companion\.$/);
+    expect(await without.getByRole('link', { name: 'play versus in the demo game' }).count()).toBe(0);
+    await context.close();
+  });
 
   it('the game entry page explains the 4× budget and the separate versus mode', async () => {
     const page = await browser.newPage();

@@ -1,12 +1,41 @@
-import { useEffect } from 'react';
+import { useEffect, useState } from 'react';
 import { useSession } from '../lib/session.tsx';
 
-/** Seed 001 §3.3.7: what adventure difficulty means, and that versus is a separate mode. */
+/** Where versus mode is played: the demo game's entry page (local mode publishes it; a deployment may not). */
+const VERSUS_PATH = '/games/demo/';
+
+/** VERSUS_PATH when this deployment serves it (asked once, with HEAD), else null: the note links only to a page that exists. */
+function useVersusPage(): string | null {
+  const [href, setHref] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    fetch(VERSUS_PATH, { method: 'HEAD' }).then(
+      (res) => {
+        if (live && res.ok) setHref(VERSUS_PATH);
+      },
+      () => {},
+    );
+    return () => {
+      live = false;
+    };
+  }, []);
+  return href;
+}
+
+/** Seed 001 §3.3.7: what adventure difficulty means, and that versus is a separate mode (linked where it is served). */
 export function DifficultyNote() {
+  const versus = useVersusPage();
   return (
     <p className="entry-note" data-testid="difficulty-note">
       Adventure difficulty is 4 times the original weighted zombie budget of every wave: heavier zombies count for more, so it is
-      not simply 4 times as many zombies. Versus mode is a separate mode, open to guests and without the companion.
+      not simply 4 times as many zombies. Versus mode is a separate mode, open to guests and without the companion
+      {versus ? (
+        <>
+          : <a href={versus}>play versus in the demo game</a>.
+        </>
+      ) : (
+        '.'
+      )}
     </p>
   );
 }
