@@ -7,8 +7,8 @@ import { serveParent } from './turn-ipc.ts';
  * on one keep-alive connection (./raw-http.ts: the prober's own work per probe stays in
  * microseconds, so what it measures is the server's; global fetch cost ~1 ms of this process a
  * probe, on the same two CPUs as the server); `probe-stop` answers the latencies' p50, p99, max
- * and count (ms). `warm` runs probes for a given time first (the prober's own code compiled by
- * then, as a load balancer's is).
+ * and count (ms). The bench runs it for 2 s before the first burst (the prober's own code compiled
+ * by then, as a load balancer's is).
  */
 let running = false;
 let times: number[] = [];

@@ -10,7 +10,8 @@ import { serveParent } from './turn-ipc.ts';
  * from the baseline revision's checkout (the bench copies this file there). Announces its URL
  * and data folder (`ready`: the bench reads sign-up links from its outbox); answers `stall-reset` and `stall` (the longest event-loop delay since, in ms, from
  * monitorEventLoopDelay at 10 ms resolution), `arrivals` (when each turn request since reached
- * the server, epoch ms) and `stop`. With OVERLOAD_BENCH_PROFILE=<file> it also writes a CPU
+ * the server, epoch ms), `answers` (when the server had written each turn's answer: its response's
+ * 'finish', epoch ms, by request path) and `stop`. With OVERLOAD_BENCH_PROFILE=<file> it also writes a CPU
  * profile of each burst (from `stall-reset` to `stall`) to `<file>.1`, `<file>.2`, ….
  */
 const profileFile = process.env.OVERLOAD_BENCH_PROFILE;
