@@ -55,21 +55,20 @@ async function serve(kind: 'raw' | 'http' | 'shed'): Promise<void> {
     server.listen(0, '127.0.0.1', () => onListening((server.address() as { port: number }).port));
     return;
   }
-  const message = 'The server is busy right now; your request was not started. Try again in a moment.';
-  const { shedFastPath, admissionOf } = await import('../containers/api/src/admission.ts');
+  const { busyAnswer, shedFastPath, admissionOf } = await import('../containers/api/src/admission.ts');
   const ctx = { config: { admission: { concurrency: 1, queue: 0, maxWaitMs: 60_000 } }, telemetry: { recordRequest: () => {} } } as unknown as Parameters<typeof shedFastPath>[0];
   const shed = shedFastPath(ctx);
-  await admissionOf(ctx).enter(); // held for good: every turn is refused
+  if (kind === 'shed') await admissionOf(ctx).enter(); // held for good: every turn is refused
   const server = createHttpServer((req, res) => {
     if (req.method === 'GET') return void res.end('ok');
     if (kind === 'shed') {
       if (!shed(req, res)) throw new Error('the fast path let a turn through');
       return counted();
     }
+    // The same answer through node:http's own writeHead and end.
     req.resume();
-    const requestId = randomUUID();
-    const body = JSON.stringify({ error: { code: 'SERVER_BUSY', message, requestId } });
-    res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'retry-after': '2', 'cache-control': 'no-store', 'x-request-id': requestId });
+    const { body, headers } = busyAnswer(randomUUID());
+    res.writeHead(503, headers);
     res.end(body);
     counted();
   });

@@ -76,10 +76,16 @@ async function openConnections(url: string, n: number): Promise<RawConnection[]>
   );
 }
 
-/** A turn's request, serialized ahead: the player's cookie, the JSON body and its length. */
-function prepared(url: string, player: Browser, session: string): Buffer {
+/** A turn's request: its path (how the server's records name it) and its bytes, serialized ahead with the player's cookie, the JSON body and its length. */
+interface TurnRequest {
+  path: string;
+  bytes: Buffer;
+}
+
+function prepared(url: string, player: Browser, session: string): TurnRequest {
+  const path = `/api/sessions/${session}/messages`;
   const body = Buffer.from(JSON.stringify({ content: 'I light a torch.' }));
-  return serializeRequest('POST', `${url}/api/sessions/${session}/messages`, { cookie: player.cookieHeader, 'content-type': 'application/json' }, body);
+  return { path, bytes: serializeRequest('POST', `${url}${path}`, { cookie: player.cookieHeader, 'content-type': 'application/json' }, body) };
 }
 
 /** Sends one turn on `connection` and classifies its answer: a reply ending with `done`, a 503 SERVER_BUSY with Retry-After, or a failure. */
@@ -154,23 +160,22 @@ async function measure(label: string, file: URL): Promise<string[]> {
   const url = String(ready.url);
   const sessions = await prepare(url, String(ready.dataDir));
   const requests = sessions.map(({ player, session }) => prepared(url, player, session));
-  const paths = sessions.map(({ session }) => `/api/sessions/${session}/messages`);
   // Warm-up, as a replica that has been serving: rounds of WARM_TURNS turns at once (as many as the
   // pool has connections, so that every database connection has run a turn's statements: a
   // PostgreSQL backend's first statements on each table load its catalog caches), each round on
   // sessions of its own; then one open connection per turn of the burst.
   const warm = await openConnections(url, WARM_TURNS);
+  // A turn refused (the server still busy with what came before) is sent again a moment later.
+  const one = async (c: RawConnection, request: Buffer) => {
+    for (let attempt = 0; ; attempt++) {
+      const outcome = await turn(c, request, performance.now());
+      if (outcome.kind === 'completed') return;
+      if (outcome.kind === 'failed' || attempt === 10) throw new Error(`warm-up: a turn ended ${outcome.kind} (${outcome.code})`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
   for (let round = 0; round < 3; round++) {
-    // A turn refused (the server still busy with what came before) is sent again a moment later.
-    const one = async (c: RawConnection, request: Buffer) => {
-      for (let attempt = 0; ; attempt++) {
-        const outcome = await turn(c, request, performance.now());
-        if (outcome.kind === 'completed') return;
-        if (outcome.kind === 'failed' || attempt === 10) throw new Error(`warm-up: a turn ended ${outcome.kind} (${outcome.code})`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    };
-    await Promise.all(warm.map((c, i) => one(c, requests[round * WARM_TURNS + i]!)));
+    await Promise.all(warm.map((c, i) => one(c, requests[round * WARM_TURNS + i]!.bytes)));
   }
   for (const c of warm) c.close();
   const connections = await openConnections(url, requests.length);
@@ -190,8 +195,8 @@ async function measure(label: string, file: URL): Promise<string[]> {
     if (b > 0) await new Promise((r) => setTimeout(r, 1000));
     // Each burst starts at another player's sessions: those admitted first have not played yet.
     const shift = Math.floor((b * requests.length) / BURSTS);
-    const turnOf = <T>(xs: T[]) => [...xs.slice(shift), ...xs.slice(0, shift)];
-    lines.push(await burst(BURSTS > 1 ? `${label}, burst ${b + 1} of ${BURSTS}` : label, b + 1, server, prober, url, turnOf(requests), turnOf(paths), connections));
+    const turns = [...requests.slice(shift), ...requests.slice(0, shift)];
+    lines.push(await burst(BURSTS > 1 ? `${label}, burst ${b + 1} of ${BURSTS}` : label, b + 1, server, prober, url, turns, connections));
   }
   for (const c of connections) c.close();
   await Promise.all([server.stop(), prober.stop()]);
@@ -200,8 +205,8 @@ async function measure(label: string, file: URL): Promise<string[]> {
   return lines;
 }
 
-/** One burst of `requests` on `connections` (one each), with the server's stall and the prober's latencies over it; the figures' line. */
-async function burst(label: string, index: number, server: BenchChild, prober: BenchChild, url: string, requests: Buffer[], paths: string[], connections: RawConnection[]): Promise<string> {
+/** One burst of `turns` on `connections` (one each), with the server's stall and the prober's latencies over it; the figures' line. */
+async function burst(label: string, index: number, server: BenchChild, prober: BenchChild, url: string, turns: TurnRequest[], connections: RawConnection[]): Promise<string> {
   await server.request('stall-reset');
   await prober.request('probe-start', { url });
   const clientProfile = process.env.OVERLOAD_BENCH_CLIENT_PROFILE;
@@ -213,7 +218,7 @@ async function burst(label: string, index: number, server: BenchChild, prober: B
   }
   const start = performance.now();
   const startEpoch = performance.timeOrigin + start;
-  const pending = requests.map((r, i) => turn(connections[i]!, r, start));
+  const pending = turns.map((t, i) => turn(connections[i]!, t.bytes, start));
   const issuedMs = performance.now() - start;
   const outcomes = await Promise.all(pending);
   if (profiler && clientProfile) {
@@ -224,7 +229,7 @@ async function burst(label: string, index: number, server: BenchChild, prober: B
   const stall = await server.request<{ maxMs: number; p99Ms: number }>('stall');
   const arrived = (await server.request<number[]>('arrivals')).map((t) => t - startEpoch);
   const answers = await server.request<Record<string, number>>('answers');
-  const written = outcomes.map((o, i) => (answers[paths[i]!] ?? Number.NaN) - startEpoch);
+  const written = outcomes.map((o, i) => (answers[turns[i]!.path] ?? Number.NaN) - startEpoch);
 
   const of = (kind: Outcome['kind']) => outcomes.filter((o) => o.kind === kind);
   const [completed, refused, failed] = [of('completed'), of('refused'), of('failed')];

@@ -96,11 +96,8 @@ export class RawConnection {
   }
 
   #check(now: number) {
-    // A chunked answer is whole only once its last chunk came; skip the parse until then.
-    const last = this.#received.at(-1)!;
-    const whole = this.#received.length === 1 ? last : Buffer.concat(this.#received, this.#size);
-    if (this.#received.length > 1) this.#received = [whole];
-    if (whole.indexOf(CRLF2) < 0) return;
+    const whole = this.#received.length === 1 ? this.#received[0]! : Buffer.concat(this.#received, this.#size);
+    this.#received = [whole];
     let parsed: ReturnType<typeof parseResponse>;
     try {
       parsed = parseResponse(whole);

@@ -298,34 +298,47 @@ function httpDate(): string {
 type HeadRecord = { _header: string | null; _headerSent: boolean };
 
 /**
- * Answers 503 SERVER_BUSY with its head and body written to the socket in one call, as the
- * fast path of a refused burst: node:http's own writeHead and end (header validation, the head's
- * assembly, a cork and a gathered write on the next tick) add to every refusal, most while V8 has
- * not optimized them yet (bench/overload-floor.ts, no application at all: a fresh process's first
- * burst 50–57 µs a refusal instead of 57–79; a warm one 31–33 instead of 31–37). The head written is what node:http writes for the same headers (status line, the headers,
- * Date, `connection: keep-alive`); node:http is then told the head went out (its own fields) and
- * ends the response as usual, so the connection serves its next request. Only where that is
- * exactly right: HTTP/1.1, a connection kept alive, the response at the head of the connection's
- * queue (res.socket is set only then: an earlier pipelined response still being written keeps it
- * null). Otherwise the answer goes through writeHead and end.
+ * A 503 SERVER_BUSY's body and headers (without Date and the connection's, which node:http adds):
+ * the one list both ways of writing it use (writeBusy), and bench/overload-floor.ts's comparison.
  */
-function writeBusy(req: IncomingMessage, res: ServerResponse, requestId: string): void {
+export function busyAnswer(requestId: string): { body: string; headers: Record<string, string> } {
   const body = BUSY_BODY_START + requestId + BUSY_BODY_END;
-  const socket = res.socket;
-  if (!socket || !res.shouldKeepAlive || req.httpVersion !== '1.1' || res.headersSent) {
-    res.writeHead(503, {
+  return {
+    body,
+    headers: {
       'content-type': 'application/json; charset=utf-8',
-      'content-length': body.length,
+      'content-length': String(body.length),
       'retry-after': String(ADMISSION_RETRY_AFTER_S),
       'cache-control': 'no-store',
       'x-request-id': requestId,
-    });
+    },
+  };
+}
+
+/**
+ * Answers 503 SERVER_BUSY with its head and body written to the socket in one call, as the fast
+ * path of a refused burst: node:http's own writeHead and end (header validation, the head's
+ * assembly, a cork and a gathered write on the next tick) add to every refusal, most while V8 has
+ * not optimized them yet (bench/overload-floor.ts, no application at all: a fresh process's first
+ * burst 50–57 µs a refusal instead of 57–79; a warm one 31–33 instead of 31–37). The head written
+ * is what node:http writes for the same headers (status line, the headers, Date, `connection:
+ * keep-alive`); node:http is then told the head went out (its own fields) and ends the response
+ * as usual, so the connection serves its next request. Only where that is exactly right: HTTP/1.1,
+ * a connection kept alive, the response at the head of the connection's queue (res.socket is set
+ * only then: an earlier pipelined response still being written keeps it null). Otherwise the
+ * answer goes through writeHead and end.
+ */
+function writeBusy(req: IncomingMessage, res: ServerResponse, requestId: string): void {
+  const { body, headers } = busyAnswer(requestId);
+  const socket = res.socket;
+  if (!socket || !res.shouldKeepAlive || req.httpVersion !== '1.1' || res.headersSent) {
+    res.writeHead(503, headers);
     res.end(body);
     return;
   }
-  const head =
-    `HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${body.length}\r\n` +
-    `retry-after: ${ADMISSION_RETRY_AFTER_S}\r\ncache-control: no-store\r\nx-request-id: ${requestId}\r\ndate: ${httpDate()}\r\nconnection: keep-alive\r\n\r\n`;
+  let head = 'HTTP/1.1 503 Service Unavailable\r\n';
+  for (const name in headers) head += `${name}: ${headers[name]}\r\n`;
+  head += `date: ${httpDate()}\r\nconnection: keep-alive\r\n\r\n`;
   res.statusCode = 503;
   socket.write(head + body);
   const record = res as unknown as HeadRecord;

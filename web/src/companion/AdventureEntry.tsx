@@ -4,17 +4,21 @@ import { useSession } from '../lib/session.tsx';
 /** Where versus mode is played: the demo game's entry page (local mode publishes it; a deployment may not). */
 const VERSUS_PATH = '/games/demo/';
 
-/** VERSUS_PATH when this deployment serves it (asked once, with HEAD), else null: the note links only to a page that exists. */
+/** Whether this deployment serves VERSUS_PATH: asked once per page load (HEAD), shared by every note. */
+let versusServed: Promise<boolean> | undefined;
+
+/** VERSUS_PATH when this deployment serves it, else null: the note links only to a page that exists. */
 function useVersusPage(): string | null {
   const [href, setHref] = useState<string | null>(null);
   useEffect(() => {
     let live = true;
-    fetch(VERSUS_PATH, { method: 'HEAD' }).then(
-      (res) => {
-        if (live && res.ok) setHref(VERSUS_PATH);
-      },
-      () => {},
+    versusServed ??= fetch(VERSUS_PATH, { method: 'HEAD' }).then(
+      (res) => res.ok,
+      () => false,
     );
+    void versusServed.then((served) => {
+      if (live && served) setHref(VERSUS_PATH);
+    });
     return () => {
       live = false;
     };
