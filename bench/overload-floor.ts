@@ -22,24 +22,32 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
  */
 const N = Number(process.argv[3] ?? process.argv[2] ?? 2000);
 const role = process.argv[2];
+const KINDS = ['raw', 'http', 'shed', 'warm'] as const;
+type Kind = (typeof KINDS)[number];
+const WARM_UP = Number(process.env.FLOOR_WARM_UP ?? 2000);
 
-async function serve(kind: 'raw' | 'http' | 'shed'): Promise<void> {
+async function serve(kind: Kind): Promise<void> {
+  process.once('SIGTERM', () => process.exit(0)); // an orderly exit: --cpu-prof (FLOOR_NODE_FLAGS) writes its profile
+
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
   let count = 0;
   let first = 0;
   let last = 0;
+  let cpu = process.cpuUsage();
   const counted = () => {
     if (!first) {
       first = performance.now();
+      cpu = process.cpuUsage();
       delay.reset();
     }
     last = performance.now();
     if (++count < N) return;
     const spanMs = last - first;
+    const used = process.cpuUsage(cpu);
     count = first = 0;
     // the delay histogram records the burst's long turn of the loop once it has ended
-    setTimeout(() => process.send!({ spanMs, maxDelayMs: delay.max / 1e6 }), 300);
+    setTimeout(() => process.send!({ spanMs, cpuMs: (used.user + used.system) / 1000, maxDelayMs: delay.max / 1e6 }), 300);
   };
   const onListening = (port: number) => process.send!({ port });
   if (kind === 'raw') {
@@ -56,12 +64,18 @@ async function serve(kind: 'raw' | 'http' | 'shed'): Promise<void> {
     return;
   }
   const { busyAnswer, shedFastPath, admissionOf } = await import('../containers/api/src/admission.ts');
-  const ctx = { config: { admission: { concurrency: 1, queue: 0, maxWaitMs: 60_000 } }, telemetry: { recordRequest: () => {} } } as unknown as Parameters<typeof shedFastPath>[0];
+  // Production's turn gate (ADMISSION_MAX_LOOP_UTILIZATION's default, 90 %), read by every refusal while a turn is in flight.
+  const ctx = { config: { admission: { concurrency: 1, queue: 0, maxWaitMs: 60_000, maxLoopUtilization: 0.9 } }, telemetry: { recordRequest: () => {} } } as unknown as Parameters<typeof shedFastPath>[0];
   const shed = shedFastPath(ctx);
-  if (kind === 'shed') await admissionOf(ctx).enter(); // held for good: every turn is refused
+  if (kind === 'warm') {
+    const { warmShedding } = await import('../containers/api/src/warm-up.ts');
+    const warm = await warmShedding({ config: { version: 'floor' }, identity: { replica: 'floor' }, startedAt: Date.now() } as never, WARM_UP);
+    console.log(`overload-floor: warm, the warm-up: ${warm.requests} answers in ${warm.ms.toFixed(0)} ms`);
+  }
+  if (kind !== 'http') await admissionOf(ctx).tryEnterTurn()!.slot; // a turn in flight for good: every other is refused
   const server = createHttpServer((req, res) => {
     if (req.method === 'GET') return void res.end('ok');
-    if (kind === 'shed') {
+    if (kind !== 'http') {
       if (!shed(req, res)) throw new Error('the fast path let a turn through');
       return counted();
     }
@@ -104,19 +118,19 @@ async function burst(sockets: Socket[]): Promise<{ sendMs: number; p50: number; 
   return { sendMs, p50: at(0.5), p99: at(0.99), max: latencies[N - 1]! };
 }
 
-if (role === 'raw' || role === 'http' || role === 'shed') await serve(role);
+if (KINDS.includes(role as Kind)) await serve(role as Kind);
 else {
-  for (const kind of ['raw', 'http', 'shed'] as const) {
-    const child = fork(import.meta.filename, [kind, String(N)], { execArgv: ['--import', 'tsx'] });
+  for (const kind of (process.env.FLOOR_KINDS?.split(',') as Kind[] | undefined) ?? KINDS) {
+    const child = fork(import.meta.filename, [kind, String(N)], { execArgv: ['--import', 'tsx', ...(process.env.FLOOR_NODE_FLAGS?.split(' ').filter(Boolean) ?? [])] });
     const { port } = await new Promise<{ port: number }>((r) => child.once('message', (m) => r(m as { port: number })));
     const sockets = await connections(port);
     for (const round of ['first', 'second']) {
-      const done = new Promise<{ spanMs: number; maxDelayMs: number }>((r) => child.once('message', (m) => r(m as { spanMs: number; maxDelayMs: number })));
+      const done = new Promise<{ spanMs: number; cpuMs: number; maxDelayMs: number }>((r) => child.once('message', (m) => r(m as { spanMs: number; cpuMs: number; maxDelayMs: number })));
       const client = await burst(sockets);
       const server = await done;
       console.log(
         `overload-floor: ${kind}, ${round} burst: ${N} requests written in ${client.sendMs.toFixed(0)} ms; the server answered them over ${server.spanMs.toFixed(0)} ms ` +
-          `(${((server.spanMs / N) * 1000).toFixed(0)} µs each), longest event-loop delay ${server.maxDelayMs.toFixed(0)} ms; ` +
+          `(${((server.spanMs / N) * 1000).toFixed(0)} µs each; CPU ${((server.cpuMs / N) * 1000).toFixed(0)} µs each), longest event-loop delay ${server.maxDelayMs.toFixed(0)} ms; ` +
           `answer from its own write p50 ${client.p50.toFixed(0)} ms, p99 ${client.p99.toFixed(0)} ms, max ${client.max.toFixed(0)} ms`,
       );
       await new Promise((r) => setTimeout(r, 1000));

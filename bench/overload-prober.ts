@@ -12,6 +12,8 @@ import { serveParent } from './turn-ipc.ts';
  */
 let running = false;
 let times: number[] = [];
+/** Each probe's send and answer (epoch ms). */
+let trace: [number, number][] = [];
 let loop: Promise<void> = Promise.resolve();
 let connection: RawConnection | undefined;
 
@@ -24,6 +26,7 @@ async function probing(url: string) {
       const { sentAt, response } = connection.send(request);
       const res = await response;
       times.push(res.status === 200 ? res.endedAt - sentAt : Number.POSITIVE_INFINITY);
+      trace.push([performance.timeOrigin + sentAt, performance.timeOrigin + res.endedAt]);
     } catch {
       times.push(Number.POSITIVE_INFINITY);
       connection = await RawConnection.open(Number(port), hostname);
@@ -38,6 +41,7 @@ await serveParent(
     'probe-start': ({ url }) => {
       running = true;
       times = [];
+      trace = [];
       loop = probing(String(url));
     },
     'probe-stop': async () => {
@@ -45,7 +49,7 @@ await serveParent(
       await loop;
       const sorted = [...times].sort((a, b) => a - b);
       const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
-      return { p50: at(0.5), p99: at(0.99), max: sorted.at(-1) ?? 0, count: sorted.length, failed: sorted.filter((t) => !Number.isFinite(t)).length };
+      return { p50: at(0.5), p99: at(0.99), max: sorted.at(-1) ?? 0, count: sorted.length, failed: sorted.filter((t) => !Number.isFinite(t)).length, trace };
     },
   },
   async () => {

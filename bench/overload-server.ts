@@ -24,12 +24,20 @@ const delay = monitorEventLoopDelay({ resolution: 10 });
 let arrivals: number[] = [];
 /** When the server had written each turn's whole answer (its response's 'finish', epoch ms), by request path. */
 let answers: Record<string, number> = {};
+/** Each GET /health/live's arrival and answer (epoch ms). */
+let probes: [number, number][] = [];
 
 await serveParent(
   async () => {
-    server = await startTestServer({ SIGNUP_RATE_LIMIT_PER_HOUR: '100000', DATABASE_POOL_MAX: '10', DATABASE_READ_POOL_MAX: '5', LOG_LEVEL: 'fatal' });
+    // ADMISSION_* settings of the bench's environment reach the server (to try other limits).
+    const admission = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('ADMISSION_') && e[1] !== undefined));
+    server = await startTestServer({ SIGNUP_RATE_LIMIT_PER_HOUR: '100000', DATABASE_POOL_MAX: '10', DATABASE_READ_POOL_MAX: '5', LOG_LEVEL: 'fatal', ...admission });
     delay.enable();
     server.app.server.prependListener('request', (req, res) => {
+      if (req.url === '/health/live') {
+        const at = performance.timeOrigin + performance.now();
+        res.once('finish', () => probes.push([at, performance.timeOrigin + performance.now()]));
+      }
       if (req.method !== 'POST' || !req.url?.endsWith('/messages')) return;
       const url = req.url;
       arrivals.push(performance.timeOrigin + performance.now());
@@ -43,14 +51,17 @@ await serveParent(
         profiler = new Session();
         profiler.connect();
         await profiler.post('Profiler.enable');
+        await profiler.post('Profiler.setSamplingInterval', { interval: 100 });
         await profiler.post('Profiler.start');
       }
       delay.reset();
       arrivals = [];
       answers = {};
+      probes = [];
     },
     arrivals: () => arrivals,
     answers: () => answers,
+    probes: () => probes,
     stall: async () => {
       const stall = { maxMs: delay.max / 1e6, p99Ms: delay.percentile(99) / 1e6 };
       if (profiler && profileFile) {

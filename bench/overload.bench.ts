@@ -225,10 +225,18 @@ async function burst(label: string, index: number, server: BenchChild, prober: B
     writeFileSync(`${clientProfile}.${index}`, JSON.stringify((await profiler.post('Profiler.stop')).profile));
     profiler.disconnect();
   }
-  const probe = await prober.request<{ p50: number; p99: number; max: number; count: number; failed: number }>('probe-stop');
+  const probe = await prober.request<{ p50: number; p99: number; max: number; count: number; failed: number; trace: [number, number][] }>('probe-stop');
   const stall = await server.request<{ maxMs: number; p99Ms: number }>('stall');
   const arrived = (await server.request<number[]>('arrivals')).map((t) => t - startEpoch);
   const answers = await server.request<Record<string, number>>('answers');
+  if (process.env.OVERLOAD_BENCH_DEBUG) {
+    const seen = await server.request<[number, number][]>('probes');
+    const rows = probe.trace.map(([sentAt, endedAt], i) => {
+      const [at, fin] = seen[i] ?? [Number.NaN, Number.NaN];
+      return `sent ${(sentAt - startEpoch).toFixed(1)} wait ${(at - sentAt).toFixed(1)} in ${(fin - at).toFixed(2)} back ${(endedAt - fin).toFixed(1)} = ${(endedAt - sentAt).toFixed(1)}`;
+    });
+    console.log(`probes (${seen.length} seen):\n  ${rows.join('\n  ')}`);
+  }
   const written = outcomes.map((o, i) => (answers[turns[i]!.path] ?? Number.NaN) - startEpoch);
 
   const of = (kind: Outcome['kind']) => outcomes.filter((o) => o.kind === kind);

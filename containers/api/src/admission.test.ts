@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Admission, LoopUtilization } from './admission.ts';
 
 const settle = () => new Promise((r) => setImmediate(r));
@@ -111,6 +111,26 @@ describe('the turn gate: whole turns in flight', () => {
     expect(many.every((t) => t !== null)).toBe(true);
     for (const t of many) (await t!.slot)(); // each waits for the one slot in turn
     expect(open.inFlight).toBe(5);
+  });
+
+  it('LoopUtilization reuses a reading for a millisecond (a burst reads it for every refusal)', async () => {
+    const loop = new LoopUtilization(50);
+    await new Promise((r) => setTimeout(r, 15));
+    const spy = vi.spyOn(performance, 'eventLoopUtilization');
+    try {
+      const first = loop.value;
+      const calls = spy.mock.calls.length;
+      expect(calls).toBe(2); // one reading: now, and since the snapshot
+      const again = loop.value; // microseconds later
+      expect(spy.mock.calls.length).toBe(calls);
+      expect(again).toBe(first);
+      const until = performance.now() + 1.5;
+      while (performance.now() < until);
+      loop.value;
+      expect(spy.mock.calls.length).toBe(calls + 2); // read again once the millisecond passed
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it("LoopUtilization reads ~1 after the loop was kept busy and falls once it idles", async () => {

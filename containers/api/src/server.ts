@@ -17,6 +17,7 @@ import { publishSampleWorlds } from './worlds/samples.ts';
 import { partnersFromConfig, signingKeysFromConfig } from '@yumina/identity';
 import type { AppContext } from './context.ts';
 import { createLogger, replicaIdentity } from './logger.ts';
+import { warmShedding } from './warm-up.ts';
 import { repoRoot } from './web.ts';
 
 /** The listening socket's accept queue (connections the kernel holds until the server takes them). */
@@ -106,6 +107,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     if (published) log.info({ type: 'startup', sampleWorlds: published }, `Published ${published} sample worlds to the library`);
   }
   const app = await buildApp(ctx, options);
+  // The replica's first overload runs optimized code, not cold code (warm-up.ts, ADMISSION_WARM_UP).
+  // It is only an optimization: a replica that cannot run it (no loopback?) starts all the same.
+  await warmShedding(ctx, config.admission.warmUp).then(
+    (warm) => warm.requests && log.info({ type: 'startup', warmUp: { requests: warm.requests, ms: Math.round(warm.ms) } }, `Warmed the refusal path: ${warm.requests} answers in ${Math.round(warm.ms)} ms`),
+    (err: unknown) => log.warn({ type: 'startup', err }, 'The refusal path could not be warmed; the first overload runs cold code'),
+  );
   // A burst of connections (thousands of players at once) waits in the kernel's accept queue, not
   // reset for lack of room: Node's default backlog is 511; the kernel caps this at its somaxconn.
   const address = await app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });

@@ -10,7 +10,7 @@ export { type LinkedResources, settingsFromLinks, UNSET_SECRET, SECRET_LINKS, CO
  */
 
 /** The admission limits: what is set, else derived from the primary pool's size. */
-function admissionLimits(concurrency: number, queue: number, maxWaitMs: number, poolMax: number, maxInFlight: number, loopPercent: number) {
+function admissionLimits(concurrency: number, queue: number, maxWaitMs: number, poolMax: number, maxInFlight: number, loopPercent: number, warmUp: number) {
   const running = concurrency > 0 ? concurrency : Math.max(1, Math.floor((poolMax * 3) / 4));
   return {
     concurrency: running,
@@ -18,6 +18,7 @@ function admissionLimits(concurrency: number, queue: number, maxWaitMs: number, 
     maxWaitMs,
     maxInFlight: maxInFlight >= 0 ? maxInFlight : running * ADMISSION_IN_FLIGHT_PER_SLOT,
     maxLoopUtilization: loopPercent / 100,
+    warmUp,
   };
 }
 
@@ -217,6 +218,8 @@ export const envSchema = z.object({
   // New turns are refused while the event loop was busier than this (percent of the last 10–50 ms) and
   // at least `concurrency` turns are in flight; 100 turns it off.
   ADMISSION_MAX_LOOP_UTILIZATION: int(1, 100, 90),
+  // Refusals answered on a private loopback server before the replica listens (warm-up.ts); 0 none.
+  ADMISSION_WARM_UP: int(0, 100_000, 1_000),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -335,8 +338,10 @@ export interface Config {
    * 503 with Retry-After at once. A whole turn (admitted until answered) also passes a gate: at most
    * `maxInFlight` at once (0: no cap), and none new while the event loop's utilization over the last
    * 10–50 ms is above `maxLoopUtilization` (0–1; 1: never) with `concurrency` or more in flight.
+   * Before listening, the replica answers `warmUp` refusals on a private loopback server, so its
+   * first overload runs optimized code (containers/api/src/warm-up.ts; 0: none).
    */
-  admission: { concurrency: number; queue: number; maxWaitMs: number; maxInFlight: number; maxLoopUtilization: number };
+  admission: { concurrency: number; queue: number; maxWaitMs: number; maxInFlight: number; maxLoopUtilization: number; warmUp: number };
   /** S3 bucket of game builds; unset: a folder under dataDir (objects/). */
   gamesBucket: string | undefined;
   maintenance: {
@@ -535,6 +540,7 @@ export function loadConfig(
       e.DATABASE_POOL_MAX,
       e.ADMISSION_MAX_IN_FLIGHT,
       e.ADMISSION_MAX_LOOP_UTILIZATION,
+      e.ADMISSION_WARM_UP,
     ),
     mail: {
       transport: e.MAIL_SES_SENDER ? 'ses' : e.SMTP_URL ? 'smtp' : 'outbox',

@@ -1,0 +1,136 @@
+import { createServer } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { shedFastPath, admissionOf } from './admission.ts';
+import type { AppContext } from './context.ts';
+import { livenessFastPath } from './health.ts';
+
+/** What a warm-up needs of the replica: its version, identity and start (the liveness answer's fields). */
+export type WarmUpContext = Pick<AppContext, 'identity' | 'startedAt'> & { config: Pick<AppContext['config'], 'version'> };
+
+export interface WarmUpResult {
+  /** Requests answered (refusals and liveness answers). */
+  requests: number;
+  /** Wall time of the whole warm-up, listening included. */
+  ms: number;
+}
+
+/** A turn as a browser sends it: a cookie, a JSON body. */
+const BODY = '{"content":"I light a torch."}';
+const turn = (i: number) =>
+  `POST /api/sessions/cnv_warm${i}/messages HTTP/1.1\r\nhost: 127.0.0.1\r\ncookie: yumina_session=${'x'.repeat(43)}\r\n` +
+  `content-type: application/json\r\ncontent-length: ${BODY.length}\r\n\r\n${BODY}`;
+const LIVE = 'GET /health/live HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n';
+
+/**
+ * Reads whole HTTP/1.1 answers (each with a content-length) off a socket: resolves when `count`
+ * more have arrived. The warm-up's own answers only: a head, a content-length, a body.
+ */
+class AnswerReader {
+  #buffer = '';
+  #wanted = 0;
+  #resolve: (() => void) | null = null;
+  #reject: ((err: Error) => void) | null = null;
+  constructor(socket: Socket) {
+    socket.setEncoding('latin1');
+    // A connection lost mid-way fails the warm-up (never the process).
+    socket.on('error', () => {});
+    socket.on('close', () => this.#reject?.(new Error('warm-up connection closed')));
+    socket.on('data', (chunk: string) => {
+      this.#buffer += chunk;
+      for (;;) {
+        const headEnd = this.#buffer.indexOf('\r\n\r\n');
+        if (headEnd < 0) return;
+        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(this.#buffer.slice(0, headEnd))?.[1] ?? 0);
+        if (this.#buffer.length < headEnd + 4 + length) return;
+        this.#buffer = this.#buffer.slice(headEnd + 4 + length);
+        if (--this.#wanted === 0) this.#resolve?.();
+      }
+    });
+  }
+  next(): Promise<void> {
+    this.#wanted = 1;
+    return new Promise((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+  }
+}
+
+/**
+ * Warms the code a replica's first overload runs, before it takes traffic: node:http's request
+ * path (parser callbacks, request and response objects, socket writes), the admission fast path's
+ * refusal (shedFastPath, writeBusy) and the liveness fast path, on a private loopback server with
+ * its own admission queue held full and its own liveness answer (nothing reaches the replica's
+ * queue, telemetry or routes). A fresh process runs these cold: V8 has not optimized them, and a
+ * first burst of 2,000 refusals cost ~50–57 µs each instead of ~31–33 µs once warm
+ * (bench/overload-floor.ts), enough to push refusals and liveness probes past their 100 ms and
+ * 50 ms goals (bench/overload.bench.ts, issue 32). `requests` answers in rounds, one request at a
+ * time on each of `connections` kept-alive connections (every tenth round asks GET /health/live).
+ */
+export async function warmShedding(replica: WarmUpContext, requests: number, connections = 50): Promise<WarmUpResult> {
+  const started = performance.now();
+  if (requests <= 0) return { requests: 0, ms: 0 };
+  const ctx = {
+    // Production's turn gate (the default ADMISSION_MAX_LOOP_UTILIZATION), read by each refusal while a turn is in flight.
+    config: { version: replica.config.version, admission: { concurrency: 1, queue: 0, maxWaitMs: 1000, maxLoopUtilization: 0.9 } },
+    identity: replica.identity,
+    startedAt: replica.startedAt,
+    telemetry: { recordRequest: () => {} },
+  } as unknown as AppContext;
+  const shed = shedFastPath(ctx);
+  const live = livenessFastPath(ctx, () => false);
+  // One turn in flight until the end: every other is refused.
+  const held = admissionOf(ctx).tryEnterTurn()!;
+  const release = await held.slot;
+  const server = createServer((req, res) => {
+    if (live(req, res) || shed(req, res)) return;
+    res.statusCode = 404;
+    res.setHeader('content-length', 0);
+    res.end();
+  });
+  const sockets: Socket[] = [];
+  try {
+    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    const count = Math.min(connections, requests);
+    for (let i = 0; i < count; i++) {
+      const socket = connect(port, '127.0.0.1');
+      sockets.push(socket);
+      await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    }
+    // A warm-up that cannot finish in time (a loopback that drops packets?) gives up.
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`warm-up unfinished after ${WARM_UP_DEADLINE_MS} ms`)), WARM_UP_DEADLINE_MS);
+    });
+    try {
+      return await Promise.race([exchange(sockets, requests, started), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  } finally {
+    for (const s of sockets) s.destroy();
+    release();
+    held.done();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+/** The longest a warm-up may take (it takes ~70 ms for 1,000 answers on two shared CPUs). */
+const WARM_UP_DEADLINE_MS = 5_000;
+
+/** `requests` answers in rounds of one request on each socket. */
+async function exchange(sockets: Socket[], requests: number, started: number): Promise<WarmUpResult> {
+  const count = sockets.length;
+  const readers = sockets.map((s) => new AnswerReader(s));
+  const turns = sockets.map((_, i) => turn(i));
+  let answered = 0;
+  for (let round = 0; answered < requests; round++) {
+    const now = sockets.slice(0, Math.min(count, requests - answered));
+    const done = now.map((_, i) => readers[i]!.next());
+    now.forEach((s, i) => s.write(round % 10 === 9 ? LIVE : turns[i]!));
+    await Promise.all(done);
+    answered += now.length;
+  }
+  return { requests: answered, ms: performance.now() - started };
+}
