@@ -126,7 +126,7 @@ describe('the turn gate: whole turns in flight', () => {
       expect(again).toBe(first);
       const until = performance.now() + 1.5;
       while (performance.now() < until);
-      loop.value;
+      void loop.value;
       expect(spy.mock.calls.length).toBe(calls + 2); // read again once the millisecond passed
     } finally {
       spy.mockRestore();
