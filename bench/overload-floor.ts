@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer } from 'node:http';
 import { connect, createServer as createNetServer, type Socket } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { DEFAULT_ADMISSION_WARM_UP } from '@yumina/config';
 
 /**
  * The floor under bench/overload.bench.ts (issue 32): what one process's event loop needs to answer
@@ -24,7 +25,7 @@ const N = Number(process.argv[3] ?? process.argv[2] ?? 2000);
 const role = process.argv[2];
 const KINDS = ['raw', 'http', 'shed', 'warm'] as const;
 type Kind = (typeof KINDS)[number];
-const WARM_UP = Number(process.env.FLOOR_WARM_UP ?? 2000);
+const WARM_UP = Number(process.env.FLOOR_WARM_UP ?? DEFAULT_ADMISSION_WARM_UP);
 
 async function serve(kind: Kind): Promise<void> {
   process.once('SIGTERM', () => process.exit(0)); // an orderly exit: --cpu-prof (FLOOR_NODE_FLAGS) writes its profile

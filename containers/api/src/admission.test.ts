@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { performance as nodePerformance } from 'node:perf_hooks';
 import { Admission, LoopUtilization } from './admission.ts';
 
 const settle = () => new Promise((r) => setImmediate(r));
@@ -116,7 +117,7 @@ describe('the turn gate: whole turns in flight', () => {
   it('LoopUtilization reuses a reading for a millisecond (a burst reads it for every refusal)', async () => {
     const loop = new LoopUtilization(50);
     await new Promise((r) => setTimeout(r, 15));
-    const spy = vi.spyOn(performance, 'eventLoopUtilization');
+    const spy = vi.spyOn(nodePerformance, 'eventLoopUtilization'); // the global performance object
     try {
       const first = loop.value;
       const calls = spy.mock.calls.length;

@@ -22,6 +22,9 @@ function admissionLimits(concurrency: number, queue: number, maxWaitMs: number, 
   };
 }
 
+/** Refusals a replica answers on a private loopback server before it listens (ADMISSION_WARM_UP unset; containers/api/src/warm-up.ts). */
+export const DEFAULT_ADMISSION_WARM_UP = 1_000;
+
 /** The default cap of turns in flight per admission slot (ADMISSION_MAX_IN_FLIGHT unset). */
 const ADMISSION_IN_FLIGHT_PER_SLOT = 40;
 
@@ -219,7 +222,7 @@ export const envSchema = z.object({
   // at least `concurrency` turns are in flight; 100 turns it off.
   ADMISSION_MAX_LOOP_UTILIZATION: int(1, 100, 90),
   // Refusals answered on a private loopback server before the replica listens (warm-up.ts); 0 none.
-  ADMISSION_WARM_UP: int(0, 100_000, 1_000),
+  ADMISSION_WARM_UP: int(0, 100_000, DEFAULT_ADMISSION_WARM_UP),
 });
 
 export type Env = z.input<typeof envSchema>;
