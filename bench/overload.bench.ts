@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join, resolve } from 'node:path';
@@ -30,6 +31,8 @@ import { RawConnection, serializeRequest } from './raw-http.ts';
  * Today's figures come from the baseline revision (OVERLOAD_BENCH_BASELINE, by default the commit
  * issue 32's work started from), checked out at run time (./baseline.ts) and measured by the same
  * harness first (OVERLOAD_BENCH_BASELINE=none: this tree alone). Prints `overload:` lines.
+ * The players (this process) and the provider run under SCHED_BATCH (schedule(), below): their
+ * wake-ups never preempt the server, as on a deployment where they are other machines.
  * OVERLOAD_BENCH_TURNS changes the burst's size; OVERLOAD_BENCH_PROFILE=<file> writes a CPU profile
  * of this tree's server during each burst to <file>.<burst> (./overload-server.ts),
  * OVERLOAD_BENCH_CLIENT_PROFILE=<file> one of the players' process.
@@ -156,6 +159,8 @@ const pct = (xs: number[], q: number) => {
 /** BURSTS bursts against the server of `file` (this tree's or the baseline checkout's copy of overload-server.ts), a second apart: their figures' lines. */
 async function measure(label: string, file: URL): Promise<string[]> {
   const [{ child: server, ready }, { child: prober }] = await Promise.all([BenchChild.start(`${label} server`, file), BenchChild.start('prober', new URL('./overload-prober.ts', import.meta.url))]);
+  schedule(server.child.pid!, 'other');
+  schedule(prober.child.pid!, 'other');
   children.push(server, prober);
   const url = String(ready.url);
   const sessions = await prepare(url, String(ready.dataDir));
@@ -265,9 +270,26 @@ async function burst(label: string, index: number, server: BenchChild, prober: B
   return line;
 }
 
+/**
+ * Sets a process's Linux scheduling policy (all its threads). The players (this process) and the
+ * provider stand for machines of their own, and run under SCHED_BATCH: a batch task that wakes up
+ * never preempts the task running on its CPU, and still gets its fair share of the CPUs. Otherwise
+ * each answer the server writes wakes the players' process, which (a task that slept) takes the
+ * CPU from the server in the middle of its burst, and so does the provider at each call; on a
+ * real deployment neither runs on the server's CPUs. The server and the prober are forked from
+ * this process and would inherit the policy: they are set back to the normal one (SCHED_OTHER),
+ * as is PostgreSQL's (the machine's own). OVERLOAD_BENCH_BATCH=0 leaves every process normal.
+ */
+function schedule(pid: number, policy: 'batch' | 'other'): void {
+  if (process.env.OVERLOAD_BENCH_BATCH === '0') return;
+  execFileSync('chrt', ['--all-tasks', `--${policy}`, '--pid', '0', String(pid)]);
+}
+
 beforeAll(async () => {
   const { child: provider, ready } = await BenchChild.start('provider', new URL('./overload-provider.ts', import.meta.url));
   children.push(provider);
+  schedule(process.pid, 'batch');
+  schedule(provider.child.pid!, 'batch');
   providerUrl = String(ready.url);
   // Today: the baseline revision's server, with this harness's server file copied into its checkout
   // (written again on every run, so the checkout always holds this tree's harness).
