@@ -152,12 +152,15 @@ describe('the turn gate: whole turns in flight', () => {
 describe('shedding before routing', () => {
   it('while the queue is full, a turn or a stream open is answered 503 SERVER_BUSY before routing; other requests pass', async () => {
     const { createServer } = await import('node:http');
-    const { shedFastPath, admissionOf } = await import('./admission.ts');
+    const { shedFastPath, admissionOf, holdsSlot } = await import('./admission.ts');
     const recorded: unknown[] = [];
     const ctx = { config: { admission: { concurrency: 1, queue: 0, maxWaitMs: 1000 } }, telemetry: { recordRequest: (r: unknown) => recorded.push(r) } } as unknown as Parameters<typeof shedFastPath>[0];
     const shed = shedFastPath(ctx);
+    const slotHeld: boolean[] = [];
     const server = createServer((req, res) => {
-      if (!shed(req, res)) res.end('routed');
+      const answered = shed(req, res);
+      slotHeld.push(holdsSlot(req));
+      if (!answered) res.end('routed');
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -175,6 +178,7 @@ describe('shedding before routing', () => {
         expect(res.headers.get('x-request-id')).toBe(body.error.requestId);
       }
       expect((await send('/api/worlds/wld_1/updates/events', 'GET')).status).toBe(503);
+      expect(slotHeld).toEqual([true, false, false, false, false]); // only the turn let through holds a slot
       for (const path of ['/api/sessions/cnv_1', '/api/sessions/cnv_1/messages/x', '/api/library', '/health/live']) expect(await (await send(path, 'GET')).text(), path).toBe('routed');
       expect(admissionOf(ctx).counts.refused).toBe(4);
       held();

@@ -32,7 +32,7 @@ import { gameDeliveryRoutes } from './games/delivery.ts';
 import { gameSaveRoutes } from './games/saves.ts';
 import { SESSION_COOKIE } from '@yumina/accounts';
 import type { AppContext } from './context.ts';
-import { shedFastPath } from './admission.ts';
+import { holdsSlot, shedFastPath } from './admission.ts';
 import { healthRoutes, livenessFastPath } from './health.ts';
 import { outboxPage } from './mail/outbox-page.ts';
 import { installFramePolicy, serveWeb, webNotFound } from './web.ts';
@@ -76,7 +76,12 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       const o = options as { http?: ServerOptions; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket: number };
       const server = createServer(o.http ?? {}, (req, res) => {
         checkProxyProof(req);
-        if (!live(req, res) && !shed(req, res)) handler(req, res);
+        if (live(req, res) || shed(req, res)) return;
+        // A turn or stream open let through starts after the requests this turn of the event loop
+        // reads (setImmediate runs once the loop has polled): a burst's refusals, and a liveness
+        // check caught in it, go out before the admitted work begins (admission.ts).
+        if (holdsSlot(req)) setImmediate(handler, req, res);
+        else handler(req, res);
       });
       server.keepAliveTimeout = o.keepAliveTimeout;
       server.requestTimeout = o.requestTimeout;
