@@ -4,7 +4,9 @@ import { Session } from 'node:inspector/promises';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, bench, describe } from 'vitest';
+import pg from 'pg';
 import { parseEvents } from '../tests/support/collector.ts';
+import { adminUrl } from '../tests/support/postgres.ts';
 import { Browser } from '../tests/support/server.ts';
 import { baselineCheckout, ISSUE_32_BASELINE } from './baseline.ts';
 import { benchSignUp } from './sign-up.ts';
@@ -156,8 +158,25 @@ const pct = (xs: number[], q: number) => {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : 0;
 };
 
+/**
+ * A quiet PostgreSQL for each server measured: the one before it wrote thousands of turns (today's
+ * server completes all 6,000) and dropped its database, and the cluster's checkpoint of that work
+ * would otherwise land in the next server's bursts. CHECKPOINT writes it out now; then a pause.
+ */
+async function settleDatabase(): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query('checkpoint');
+  } finally {
+    await client.end();
+  }
+  await new Promise((r) => setTimeout(r, 2000));
+}
+
 /** BURSTS bursts against the server of `file` (this tree's or the baseline checkout's copy of overload-server.ts), a second apart: their figures' lines. */
 async function measure(label: string, file: URL): Promise<string[]> {
+  await settleDatabase();
   const [{ child: server, ready }, { child: prober }] = await Promise.all([BenchChild.start(`${label} server`, file), BenchChild.start('prober', new URL('./overload-prober.ts', import.meta.url))]);
   schedule(server.child.pid!, 'other');
   schedule(prober.child.pid!, 'other');
