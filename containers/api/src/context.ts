@@ -27,7 +27,6 @@ export interface AppContext {
   exports?: ExportWorker;
   /** Game builds (and later world assets): S3 in production, a folder locally. */
   objects: ObjectStore;
-  /** Partner games and the identity-token signing keys. */
   /** Partner games (PARTNERS, or the demo partner) and the identity-token signing keys. */
   partners: { registry: PartnerRegistry; keys: SigningKeySet };
   startedAt: number;
