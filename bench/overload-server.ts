@@ -11,9 +11,11 @@ import { serveParent } from './turn-ipc.ts';
  * from the baseline revision's checkout (the bench copies this file there). Announces its URL
  * and data folder (`ready`: the bench reads sign-up links from its outbox); answers `stall-reset` and `stall` (the longest event-loop delay since, in ms, from
  * monitorEventLoopDelay at 10 ms resolution), `arrivals` (when each turn request since reached
- * the server, epoch ms), `answers` (when the server had written each turn's answer: its response's
- * 'finish', epoch ms, by request path) and `stop`. With OVERLOAD_BENCH_PROFILE=<file> it also writes a CPU
- * profile of each burst (from `stall-reset` to `stall`) to `<file>.1`, `<file>.2`, ….
+ * the server, epoch ms), `answers` (when the server had written each turn's answer, epoch ms, by
+ * request path: at the end of its request callback for a refusal, else its response's 'finish'),
+ * `probes` (each GET /health/live's arrival and answer) and `stop`. With
+ * OVERLOAD_BENCH_PROFILE=<file> it also writes a CPU profile of each burst (from `stall-reset` to
+ * `stall`, sampled every 100 µs) to `<file>.1`, `<file>.2`, ….
  */
 const profileFile = process.env.OVERLOAD_BENCH_PROFILE;
 let profiler: Session | undefined;

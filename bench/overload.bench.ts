@@ -35,6 +35,8 @@ import { RawConnection, serializeRequest } from './raw-http.ts';
  * harness first (OVERLOAD_BENCH_BASELINE=none: this tree alone). Prints `overload:` lines.
  * The players (this process) and the provider run under SCHED_BATCH (schedule(), below): their
  * wake-ups never preempt the server, as on a deployment where they are other machines.
+ * OVERLOAD_BENCH_DEBUG=1 prints each probe's send, its wait before the server read it, the server's
+ * time on it and the way back; ADMISSION_* settings in the environment reach the server.
  * OVERLOAD_BENCH_TURNS changes the burst's size; OVERLOAD_BENCH_PROFILE=<file> writes a CPU profile
  * of this tree's server during each burst to <file>.<burst> (./overload-server.ts),
  * OVERLOAD_BENCH_CLIENT_PROFILE=<file> one of the players' process.
