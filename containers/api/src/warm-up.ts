@@ -22,8 +22,8 @@ const turn = (i: number) =>
 const LIVE = 'GET /health/live HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n';
 
 /**
- * Reads whole HTTP/1.1 answers (each with a content-length) off a socket: resolves when `count`
- * more have arrived. The warm-up's own answers only: a head, a content-length, a body.
+ * Reads whole HTTP/1.1 answers (each with a content-length) off a socket: `next()` resolves when
+ * the next one has arrived whole. The warm-up's own answers only: a head, a content-length, a body.
  */
 class AnswerReader {
   #buffer = '';
@@ -62,9 +62,9 @@ class AnswerReader {
  * refusal (shedFastPath, writeBusy) and the liveness fast path, on a private loopback server with
  * its own admission queue held full and its own liveness answer (nothing reaches the replica's
  * queue, telemetry or routes). A fresh process runs these cold: V8 has not optimized them, and a
- * first burst of 2,000 refusals cost ~50–57 µs each instead of ~31–33 µs once warm
- * (bench/overload-floor.ts), enough to push refusals and liveness probes past their 100 ms and
- * 50 ms goals (bench/overload.bench.ts, issue 32). `requests` answers in rounds, one request at a
+ * first burst of 2,000 refusals cost ~41–59 µs each without it, ~27–32 µs after it (CPU ~2× less;
+ * bench/overload-floor.ts, kinds `shed` and `warm`), enough to push refusals and liveness probes
+ * past their 100 ms and 50 ms goals (bench/overload.bench.ts, issue 32). `requests` answers in rounds, one request at a
  * time on each of `connections` kept-alive connections (every tenth round asks GET /health/live).
  */
 export async function warmShedding(replica: WarmUpContext, requests: number, connections = 50): Promise<WarmUpResult> {
