@@ -25,7 +25,7 @@ let server: TestServer | undefined;
 const delay = monitorEventLoopDelay({ resolution: 10 });
 /** When each turn request reached the server's request callback (epoch ms): tells a late client from a late server. */
 let arrivals: number[] = [];
-/** When the server had written each turn's whole answer (its response's 'finish', epoch ms), by request path. */
+/** When the server had written each turn's whole answer (epoch ms), by request path: a refusal's at the end of its request callback, else its response's 'finish'. */
 let answers: Record<string, number> = {};
 /** Each GET /health/live's arrival and answer (epoch ms). */
 let probes: [number, number][] = [];
