@@ -371,3 +371,56 @@ describe('shedding before routing', () => {
     }
   });
 });
+
+describe('admitted requests start once the refusals pause', () => {
+  const nextTurn = () => new Promise((r) => setImmediate(r));
+
+  it('with no refusal lately, a start runs on the next turn of the event loop', async () => {
+    const admission = new Admission({ concurrency: 1, queue: 0, maxWaitMs: 1000 });
+    const started: string[] = [];
+    admission.startWhenQuiet(() => started.push('a'));
+    expect(started).toEqual([]); // never inside the request callback
+    await nextTurn();
+    await nextTurn();
+    expect(started).toEqual(['a']);
+    expect(admission.held).toBe(0);
+  });
+
+  it('while requests are being refused, starts wait (in order) until the refusals pause', async () => {
+    const admission = new Admission({ concurrency: 1, queue: 0, maxWaitMs: 1000 });
+    const release = await admission.enter();
+    const started: string[] = [];
+    expect(admission.tryEnter()).toBeNull(); // a refusal now
+    admission.startWhenQuiet(() => started.push('a'));
+    admission.startWhenQuiet(() => started.push('b'));
+    await nextTurn();
+    expect(admission.held).toBe(2);
+    // A burst's refusals, one turn of the loop long: nothing starts meanwhile.
+    const until = performance.now() + 30;
+    while (performance.now() < until) expect(admission.tryEnter()).toBeNull();
+    await nextTurn();
+    expect(started).toEqual([]);
+    // Once they pause, the held starts run, in the order they were asked.
+    await expect.poll(() => started, { timeout: 1000, interval: 2 }).toEqual(['a', 'b']);
+    expect(admission.held).toBe(0);
+    release();
+  });
+
+  it('refusals that never pause hold a start for 100 ms at most', async () => {
+    const admission = new Admission({ concurrency: 1, queue: 0, maxWaitMs: 5000 });
+    const release = await admission.enter();
+    expect(admission.tryEnter()).toBeNull();
+    let startedAt = 0;
+    const asked = performance.now();
+    admission.startWhenQuiet(() => (startedAt = performance.now()));
+    const refusing = setInterval(() => admission.tryEnter(), 1);
+    try {
+      await expect.poll(() => startedAt, { timeout: 1000, interval: 5 }).toBeGreaterThan(0);
+      expect(startedAt - asked).toBeLessThan(400);
+    } finally {
+      clearInterval(refusing);
+      release();
+    }
+  });
+});
+

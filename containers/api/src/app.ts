@@ -32,7 +32,7 @@ import { gameDeliveryRoutes } from './games/delivery.ts';
 import { gameSaveRoutes } from './games/saves.ts';
 import { SESSION_COOKIE } from '@yumina/accounts';
 import type { AppContext } from './context.ts';
-import { holdsSlot, shedFastPath } from './admission.ts';
+import { admissionOf, holdsSlot, shedFastPath } from './admission.ts';
 import { healthRoutes, livenessFastPath } from './health.ts';
 import { outboxPage } from './mail/outbox-page.ts';
 import { installFramePolicy, serveWeb, webNotFound } from './web.ts';
@@ -59,6 +59,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   const live = livenessFastPath(ctx, () => closing);
   const checkProxyProof = proxyProofCheck(ctx.config.trustProxySecret);
   const shed = shedFastPath(ctx);
+  const admission = admissionOf(ctx);
   const app = Fastify({
     loggerInstance: ctx.log,
     logController: new LogController({ disableRequestLogging: true }),
@@ -77,10 +78,10 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       const server = createServer(o.http ?? {}, (req, res) => {
         checkProxyProof(req);
         if (live(req, res) || shed(req, res)) return;
-        // A turn or stream open let through starts after the requests this turn of the event loop
-        // reads (setImmediate runs once the loop has polled): a burst's refusals, and a liveness
-        // check caught in it, go out before the admitted work begins (admission.ts).
-        if (holdsSlot(req)) setImmediate(handler, req, res);
+        // A turn or stream open let through starts once the requests read with it are answered, and
+        // during a burst once its refusals pause: they, and a liveness check caught among them, go
+        // out before the admitted work begins (admission.ts, startWhenQuiet).
+        if (holdsSlot(req)) admission.startWhenQuiet(() => handler(req, res));
         else handler(req, res);
       });
       server.keepAliveTimeout = o.keepAliveTimeout;
