@@ -387,39 +387,55 @@ describe('admitted requests start once the refusals pause', () => {
   });
 
   it('while requests are being refused, starts wait (in order) until the refusals pause', async () => {
-    const admission = new Admission({ concurrency: 1, queue: 0, maxWaitMs: 1000 });
-    const release = await admission.enter();
-    const started: string[] = [];
-    expect(admission.tryEnter()).toBeNull(); // a refusal now
-    admission.startWhenQuiet(() => started.push('a'));
-    admission.startWhenQuiet(() => started.push('b'));
-    await nextTurn();
-    expect(admission.held).toBe(2);
-    // A burst's refusals, one turn of the loop long: nothing starts meanwhile.
-    const until = performance.now() + 30;
-    while (performance.now() < until) expect(admission.tryEnter()).toBeNull();
-    await nextTurn();
-    expect(started).toEqual([]);
-    // Once they pause, the held starts run, in the order they were asked.
-    await expect.poll(() => started, { timeout: 1000, interval: 2 }).toEqual(['a', 'b']);
-    expect(admission.held).toBe(0);
-    release();
+    // A clock of the test's own: the refusals' timing, not the machine's, decides.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'Date'] });
+    vi.spyOn(nodePerformance, 'now').mockImplementation(() => Date.now()); // the fake clock's
+    try {
+      const admission = new Admission({ concurrency: 1, queue: 0, maxWaitMs: 10_000 });
+      const release = await admission.enter();
+      const started: string[] = [];
+      expect(admission.tryEnter()).toBeNull(); // a refusal at t = 0
+      admission.startWhenQuiet(() => started.push('a'));
+      admission.startWhenQuiet(() => started.push('b'));
+      vi.advanceTimersByTime(1);
+      expect(admission.held).toBe(2);
+      // Refusals every 3 ms for 60 ms: never 5 ms without one, so nothing starts.
+      for (let t = 0; t < 20; t++) {
+        vi.advanceTimersByTime(3);
+        expect(admission.tryEnter()).toBeNull();
+      }
+      expect(started).toEqual([]);
+      // They pause: within 10 ms (5 quiet, checked every 5) the held starts run, in the order they were asked.
+      vi.advanceTimersByTime(10);
+      expect(started).toEqual(['a', 'b']);
+      expect(admission.held).toBe(0);
+      release();
+    } finally {
+      vi.useRealTimers();
+      vi.restoreAllMocks();
+    }
   });
 
   it('refusals that never pause hold a start for 100 ms at most', async () => {
-    const admission = new Admission({ concurrency: 1, queue: 0, maxWaitMs: 5000 });
-    const release = await admission.enter();
-    expect(admission.tryEnter()).toBeNull();
-    let startedAt = 0;
-    const asked = performance.now();
-    admission.startWhenQuiet(() => (startedAt = performance.now()));
-    const refusing = setInterval(() => admission.tryEnter(), 1);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'Date'] });
+    vi.spyOn(nodePerformance, 'now').mockImplementation(() => Date.now()); // the fake clock's
     try {
-      await expect.poll(() => startedAt, { timeout: 1000, interval: 5 }).toBeGreaterThan(0);
-      expect(startedAt - asked).toBeLessThan(400);
-    } finally {
-      clearInterval(refusing);
+      const admission = new Admission({ concurrency: 1, queue: 0, maxWaitMs: 10_000 });
+      const release = await admission.enter();
+      expect(admission.tryEnter()).toBeNull();
+      let startedAt = -1;
+      const asked = performance.now();
+      admission.startWhenQuiet(() => (startedAt = performance.now() - asked));
+      for (let t = 0; t < 200 && startedAt < 0; t++) {
+        vi.advanceTimersByTime(1);
+        admission.tryEnter(); // a refusal every millisecond
+      }
+      expect(startedAt).toBeGreaterThanOrEqual(100);
+      expect(startedAt).toBeLessThanOrEqual(110);
       release();
+    } finally {
+      vi.useRealTimers();
+      vi.restoreAllMocks();
     }
   });
 });
