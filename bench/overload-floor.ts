@@ -13,12 +13,16 @@ import { DEFAULT_ADMISSION_WARM_UP } from '@yumina/config';
  *   raw  - a TCP server writing a fixed answer on every read (no HTTP parsing: the socket's cost)
  *   http - node:http answering 503 SERVER_BUSY through its own writeHead and end (parser, request
  *          and response objects, headers), as admission.ts's fast path did until 2026-11-28
- *   shed - node:http with admission.ts's own fast path (shedFastPath), its queue held full: the head
- *          and body written to the socket in one call, node:http told the head went out
+ *   shed - node:http with admission.ts's own fast path refusing every turn (warm-up.ts'
+ *          refusingFastPath): the head and body written to the socket in one call, node:http told
+ *          the head went out
+ *   warm - the same after the replica's start-up warm-up (warm-up.ts, FLOOR_WARM_UP answers,
+ *          by default ADMISSION_WARM_UP's)
  * Each server, in a fresh process, takes two bursts a second apart on the same connections (its
  * first, with V8's code still cold, and its second). Prints, per burst, the time from its first to
- * its last answer (per request), the longest event-loop delay meanwhile, and the client's latency
- * from each request's own write.
+ * its last answer (per request) and the server's CPU per request, the longest event-loop delay
+ * meanwhile, and the client's latency from each request's own write. FLOOR_KINDS picks the servers
+ * (comma-separated), FLOOR_NODE_FLAGS adds node flags to theirs (e.g. --cpu-prof).
  *   node --import tsx bench/overload-floor.ts [N]
  */
 const N = Number(process.argv[3] ?? process.argv[2] ?? 2000);
@@ -64,16 +68,14 @@ async function serve(kind: Kind): Promise<void> {
     server.listen(0, '127.0.0.1', () => onListening((server.address() as { port: number }).port));
     return;
   }
-  const { busyAnswer, shedFastPath, admissionOf } = await import('../containers/api/src/admission.ts');
-  // Production's turn gate (ADMISSION_MAX_LOOP_UTILIZATION's default, 90 %), read by every refusal while a turn is in flight.
-  const ctx = { config: { admission: { concurrency: 1, queue: 0, maxWaitMs: 60_000, maxLoopUtilization: 0.9 } }, telemetry: { recordRequest: () => {} } } as unknown as Parameters<typeof shedFastPath>[0];
-  const shed = shedFastPath(ctx);
+  const { busyAnswer } = await import('../containers/api/src/admission.ts');
+  const { refusingFastPath, warmShedding } = await import('../containers/api/src/warm-up.ts');
   if (kind === 'warm') {
-    const { warmShedding } = await import('../containers/api/src/warm-up.ts');
     const warm = await warmShedding({ config: { version: 'floor' }, identity: { replica: 'floor' }, startedAt: Date.now() } as never, WARM_UP);
     console.log(`overload-floor: warm, the warm-up: ${warm.requests} answers in ${warm.ms.toFixed(0)} ms`);
   }
-  if (kind !== 'http') await admissionOf(ctx).tryEnterTurn()!.slot; // a turn in flight for good: every other is refused
+  // admission.ts's fast path refusing every turn, as the replica's does in a burst (production's turn gate)
+  const { shed } = await refusingFastPath();
   const server = createHttpServer((req, res) => {
     if (req.method === 'GET') return void res.end('ok');
     if (kind !== 'http') {

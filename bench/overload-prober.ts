@@ -11,8 +11,7 @@ import { serveParent } from './turn-ipc.ts';
  * by then, as a load balancer's is).
  */
 let running = false;
-let times: number[] = [];
-/** Each probe's send and answer (epoch ms). */
+/** Each probe's send and answer (epoch ms); a failed probe's answer is Infinity. */
 let trace: [number, number][] = [];
 let loop: Promise<void> = Promise.resolve();
 let connection: RawConnection | undefined;
@@ -22,13 +21,12 @@ async function probing(url: string) {
   connection ??= await RawConnection.open(Number(port), hostname);
   const request = serializeRequest('GET', `${url}/health/live`, {});
   while (running) {
+    const { sentAt, response } = connection.send(request);
     try {
-      const { sentAt, response } = connection.send(request);
       const res = await response;
-      times.push(res.status === 200 ? res.endedAt - sentAt : Number.POSITIVE_INFINITY);
-      trace.push([performance.timeOrigin + sentAt, performance.timeOrigin + res.endedAt]);
+      trace.push([performance.timeOrigin + sentAt, res.status === 200 ? performance.timeOrigin + res.endedAt : Number.POSITIVE_INFINITY]);
     } catch {
-      times.push(Number.POSITIVE_INFINITY);
+      trace.push([performance.timeOrigin + sentAt, Number.POSITIVE_INFINITY]);
       connection = await RawConnection.open(Number(port), hostname);
     }
     await new Promise((r) => setTimeout(r, 5));
@@ -40,14 +38,13 @@ await serveParent(
   {
     'probe-start': ({ url }) => {
       running = true;
-      times = [];
       trace = [];
       loop = probing(String(url));
     },
     'probe-stop': async () => {
       running = false;
       await loop;
-      const sorted = [...times].sort((a, b) => a - b);
+      const sorted = trace.map(([sent, answered]) => answered - sent).sort((a, b) => a - b);
       const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
       return { p50: at(0.5), p99: at(0.99), max: sorted.at(-1) ?? 0, count: sorted.length, failed: sorted.filter((t) => !Number.isFinite(t)).length, trace };
     },

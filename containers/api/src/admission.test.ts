@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { performance as nodePerformance } from 'node:perf_hooks';
 import { Admission, LoopUtilization } from './admission.ts';
 
@@ -386,15 +386,26 @@ describe('admitted requests start once the refusals pause', () => {
     expect(admission.held).toBe(0);
   });
 
-  it('while requests are being refused, starts wait (in order) until the refusals pause', async () => {
-    // A clock of the test's own: the refusals' timing, not the machine's, decides.
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'Date'] });
-    vi.spyOn(nodePerformance, 'now').mockImplementation(() => Date.now()); // the fake clock's
-    try {
+  describe('on a clock of the test\'s own (the refusals\' timing, not the machine\'s, decides)', () => {
+    beforeEach(() => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'Date'] });
+      vi.spyOn(nodePerformance, 'now').mockImplementation(() => Date.now()); // the fake clock's
+    });
+    afterEach(() => {
+      vi.useRealTimers();
+      vi.restoreAllMocks();
+    });
+    /** A queue whose only slot is taken, which has just refused a request (t = 0). */
+    const refusing = async () => {
       const admission = new Admission({ concurrency: 1, queue: 0, maxWaitMs: 10_000 });
       const release = await admission.enter();
+      expect(admission.tryEnter()).toBeNull();
+      return { admission, release };
+    };
+
+    it('while requests are being refused, starts wait (in order) until the refusals pause', async () => {
+      const { admission, release } = await refusing();
       const started: string[] = [];
-      expect(admission.tryEnter()).toBeNull(); // a refusal at t = 0
       admission.startWhenQuiet(() => started.push('a'));
       admission.startWhenQuiet(() => started.push('b'));
       vi.advanceTimersByTime(1);
@@ -410,19 +421,10 @@ describe('admitted requests start once the refusals pause', () => {
       expect(started).toEqual(['a', 'b']);
       expect(admission.held).toBe(0);
       release();
-    } finally {
-      vi.useRealTimers();
-      vi.restoreAllMocks();
-    }
-  });
+    });
 
-  it('refusals that never pause hold a start for 100 ms at most', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'Date'] });
-    vi.spyOn(nodePerformance, 'now').mockImplementation(() => Date.now()); // the fake clock's
-    try {
-      const admission = new Admission({ concurrency: 1, queue: 0, maxWaitMs: 10_000 });
-      const release = await admission.enter();
-      expect(admission.tryEnter()).toBeNull();
+    it('refusals that never pause hold a start for 100 ms at most', async () => {
+      const { admission, release } = await refusing();
       let startedAt = -1;
       const asked = performance.now();
       admission.startWhenQuiet(() => (startedAt = performance.now() - asked));
@@ -433,10 +435,7 @@ describe('admitted requests start once the refusals pause', () => {
       expect(startedAt).toBeGreaterThanOrEqual(100);
       expect(startedAt).toBeLessThanOrEqual(110);
       release();
-    } finally {
-      vi.useRealTimers();
-      vi.restoreAllMocks();
-    }
+    });
   });
 });
 

@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { shedFastPath, admissionOf } from './admission.ts';
 import type { AppContext } from './context.ts';
@@ -70,18 +70,9 @@ class AnswerReader {
 export async function warmShedding(replica: WarmUpContext, requests: number, connections = 50): Promise<WarmUpResult> {
   const started = performance.now();
   if (requests <= 0) return { requests: 0, ms: 0 };
-  const ctx = {
-    // Production's turn gate (the default ADMISSION_MAX_LOOP_UTILIZATION), read by each refusal while a turn is in flight.
-    config: { version: replica.config.version, admission: { concurrency: 1, queue: 0, maxWaitMs: 1000, maxLoopUtilization: 0.9 } },
-    identity: replica.identity,
-    startedAt: replica.startedAt,
-    telemetry: { recordRequest: () => {} },
-  } as unknown as AppContext;
-  const shed = shedFastPath(ctx);
-  const live = livenessFastPath(ctx, () => false);
-  // One turn in flight until the end: every other is refused.
-  const held = admissionOf(ctx).tryEnterTurn()!;
-  const release = await held.slot;
+  const { shed, release } = await refusingFastPath();
+  // The liveness answer of the replica's version, identity and uptime, timed into nothing.
+  const live = livenessFastPath({ ...replica, telemetry: { recordRequest: () => {} } } as unknown as AppContext, () => false);
   const server = createServer((req, res) => {
     if (live(req, res) || shed(req, res)) return;
     res.statusCode = 404;
@@ -104,23 +95,46 @@ export async function warmShedding(replica: WarmUpContext, requests: number, con
       timer = setTimeout(() => reject(new Error(`warm-up unfinished after ${WARM_UP_DEADLINE_MS} ms`)), WARM_UP_DEADLINE_MS);
     });
     try {
-      return await Promise.race([exchange(sockets, requests, started), deadline]);
+      const answered = await Promise.race([exchange(sockets, requests), deadline]);
+      return { requests: answered, ms: performance.now() - started };
     } finally {
       clearTimeout(timer);
     }
   } finally {
     for (const s of sockets) s.destroy();
     release();
-    held.done();
     await new Promise((resolve) => server.close(resolve));
   }
+}
+
+/**
+ * admission.ts's fast path (shedFastPath) over a queue of its own whose one slot a turn holds until
+ * `release`, with production's turn gate (ADMISSION_MAX_LOOP_UTILIZATION's default, 90 %, read by
+ * each refusal while that turn is in flight): it refuses every turn and stream open, as a replica
+ * does in a burst. The warm-up's server and bench/overload-floor.ts use it.
+ */
+export async function refusingFastPath(): Promise<{ shed: (req: IncomingMessage, res: ServerResponse) => boolean; release: () => void }> {
+  const ctx = {
+    config: { admission: { concurrency: 1, queue: 0, maxWaitMs: 1000, maxLoopUtilization: 0.9 } },
+    telemetry: { recordRequest: () => {} },
+  } as unknown as AppContext;
+  const shed = shedFastPath(ctx);
+  const held = admissionOf(ctx).tryEnterTurn()!;
+  const releaseSlot = await held.slot;
+  return {
+    shed,
+    release: () => {
+      releaseSlot();
+      held.done();
+    },
+  };
 }
 
 /** The longest a warm-up may take (it takes ~70 ms for 1,000 answers on two shared CPUs). */
 const WARM_UP_DEADLINE_MS = 5_000;
 
-/** `requests` answers in rounds of one request on each socket. */
-async function exchange(sockets: Socket[], requests: number, started: number): Promise<WarmUpResult> {
+/** `requests` answers in rounds of one request on each socket; resolves with how many were answered. */
+async function exchange(sockets: Socket[], requests: number): Promise<number> {
   const count = sockets.length;
   const readers = sockets.map((s) => new AnswerReader(s));
   const turns = sockets.map((_, i) => turn(i));
@@ -132,5 +146,5 @@ async function exchange(sockets: Socket[], requests: number, started: number): P
     await Promise.all(done);
     answered += now.length;
   }
-  return { requests: answered, ms: performance.now() - started };
+  return answered;
 }
