@@ -82,7 +82,10 @@ describe('export as a card, and back', () => {
     expect(confession).toMatchObject({ extensions: { position: 4, depth: 1 } });
     const style = book.find((item) => item.comment === entry('story-frame').name)!;
     expect(style).toMatchObject({ constant: true, position: 'before_char', extensions: { position: 0 } });
-    expect(book.map((item) => item.insertion_order)).toEqual(book.map((_, index) => index));
+    // An entry's order (its position) is SillyTavern's insertion order; the character's version is the creator's own, which a world made here has not.
+    const byName = (name: unknown) => world.entries.find((item) => item.name === name)!;
+    expect(book.map((item) => item.insertion_order)).toEqual(book.map((item) => byName(item.comment).position));
+    expect(data.character_version).toBe('');
     // What SillyTavern cannot hold is kept for the way back.
     expect((data.extensions as Record<string, { world: unknown }>)[CARD_EXTENSION]?.world).toEqual(world);
 

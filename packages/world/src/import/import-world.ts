@@ -1,7 +1,8 @@
 import { type ValidationIssue, validateWorld } from '../schema/validate-world.ts';
 import type { WorldDefinition } from '../schema/world-schema.ts';
 import { convertAssetLinks } from './asset-links.ts';
-import { CARD_EXTENSION, cardFingerprints, type CardWorldExtension } from './card-export.ts';
+import { CARD_EXTENSION, cardFingerprints, cardSourceOf, type CardWorldExtension } from './card-export.ts';
+import type { CardSource } from './card-source.ts';
 import { cleanImportedText } from './clean-text.ts';
 import { type ImportAsset, type ImportFormat, type ImportMedia, type ImportReport, ReportBuilder } from './import-report.ts';
 import { compressedPngTextKeywords, decodeBase64Utf8, isPng, readPngTextBytes } from './png-text.ts';
@@ -11,7 +12,14 @@ import { convertWorldInfo, isWorldInfo } from './world-info.ts';
 import { majorOf, migrateWorld, NEWEST_IMPORTED_MAJOR, OLDEST_IMPORTED_MAJOR } from './world-versions.ts';
 
 export type ImportResult =
-  | { readonly ok: true; readonly world: WorldDefinition; readonly report: ImportReport; readonly media: ImportMedia[] }
+  | {
+      readonly ok: true;
+      readonly world: WorldDefinition;
+      readonly report: ImportReport;
+      readonly media: ImportMedia[];
+      /** For a character card: the card kept for the way back (exportCard's `source`), else null. */
+      readonly cardSource: CardSource | null;
+    }
   | { readonly ok: false; readonly issues: ValidationIssue[]; readonly report: ImportReport | null };
 
 export interface ImportOptions {
@@ -141,6 +149,7 @@ export function importWorld(input: unknown, options: ImportOptions = {}): Import
   let world: Json;
   let assets: ImportAsset[] = [];
   const media: ImportMedia[] = [];
+  let cardIds: CardSource['ids'] | null = null;
   const carried = isCard(source) ? carriedWorld(source, report) : null;
   if (carried) {
     // A card exported from here: the world it carries, with any card field edited since put back.
@@ -159,6 +168,7 @@ export function importWorld(input: unknown, options: ImportOptions = {}): Import
     format = 'sillytavern-card';
     sourceVersion = parsed.png ? `${card.sourceVersion} (png)` : card.sourceVersion;
     world = card.world;
+    cardIds = card.ids;
     assets = card.assets;
     media.push(...card.media);
     if (parsed.png && input instanceof Uint8Array) {
@@ -203,5 +213,6 @@ export function importWorld(input: unknown, options: ImportOptions = {}): Import
       report.changes.push({ kind: 'dropped', path: warning.path, message: `not a field of WorldDefinition 20.0.0${format === 'world' ? ` (from version ${sourceVersion})` : ''}` });
     } else warnings.push(warning);
   }
-  return { ok: true, world: validation.world, report: fullReport(warnings), media };
+  const cardSource = cardIds ? cardSourceOf(source, cardIds, validation.world) : null;
+  return { ok: true, world: validation.world, report: fullReport(warnings), media, cardSource };
 }
