@@ -55,6 +55,8 @@ export interface CardWorldExtension {
   fingerprints: Record<string, string>;
   /** Card field → the entry it was made from, with the prefix the export took off (to put an edit back). */
   sources: Record<string, { entryId: string; prefix: string }>;
+  /** Card field → the entries it was written from (several for a joined field). */
+  fields?: Record<string, string[]>;
   /** Each character book entry as written: its `id` (or index), the world item behind it (null: the source card's own) and its fingerprint. */
   book?: CardBookMap;
   /** The world item behind each greeting as written (`first_mes`, then the alternates; null: the source card's own). */
@@ -255,6 +257,7 @@ export function exportCard(world: WorldDefinition, options: ExportOptions = {}):
     world,
     fingerprints: cardFingerprints(data),
     sources,
+    fields: merged.fields,
     book: bookMap(data, merged.bookIds),
     greetings: merged.greetingIds,
   };

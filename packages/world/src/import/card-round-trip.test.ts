@@ -10,6 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { CCardLib } from '@risuai/ccardlib';
 import extractChunks from 'png-chunks-extract';
 import { describe, expect, it } from 'vitest';
+import { takeCardText } from './card-edits.ts';
 import { CARD_EXTENSION, cardPng, exportCard } from './card-export.ts';
 import { type ImportResult, importWorld } from './import-world.ts';
 import { decodeBase64Utf8, isPng, pngWithoutText } from './png-text.ts';
@@ -123,5 +124,56 @@ describe('a SillyTavern card comes back as SillyTavern held it', () => {
       expect(again.world, name).toEqual(result.world);
       expect(again.report.changes, name).toEqual([]);
     }
+  });
+
+  it('a card exported here, edited in SillyTavern and imported again: the edits apply, and the next export writes them', () => {
+    const first = imported(new Uint8Array(readFileSync(new URL('cards/harbor-keeper.png', FIXTURES))));
+    const { card } = exportCard(first.world, { source: first.cardSource });
+    // What SillyTavern's editor changes: tags, creator, version, the character's note, a greeting, lorebook entries.
+    const edited = structuredClone(card) as Json & { data: Json & { extensions: Json; character_book: { entries: Json[] } } };
+    const data = edited.data;
+    data.tags = ['cozy', 'mystery'];
+    data.creator = 'gullpoint & friends';
+    data.character_version = '1.5.0';
+    data.extensions.depth_prompt = { prompt: '{{char}} counts the ships aloud.', depth: 2, role: 'system' };
+    data.alternate_greetings = ['*Fog presses at the windows.* "You hear that bell? Again?"', '', '*A knock.* "Door\'s open."'];
+    data.character_book.entries[0] = { ...data.character_book.entries[0], content: 'The light has a Fresnel lens from 1888 and a cracked prism.', keys: ['lighthouse', 'lens'] };
+    data.character_book.entries.splice(6, 1);
+    data.character_book.entries.push({ id: 42, keys: ['keeper\'s dog'], secondary_keys: [], comment: 'Dog', content: 'A three-legged dog called Anchor.', constant: false, selective: true, insertion_order: 5, enabled: true, position: 'after_char', use_regex: true, extensions: { position: 4, depth: 2, role: 0, probability: 80, useProbability: true } });
+    data.extensions.gullpoint_custom = { weather_table: [4], note: 'edited' };
+
+    const back = imported(JSON.stringify(edited));
+    const world = back.world;
+    expect(world.customTags).toEqual(['cozy', 'mystery']);
+    expect(world.author).toBe('gullpoint & friends');
+    expect(world.rules.find((rule) => rule.id === 'character-note-at-depth')?.actions[0]).toMatchObject({ content: '{{char}} counts the ships aloud.', depth: 1 });
+    expect(world.entries.filter((entry) => entry.role === 'greeting').map((entry) => entry.content)).toContain('*A knock.* "Door\'s open."');
+    expect(world.entries.find((entry) => entry.id === 'lore-0')).toMatchObject({ content: 'The light has a Fresnel lens from 1888 and a cracked prism.', keywords: ['lighthouse', 'lens'] });
+    expect(world.entries.find((entry) => entry.id === 'lore-6')).toBeUndefined();
+    expect(world.entries.find((entry) => entry.content === 'A three-legged dog called Anchor.')).toMatchObject({ keywords: ["keeper's dog"], depth: 1 });
+    expect(back.report.changes.map((change) => change.path)).toEqual(expect.arrayContaining(['data.tags', 'data.creator', 'data.character_version', 'data.extensions.depth_prompt', 'data.character_book.entries[0]']));
+    expect(back.report.warnings).toEqual([]);
+
+    // Exported again: the card as SillyTavern left it (its version, its extension edit, the entry's other settings), but for the platform's extension.
+    const again = exportCard(world, { source: back.cardSource }).card;
+    expect(rawData(again, edited)).toEqual(rawData(edited, edited));
+  });
+
+  it('an edit to a field made of several entries is a conflict: the world keeps its text until the author takes the card\'s', () => {
+    const first = imported(new Uint8Array(readFileSync(new URL('cards/harbor-keeper.png', FIXTURES))));
+    // Two example entries make one mes_example.
+    const world = { ...first.world, entries: [...first.world.entries, { ...first.world.entries.find((entry) => entry.id === 'example-messages')!, id: 'more-examples', content: '<START>\n{{user}}: Tea?\n{{char}}: "Always."', position: 99 }] };
+    const { card } = exportCard(world, { source: first.cardSource });
+    const edited = structuredClone(card) as Json & { data: Json };
+    edited.data.mes_example = '<START>\n{{user}}: Coffee?\n{{char}}: "Never."';
+    const back = imported(JSON.stringify(edited));
+    expect(back.report.conflicts).toEqual([{ path: 'data.mes_example', field: 'mes_example', card: edited.data.mes_example, world: (card.data as Json).mes_example, entryIds: ['example-messages', 'more-examples'] }]);
+    expect(back.report.warnings).toEqual([{ path: 'data', message: expect.stringContaining('mes_example') }]);
+    expect(back.world.entries.find((entry) => entry.id === 'more-examples')).toBeDefined();
+    // Until the author chooses, the next export writes the world's text; taking the card's, it writes the card's.
+    expect((exportCard(back.world, { source: back.cardSource }).card.data as Json).mes_example).toBe((card.data as Json).mes_example);
+    const taken = takeCardText(back.world, back.report.conflicts![0]!);
+    expect(taken.entries.map((entry) => entry.id)).not.toContain('more-examples');
+    expect((exportCard(taken, { source: back.cardSource }).card.data as Json).mes_example).toBe(edited.data.mes_example);
   });
 });
