@@ -84,20 +84,30 @@ describe('studio Import button in a real browser', () => {
       expect(await report.locator('[data-count="12"]').textContent()).toContain('12×');
       expect(await report.locator('[data-kept="picture"]').textContent()).toContain("becomes the world's cover and the character's avatar");
       expect(await report.textContent()).toContain('no script will hide them');
+      expect(await page.getByTestId('card-kept').textContent()).toContain('Export card writes it back with your edits');
       await page.screenshot({ path: screenPath(`studio-import-${width}`), fullPage: true });
       if (width === 390) break;
       await page.getByRole('button', { name: 'Save as a new world' }).click();
       await poll(() => page.url()).toMatch(/\/studio\/wld_/);
-      const link = page.getByRole('link', { name: 'Export card' });
+      // Export card: first, in plain words, what the card holds and what it cannot; then the download.
+      await page.getByRole('button', { name: 'Export card…' }).click();
+      const cardReport = page.getByTestId('card-report');
+      await poll(() => cardReport.textContent()).toContain('This world came from a character card');
+      expect(await cardReport.textContent()).toContain("The picture is the world's own, as it was imported or uploaded");
+      expect(await cardReport.textContent()).toContain('Nothing: SillyTavern can use all of this world.');
+      const link = page.getByRole('link', { name: 'Download card (PNG)' });
       await poll(() => link.isVisible()).toBe(true);
       const href = await link.getAttribute('href');
       const exported = await context.request.get(`${server.url}${href}`);
       expect(exported.status()).toBe(200);
       const texts = readPngText(new Uint8Array(await exported.body()));
       expect((JSON.parse(decodeBase64Utf8(texts.get('ccv3')!)) as { data: { name: string } }).data.name).toBe('Bell Keeper');
+      // The card is the imported one, in its own picture (400 × 600, not re-encoded).
+      expect((JSON.parse(decodeBase64Utf8(texts.get('ccv3')!)) as { data: { extensions: { regex_scripts: unknown } } }).data.extensions.regex_scripts).toEqual([{ scriptName: 'Hide status' }]);
       for (const size of [1280, 390]) {
-        await page.setViewportSize({ width: size, height: 700 });
-        await page.screenshot({ path: screenPath(`studio-export-card-${size}`) });
+        await page.setViewportSize({ width: size, height: 900 });
+        await page.getByRole('dialog', { name: 'Export as a character card' }).scrollIntoViewIfNeeded();
+        await page.screenshot({ path: screenPath(`studio-export-card-${size}`), fullPage: true });
       }
       await page.close();
     }
