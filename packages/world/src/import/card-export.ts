@@ -271,13 +271,18 @@ const isObject = (value: unknown): value is Json => typeof value === 'object' &&
 const V1_FIELDS = ['name', 'description', 'personality', 'scenario', 'first_mes', 'mes_example'];
 
 /**
- * What an import keeps of a card for the way back (card-source.ts): the card without this
- * platform's extension (a V1 card with its fields read into `data`), the world item each greeting
+ * What an import keeps of a card for the way back (card-source.ts): the card (the import's own
+ * parsed copy, which nothing changes after) without this platform's extension (a V1 card with its fields read into `data`), the world item each greeting
  * and book entry became, and the plain export of the world as imported.
  */
 export function cardSourceOf(card: Json, ids: CardSource['ids'], world: WorldDefinition): CardSource {
-  const copy = structuredClone(card);
-  if (!isObject(copy.data)) {
+  // The importer's own parsed copy (never the caller's value): only the levels changed here are copied.
+  const copy = { ...card };
+  if (isObject(copy.data)) {
+    const data = { ...copy.data };
+    if (isObject(data.extensions)) data.extensions = { ...data.extensions };
+    copy.data = data;
+  } else {
     copy.data = {
       ...Object.fromEntries(V1_FIELDS.map((field) => [field, typeof copy[field] === 'string' ? copy[field] : ''])),
       creator_notes: '', system_prompt: '', post_history_instructions: '', alternate_greetings: [], tags: [], creator: '', character_version: '', extensions: {},

@@ -41,7 +41,11 @@ describe('a SillyTavern card comes back as SillyTavern held it', () => {
     const original = readCard(file);
     const result = imported(file);
     expect(result.cardSource).not.toBeNull();
+    const kept = structuredClone(result.cardSource);
     const { card } = exportCard(result.world, { source: result.cardSource });
+    // The kept card is not changed by an export: the next one writes the same card.
+    expect(result.cardSource).toEqual(kept);
+    expect(exportCard(result.world, { source: result.cardSource }).card).toEqual(card);
     const version = original.spec === 'chara_card_v3' ? 'v3' : 'v2';
     // PNG cards go back into their own picture (its text chunks replaced, not re-encoded).
     const out = isPng(file) ? cardPng(pngWithoutText(file, ['chara', 'ccv3']), card) : new TextEncoder().encode(JSON.stringify(card));

@@ -158,7 +158,8 @@ function mergeItems<T>(
 export function mergeCardSource(source: CardSource, exported: CardExport): CardExport {
   const now = keyedCard(exported);
   const sourceData = isObject(source.card.data) ? source.card.data : {};
-  const data = mergeThreeWay(sourceData, source.baseline.data, now.data) as Json;
+  // A copy at each level written below: the source stays as it was for the next export.
+  const data = { ...(mergeThreeWay(sourceData, source.baseline.data, now.data) as Json) };
 
   // Greetings: the source's first_mes and alternates (an empty first greeting stays), edits and new ones from here.
   const sourceGreetings = [typeof sourceData.first_mes === 'string' ? sourceData.first_mes : '', ...(Array.isArray(sourceData.alternate_greetings) ? sourceData.alternate_greetings.map(String) : [])];
@@ -175,7 +176,7 @@ export function mergeCardSource(source: CardSource, exported: CardExport): CardE
     mergeThreeWay(item, baseline ?? {}, current) as Json,
   );
   if (sourceBook || book.items.length > 0) {
-    const merged = (isObject(data.character_book) ? data.character_book : {}) as Json;
+    const merged: Json = isObject(data.character_book) ? { ...data.character_book } : {};
     if (sourceBook && 'name' in sourceBook) merged.name = sourceBook.name;
     // A new entry gets the next id (and display index) after the book's own.
     const taken = book.items.map((entry) => (isObject(entry) && typeof entry.id === 'number' ? entry.id : -1));
