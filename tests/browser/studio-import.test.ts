@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { decodeBase64Utf8, encodeBase64Utf8, pngReplaceText, pngWithText, readPngText } from '../../packages/world/src/index.ts';
+import { decodeBase64Utf8, encodeBase64Utf8, exportCard, pngReplaceText, pngWithText, readPngText, validateWorld, type WorldDefinition } from '../../packages/world/src/index.ts';
 import { gradientPng } from '../support/png.ts';
 import { screenPath } from '../support/screens.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
@@ -112,4 +112,26 @@ describe('studio Import button in a real browser', () => {
       await page.close();
     }
   }, 180_000);
+
+  it("a card from here, edited elsewhere in a field made of two entries: the author takes the card's text, and the saved world has it (issue 49)", async () => {
+    const parsed = validateWorld(JSON.parse(readFileSync(new URL('../../packages/world/samples/willow-street.json', import.meta.url), 'utf8')));
+    if (!parsed.ok) throw new Error('the sample does not validate');
+    const example = parsed.world.entries.find((entry) => entry.section === 'examples')!;
+    const world: WorldDefinition = { ...parsed.world, entries: [...parsed.world.entries, { ...example, id: 'more-examples', content: '<START>\n{{user}}: Tea?\n{{char}}: Always.', position: example.position + 1 }] };
+    const card = exportCard(world).card as { data: Record<string, unknown> };
+    card.data.mes_example = '<START>\n{{user}}: Coffee?\n{{char}}: Never.';
+    const page = await openImport();
+    await page.getByLabel('File').setInputFiles({ name: 'mina.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(card)) });
+    const conflicts = page.getByTestId('import-conflicts');
+    await poll(() => conflicts.textContent()).toContain('data.mes_example was changed after the card left here; this world makes it of 2 entries.');
+    await conflicts.getByLabel(/the card's text/).check();
+    await page.getByRole('button', { name: 'Save as a new world' }).click();
+    await poll(() => page.url()).toMatch(/\/studio\/wld_/);
+    const id = page.url().split('/studio/')[1]!.split(/[/?#]/)[0]!;
+    await poll(async () => {
+      const saved = (await (await context.request.get(`${server.url}/api/worlds/${id}`)).json()) as { world: WorldDefinition };
+      return saved.world.entries.filter((entry) => entry.section === 'examples').map((entry) => entry.content);
+    }).toEqual(['<START>\n{{user}}: Coffee?\n{{char}}: Never.']);
+    await page.close();
+  }, 120_000);
 });
