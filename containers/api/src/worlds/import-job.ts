@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { cardPictures, type SizedPicture } from '@yumina/assets/picture';
 import { findUnsafeText, JSON_MAX_DEPTH, jsonDepthExceeds } from '@yumina/http';
 import { decodeBase64, type ImportMedia, type ImportResult, importWorld, pngWithoutText } from '@yumina/world';
@@ -35,6 +36,8 @@ export interface ImportPicture {
   avatar: SizedPicture;
   /** The picture as the card holds it (a PNG card's image without the card's text chunks), for card exports. */
   original: Uint8Array;
+  /** Its SHA-256 (hex), hashed here so the route's event loop does not hash megabytes. */
+  originalSha256: string;
 }
 
 export type ImportJobResult =
@@ -99,7 +102,7 @@ async function sizePicture(result: Extract<ImportResult, { ok: true }>): Promise
     const { cover, avatar } = await cardPictures(source.bytes);
     // A PNG card's own image keeps every chunk but the card's text (which the export writes anew).
     const original = source.embedded === 'picture' ? pngWithoutText(source.bytes, ['chara', 'ccv3']) : source.bytes;
-    return { sourceId: source.id, cover, avatar, original };
+    return { sourceId: source.id, cover, avatar, original, originalSha256: createHash('sha256').update(original).digest('hex') };
   } catch (error) {
     const asset = result.report.assets.find((item) => item.id === source.id)!;
     asset.notKept = `${(error as Error).message}; the world has no cover or avatar (upload one in the studio)`;

@@ -91,7 +91,7 @@ export async function importRoute(app: FastifyInstance, ctx: AppContext): Promis
             asset.role = `the character's avatar (${picture.avatar.width} × ${picture.avatar.height}); the library cover is asset://${cover} (${picture.cover.width} × ${picture.cover.height})`;
             // The picture as the card had it, for card exports (never re-encoded); too large for an asset, exports resize the avatar's source instead.
             try {
-              original = (await store(picture.original, `${s.name} (card picture)`)).id;
+              original = (await storeWorldAsset(tx, ctx.objects, { worldId: world.id, ownerId: auth.account.id, bytes: picture.original, name: `${s.name} (card picture)`.slice(0, 200), sha256: picture.originalSha256 })).id;
               asset.role += `; the card's own picture is kept as asset://${original} for card exports`;
             } catch (error) {
               if (!(error instanceof HttpError) || error.statusCode >= 500) throw error;
