@@ -3,7 +3,7 @@
  *
  *   npm run world -- validate <world.json>
  *   npm run world -- import <file> [--out <world.json>]
- *   npm run world -- export <world.json> --card <out.png|out.json> [--image <picture>]
+ *   npm run world -- export <world.json> --card <out.png|out.json> [--image <picture>] [--source <the card it was imported from>]
  *   npm run world -- action <world.json> <actionId> [--state <state.json>] [--seed N] [--now <ISO time>] [--session <id>]
  *   npm run world -- turn <world.json> [--state <state.json>] --user <text> --reply <text>
  *                         [--history <messages.json>] [--seed N] [--now <ISO time>] [--session <id>]
@@ -24,7 +24,9 @@ import {
   exportCard,
   type HistoryMessage,
   importWorld,
+  isPng,
   lintWorld,
+  pngWithoutText,
   reportLines,
   runTurn,
   startSession,
@@ -47,7 +49,7 @@ class InvalidWorldError extends Error {
 const USAGE = `usage:
   npm run world -- validate <world.json>
   npm run world -- import <file: world JSON of version 5.x-25.x, SillyTavern card JSON or PNG, World Info JSON> [--out <world.json>]
-  npm run world -- export <world.json> --card <out.png|out.json> [--image <picture: PNG, JPEG, WebP, GIF or AVIF>]
+  npm run world -- export <world.json> --card <out.png|out.json> [--image <picture: PNG, JPEG, WebP, GIF or AVIF>] [--source <card the world was imported from: PNG or JSON>]
   npm run world -- action <world.json> <actionId> [--state <state.json>] [--seed N] [--now <ISO time>] [--session <id>]
   npm run world -- turn <world.json> [--state <state.json>] --user <text> --reply <text> [--history <messages.json>] [--seed N] [--now <ISO time>] [--session <id>]
   npm run world -- prompt <world.json> [--state <state.json>] [--history <messages.json>] [--user <text>] [--seed N] [--now <ISO time>] [--session <id>]`;
@@ -114,19 +116,28 @@ function importCommand(path: string, out: string | undefined): void {
 
 /**
  * `export`: the world as a SillyTavern V3 card. `out.png` writes the picture (`--image`, resized
- * to at most 1024 × 1536, else a plain one) with the card in `ccv3` and its V2 copy in `chara`;
- * `out.json` writes the V3 card as JSON. Prints what went where to stderr.
+ * to at most 1024 × 1536, else a PNG `--source`'s own picture as it is, else a plain one) with the
+ * card in `ccv3` and its V2 copy in `chara`; `out.json` writes the V3 card as JSON. With `--source`
+ * (the card the world was imported from), that card is written again with the world's edits merged
+ * in (issue 49). Prints what went where, and what a card cannot hold, to stderr.
  */
-async function exportCommand(path: string, out: string, image: string | undefined): Promise<void> {
+async function exportCommand(path: string, out: string, image: string | undefined, sourcePath: string | undefined): Promise<void> {
   const world = loadWorld(path);
   const png = /\.png$/i.test(out);
   if (!png && !/\.json$/i.test(out)) throw new CliError(`--card must name a .png or .json file: ${out}`);
-  const { card, fields, bookEntries } = exportCard(world);
+  const sourceBytes = sourcePath ? readBytes(sourcePath, 'source card') : null;
+  const source = sourceBytes ? importWorld(sourceBytes) : null;
+  if (source && !(source.ok && source.cardSource)) throw new CliError(`--source ${sourcePath ?? ''} is not a character card that can be imported`);
+  const { card, fields, bookEntries, unwritten } = exportCard(world, { source: source?.ok ? source.cardSource : null });
   let bytes: Uint8Array;
   if (png) {
     let picture: Uint8Array;
     try {
-      picture = image ? (await cardPicturePng(readBytes(image, 'image'))).bytes : await placeholderCardPng();
+      picture = image
+        ? (await cardPicturePng(readBytes(image, 'image'))).bytes
+        : sourceBytes && isPng(sourceBytes)
+          ? pngWithoutText(sourceBytes, ['chara', 'ccv3'])
+          : await placeholderCardPng();
     } catch (error) {
       if (error instanceof CliError) throw error;
       throw new CliError(`--image ${image ?? ''} is not a picture that can be read: ${(error as Error).message}`);
@@ -141,6 +152,7 @@ async function exportCommand(path: string, out: string, image: string | undefine
   process.stderr.write(`export: ${world.name} → SillyTavern chara_card_v3${png ? ' (png, with a chara_card_v2 copy)' : ''} ${out}\n`);
   for (const [field, ids] of Object.entries(fields)) if (ids.length > 0) process.stderr.write(`${field}: ${ids.join(', ')}\n`);
   process.stderr.write(`character_book: ${bookEntries.length} entr${bookEntries.length === 1 ? 'y' : 'ies'}${bookEntries.length ? ` (${bookEntries.join(', ')})` : ''}\n`);
+  for (const line of unwritten) process.stderr.write(`not in the card: ${line}\n`);
   process.stderr.write(`extensions.yumina: the whole world (variables, rules, reactions, interface, music, settings), for importing it back here\n`);
 }
 
@@ -202,6 +214,7 @@ function run(argv: string[]): void | Promise<void> {
         out: { type: 'string' },
         card: { type: 'string' },
         image: { type: 'string' },
+        source: { type: 'string' },
       },
     });
   } catch (error) {
@@ -217,7 +230,7 @@ function run(argv: string[]): void | Promise<void> {
   if (command === 'export') {
     if (!worldPath || positionals.length > 1) throw new CliError(`export needs exactly one world file\n${USAGE}`);
     if (typeof values.card !== 'string') throw new CliError(`export needs --card <out.png|out.json>\n${USAGE}`);
-    return exportCommand(worldPath, values.card, values.image as string | undefined);
+    return exportCommand(worldPath, values.card, values.image as string | undefined, values.source as string | undefined);
   }
   if (command === 'action') {
     if (!worldPath || positionals.length !== 2) throw new CliError(`action needs a world file and an action id\n${USAGE}`);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { decodeBase64Utf8, encodeBase64Utf8, pngReplaceText, pngWithText, readPngText } from '../../packages/world/src/index.ts';
+import { decodeBase64Utf8, encodeBase64Utf8, exportCard, pngReplaceText, pngWithText, readPngText, validateWorld, type WorldDefinition } from '../../packages/world/src/index.ts';
 import { gradientPng } from '../support/png.ts';
 import { screenPath } from '../support/screens.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
@@ -84,22 +84,54 @@ describe('studio Import button in a real browser', () => {
       expect(await report.locator('[data-count="12"]').textContent()).toContain('12×');
       expect(await report.locator('[data-kept="picture"]').textContent()).toContain("becomes the world's cover and the character's avatar");
       expect(await report.textContent()).toContain('no script will hide them');
+      expect(await page.getByTestId('card-kept').textContent()).toContain('Export card writes it back with your edits');
       await page.screenshot({ path: screenPath(`studio-import-${width}`), fullPage: true });
       if (width === 390) break;
       await page.getByRole('button', { name: 'Save as a new world' }).click();
       await poll(() => page.url()).toMatch(/\/studio\/wld_/);
-      const link = page.getByRole('link', { name: 'Export card' });
+      // Export card: first, in plain words, what the card holds and what it cannot; then the download.
+      await page.getByRole('button', { name: 'Export card…' }).click();
+      const cardReport = page.getByTestId('card-report');
+      await poll(() => cardReport.textContent()).toContain('This world came from a character card');
+      expect(await cardReport.textContent()).toContain("The picture is the world's own, as it was imported or uploaded");
+      expect(await cardReport.textContent()).toContain('Nothing: SillyTavern can use all of this world.');
+      const link = page.getByRole('link', { name: 'Download card (PNG)' });
       await poll(() => link.isVisible()).toBe(true);
       const href = await link.getAttribute('href');
       const exported = await context.request.get(`${server.url}${href}`);
       expect(exported.status()).toBe(200);
       const texts = readPngText(new Uint8Array(await exported.body()));
       expect((JSON.parse(decodeBase64Utf8(texts.get('ccv3')!)) as { data: { name: string } }).data.name).toBe('Bell Keeper');
+      // The card is the imported one, in its own picture (400 × 600, not re-encoded).
+      expect((JSON.parse(decodeBase64Utf8(texts.get('ccv3')!)) as { data: { extensions: { regex_scripts: unknown } } }).data.extensions.regex_scripts).toEqual([{ scriptName: 'Hide status' }]);
       for (const size of [1280, 390]) {
-        await page.setViewportSize({ width: size, height: 700 });
-        await page.screenshot({ path: screenPath(`studio-export-card-${size}`) });
+        await page.setViewportSize({ width: size, height: 900 });
+        await page.getByRole('dialog', { name: 'Export as a character card' }).scrollIntoViewIfNeeded();
+        await page.screenshot({ path: screenPath(`studio-export-card-${size}`), fullPage: true });
       }
       await page.close();
     }
   }, 180_000);
+
+  it("a card from here, edited elsewhere in a field made of two entries: the author takes the card's text, and the saved world has it (issue 49)", async () => {
+    const parsed = validateWorld(JSON.parse(readFileSync(new URL('../../packages/world/samples/willow-street.json', import.meta.url), 'utf8')));
+    if (!parsed.ok) throw new Error('the sample does not validate');
+    const example = parsed.world.entries.find((entry) => entry.section === 'examples')!;
+    const world: WorldDefinition = { ...parsed.world, entries: [...parsed.world.entries, { ...example, id: 'more-examples', content: '<START>\n{{user}}: Tea?\n{{char}}: Always.', position: example.position + 1 }] };
+    const card = exportCard(world).card as { data: Record<string, unknown> };
+    card.data.mes_example = '<START>\n{{user}}: Coffee?\n{{char}}: Never.';
+    const page = await openImport();
+    await page.getByLabel('File').setInputFiles({ name: 'mina.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(card)) });
+    const conflicts = page.getByTestId('import-conflicts');
+    await poll(() => conflicts.textContent()).toContain('data.mes_example was changed after the card left here; this world makes it of 2 entries.');
+    await conflicts.getByLabel(/the card's text/).check();
+    await page.getByRole('button', { name: 'Save as a new world' }).click();
+    await poll(() => page.url()).toMatch(/\/studio\/wld_/);
+    const id = page.url().split('/studio/')[1]!.split(/[/?#]/)[0]!;
+    await poll(async () => {
+      const saved = (await (await context.request.get(`${server.url}/api/worlds/${id}`)).json()) as { world: WorldDefinition };
+      return saved.world.entries.filter((entry) => entry.section === 'examples').map((entry) => entry.content);
+    }).toEqual(['<START>\n{{user}}: Coffee?\n{{char}}: Never.']);
+    await page.close();
+  }, 120_000);
 });

@@ -10,7 +10,9 @@ import sharp, { type OutputInfo, type Sharp } from 'sharp';
  *  - cover: the library card's 16:9 frame at twice its CSS width (640 × 360), cropped from the top
  *    of a portrait (where a character's face is) and from the middle of anything else;
  *  - avatar: the whole portrait, at most 512 × 768 (a character card's usual 2:3), never enlarged;
- *  - export picture: a PNG at most 1024 × 1536, for a card written by the export.
+ *  - export picture: a PNG at most 1024 × 1536, for a card written by the export from the avatar
+ *    when the world has no picture of its own (a card's, or an uploaded portrait's original), which
+ *    the export embeds as it is (a PNG) or at its full size (fullSizePng).
  *
  * `cardPictures` decodes the picture once (to raw pixels at most 1280 px on a side) and makes both
  * sizes from that, so a 10 MB card costs one decode. libvips runs one thread per operation here
@@ -101,6 +103,12 @@ export async function characterAvatar(bytes: Uint8Array): Promise<SizedPicture> 
 export async function cardPicturePng(bytes: Uint8Array): Promise<SizedPicture> {
   await sizeOf(bytes);
   return output(open(bytes).resize({ width: 1024, height: 1536, fit: 'inside', withoutEnlargement: true }).png({ compressionLevel: 9 }), 'image/png');
+}
+
+/** A PNG of the whole picture at its own size (a portrait uploaded as JPEG or WebP, for a card export): no resizing, no crop. */
+export async function fullSizePng(bytes: Uint8Array): Promise<SizedPicture> {
+  await sizeOf(bytes);
+  return output(open(bytes).png({ compressionLevel: 9 }), 'image/png');
 }
 
 /** A plain 400 × 600 PNG in the platform's accent colours, for exporting a world that has no picture. */

@@ -18,3 +18,4 @@ export {
   type TurnSessionRow,
   type WorldStamp,
 } from './turn.ts';
+export { ChatFormatError, chatMarkdown, chatText, MAX_IMPORTED_MESSAGE, MAX_IMPORTED_MESSAGES, type ReadChat, readSillyTavernChat, sillyTavernChat, type Transcript, type TranscriptMessage } from './sillytavern-chat.ts';

@@ -1,5 +1,5 @@
 /**
- * Beside the conversation: the world's sessions to switch between, the variables (display names,
+ * Beside the conversation: the world's sessions to switch between (and chats exported or imported), the variables (display names,
  * formatted values), the model of the player's own connection, session memory, checkpoints
  * (restoring or deleting one asks first), volumes and what is playing.
  */
@@ -7,6 +7,7 @@ import { apiPath } from '@yumina/sandbox';
 import { useEffect, useState } from 'react';
 import { api } from '../lib/api.ts';
 import type { Confirm } from './ConfirmDialog.tsx';
+import { ChatTransfer } from './ChatTransfer.tsx';
 import { ModelPicker } from './ModelPicker.tsx';
 import type { Player } from './use-player.ts';
 import { displayName, formatValue } from './variable-format.ts';
@@ -87,6 +88,7 @@ export function SessionPanel({ p, confirm }: { p: Player; confirm: Confirm }) {
   return (
     <aside className="card player-panel" aria-label="Player tools">
       <SessionSwitcher p={p} confirm={confirm} />
+      <ChatTransfer p={p} />
       <ModelPicker p={p} />
       <h3>Variables</h3>
       <dl data-testid="variables">

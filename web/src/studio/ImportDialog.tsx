@@ -1,4 +1,4 @@
-import { foldChanges, type ImportReport, type ImportResult, importWorld } from '@yumina/world';
+import { type CardConflict, foldChanges, type ImportReport, type ImportResult, importWorld, takeCardText } from '@yumina/world';
 import { useEffect, useState } from 'react';
 import { navigate } from '../lib/router.tsx';
 import { type Answer, type Issue, send } from './server.ts';
@@ -21,6 +21,40 @@ function PicturePreview({ bytes }: { bytes: Uint8Array }) {
   return url ? <img src={url} alt="The card's picture" /> : null;
 }
 
+/**
+ * A card exported from here and edited elsewhere in a field made of several entries here: the
+ * author chooses whose text the world keeps (the world's, until they take the card's).
+ */
+function ConflictChoices({ conflicts, chosen, onChoose }: { conflicts: readonly CardConflict[]; chosen: ReadonlySet<string>; onChoose: (path: string, card: boolean) => void }) {
+  return (
+    <div data-testid="import-conflicts">
+      <h4>Edited elsewhere: choose the text to keep</h4>
+      <ul className="list">
+        {conflicts.map((conflict) => (
+          <li key={conflict.path}>
+            <p>
+              <code>{conflict.path}</code> was changed after the card left here; this world makes it of {conflict.entryIds.length} entries.
+            </p>
+            <fieldset className="conflict-choice">
+              <legend className="hint">Keep</legend>
+              <label>
+                <input type="radio" name={conflict.path} checked={!chosen.has(conflict.path)} onChange={() => onChoose(conflict.path, false)} /> this world's text
+              </label>
+              <label>
+                <input type="radio" name={conflict.path} checked={chosen.has(conflict.path)} onChange={() => onChoose(conflict.path, true)} /> the card's text (into the first entry; the others go)
+              </label>
+            </fieldset>
+            <details>
+              <summary>The card's text</summary>
+              <pre className="conflict-text">{conflict.card}</pre>
+            </details>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
 function ReportView({ report, picture }: { report: ImportReport; picture: Uint8Array | null }) {
   // Repeated per-entry lines (the same change at entries[0], entries[1], …) fold into one counted line.
   const changes = foldChanges(report.changes);
@@ -32,6 +66,11 @@ function ReportView({ report, picture }: { report: ImportReport; picture: Uint8A
         {report.format === 'world' ? 'World' : report.format === 'sillytavern-card' ? 'SillyTavern character card' : 'SillyTavern World Info'}{' '}
         <code>{report.sourceVersion}</code> → WorldDefinition 20.0.0 · {count(report.changes.length, 'change')}
       </p>
+      {report.format === 'sillytavern-card' && (
+        <p className="hint" data-testid="card-kept">
+          The card itself stays with the world: <strong>Export card</strong> writes it back with your edits, and what this platform does not use (the card's version, SillyTavern's lorebook settings, other extensions) comes back as it was.
+        </p>
+      )}
       {report.warnings.length > 0 && (
         <>
           <h4>Warnings</h4>
@@ -116,11 +155,14 @@ export function ImportDialog() {
   const [serverIssues, setServerIssues] = useState<Issue[]>([]);
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<string | null>(null);
+  /** Conflicts (by path) the author settled for the card's text. */
+  const [takeCard, setTakeCard] = useState<ReadonlySet<string>>(new Set());
 
   const preview = (next: Source) => {
     setSource(next);
     setServerIssues([]);
     setMessage(null);
+    setTakeCard(new Set());
     setResult(importWorld(next.kind === 'file' ? next.bytes : next.text, next.kind === 'file' ? { fallbackName: next.name.replace(/\.[^.]+$/, '') } : {}));
   };
 
@@ -135,6 +177,14 @@ export function ImportDialog() {
           ? await sendFile(source)
           : await send<{ id: string }>('/api/worlds/import', 'POST', { world: JSON.parse(source.text) as unknown });
       if (res.status === 201) {
+        const chosen = (result.report.conflicts ?? []).filter((conflict) => takeCard.has(conflict.path));
+        if (chosen.length > 0) {
+          // The card's text for the conflicts the author settled that way: one save of the new draft.
+          const created = res.body as { id: string; revision?: number; world?: { entries: { id: string; content: string }[] } };
+          const world = chosen.reduce((next, conflict) => takeCardText(next, conflict), created.world!);
+          const saved = await send(`/api/worlds/${encodeURIComponent(created.id)}`, 'PUT', { world, revision: created.revision });
+          if (saved.status !== 200) setMessage(saved.body.error?.message ?? `The world was imported, but the card's text could not be saved (${saved.status}).`);
+        }
         setOpen(false);
         navigate(`/studio/${encodeURIComponent(res.body.id)}`);
         return;
@@ -198,6 +248,20 @@ export function ImportDialog() {
             ))}
           </ul>
         </div>
+      )}
+      {result?.ok && result.report.conflicts && (
+        <ConflictChoices
+          conflicts={result.report.conflicts}
+          chosen={takeCard}
+          onChoose={(path, card) =>
+            setTakeCard((before) => {
+              const next = new Set(before);
+              if (card) next.add(path);
+              else next.delete(path);
+              return next;
+            })
+          }
+        />
       )}
       {result?.report && <ReportView report={result.report} picture={source?.kind === 'file' ? source.bytes : null} />}
     </section>

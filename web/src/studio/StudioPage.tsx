@@ -4,6 +4,7 @@ import { Link, navigate } from '../lib/router.tsx';
 import { useTitle } from '../lib/title.ts';
 import { useSession } from '../lib/session.tsx';
 import { AssetsPanel } from './AssetsPanel.tsx';
+import { CardExportDialog } from './CardExportDialog.tsx';
 import { ConflictView } from './ConflictView.tsx';
 import { clearDraft, readDraft, writeDraft } from './draft.ts';
 import { ImportDialog } from './ImportDialog.tsx';
@@ -264,17 +265,8 @@ function Studio({ worldId, author }: { worldId: string | null; author: string })
           <button type="button" className="secondary" onClick={exportWorld}>
             Export
           </button>
-          {server && (
-            // The saved world as a SillyTavern character card (PNG: its picture is the avatar or the cover).
-            <a
-              className="button secondary"
-              href={`/api/worlds/${encodeURIComponent(server.id)}/card.png`}
-              download
-              title={dirty ? 'Exports the saved version: save first to include your latest changes' : 'A SillyTavern V3 character card (PNG) that imports back here as this world'}
-            >
-              Export card
-            </a>
-          )}
+          {/* The saved world as a SillyTavern character card, with what it holds and cannot hold said first. */}
+          {server && <CardExportDialog worldId={server.id} dirty={dirty} />}
           <button type="button" disabled={busy || issues.length > 0 || !dirty} onClick={() => save()}>
             {busy ? 'Saving…' : 'Save'}
           </button>

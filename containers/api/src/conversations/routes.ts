@@ -17,6 +17,7 @@ import { meteringOf } from '../ai/metering.ts';
 import { openConnection } from '../accounts/ai-connection.ts';
 import { worldForViewer } from '../worlds/version.ts';
 import { playerRoutes } from './actions.ts';
+import { chatTransferRoutes } from './chat-transfer.ts';
 import { enginePersona, enginePersonaOf } from './persona.ts';
 import { afterCursor, keysetPage, keysetQuery, timeKey } from '../keyset.ts';
 import { parseHistoryPageQuery, sessionMessage, sessionPage } from './history-page.ts';
@@ -78,6 +79,8 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     return release;
   };
   await playerRoutes(app, ctx);
+  // Chats in and out: SillyTavern .jsonl (and readable text) export, .jsonl import into a new session.
+  await chatTransferRoutes(app, ctx);
   await ctx.store.subscribe('chat:stop', (sessionId) => running.get(sessionId)?.abort(new Error('Stopped by the player')));
 
   /** The session's turn lock (./turn-lock.ts), after the route's ownership check; the send path takes it in startTurn's statement. */

@@ -29,7 +29,7 @@ export interface AssetRow {
 export async function storeWorldAsset(
   tx: Queryable,
   objects: ObjectStore,
-  asset: { worldId: string; ownerId: string; bytes: Uint8Array; name: string },
+  asset: { worldId: string; ownerId: string; bytes: Uint8Array; name: string; sha256?: string },
 ): Promise<AssetRow> {
   const { worldId, ownerId, bytes, name } = asset;
   if (bytes.length === 0) throw new HttpError(400, 'EMPTY_UPLOAD', 'Send the file as the request body.');
@@ -45,7 +45,8 @@ export async function storeWorldAsset(
     throw new HttpError(413, 'WORLD_ASSETS_FULL', `This world's assets would exceed ${ASSET_LIMITS.worldBytes / 1024 / 1024} MiB or ${ASSET_LIMITS.worldFiles} files (in use: ${Math.ceil(used / 1024)} KiB, ${rows[0]!.n} files).`);
   }
   const id = `ast_${randomBytes(16).toString('base64url')}`;
-  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  // A large file's hash may come from where its bytes were made (an import's worker thread), off the event loop.
+  const sha256 = asset.sha256 ?? createHash('sha256').update(bytes).digest('hex');
   const inserted = await tx.query<AssetRow & Record<string, unknown>>(
     `insert into world_assets (id, world_id, owner_id, kind, content_type, size, name, sha256)
      values ($1, $2, $3, $4, $5, $6, $7, $8) returning *`,

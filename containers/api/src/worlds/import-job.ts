@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import { cardPictures, type SizedPicture } from '@yumina/assets/picture';
 import { findUnsafeText, JSON_MAX_DEPTH, jsonDepthExceeds } from '@yumina/http';
-import { decodeBase64, type ImportMedia, type ImportResult, importWorld } from '@yumina/world';
+import { decodeBase64, type ImportMedia, type ImportResult, importWorld, pngWithoutText } from '@yumina/world';
 import { z } from 'zod';
 
 /**
@@ -33,6 +34,10 @@ export interface ImportPicture {
   sourceId: string;
   cover: SizedPicture;
   avatar: SizedPicture;
+  /** The picture as the card holds it (a PNG card's image without the card's text chunks), for card exports. */
+  original: Uint8Array;
+  /** Its SHA-256 (hex), hashed here so the route's event loop does not hash megabytes. */
+  originalSha256: string;
 }
 
 export type ImportJobResult =
@@ -44,6 +49,8 @@ export type ImportJobResult =
       picture: ImportPicture | null;
       /** The imported world as JSON text (what the worlds table stores), or null for a refused import. */
       definition: string | null;
+      /** A card's cardSource as JSON text (worlds.card_source), or null; `result.cardSource` is left out (null). */
+      cardSource: string | null;
     }
   | { kind: 'bad-body'; status: 400 | 413 | 415; code: string; message: string };
 
@@ -93,7 +100,9 @@ async function sizePicture(result: Extract<ImportResult, { ok: true }>): Promise
   if (!source) return null;
   try {
     const { cover, avatar } = await cardPictures(source.bytes);
-    return { sourceId: source.id, cover, avatar };
+    // A PNG card's own image keeps every chunk but the card's text (which the export writes anew).
+    const original = source.embedded === 'picture' ? pngWithoutText(source.bytes, ['chara', 'ccv3']) : source.bytes;
+    return { sourceId: source.id, cover, avatar, original, originalSha256: createHash('sha256').update(original).digest('hex') };
   } catch (error) {
     const asset = result.report.assets.find((item) => item.id === source.id)!;
     asset.notKept = `${(error as Error).message}; the world has no cover or avatar (upload one in the studio)`;
@@ -104,10 +113,11 @@ async function sizePicture(result: Extract<ImportResult, { ok: true }>): Promise
 async function importBytes(input: Uint8Array | unknown, fileName: string | null): Promise<ImportJobResult> {
   const fallbackName = nameOf(fileName);
   const result = importWorld(input, fallbackName ? { fallbackName } : {});
-  if (!result.ok) return { kind: 'done', result, fileName, picture: null, definition: null };
+  if (!result.ok) return { kind: 'done', result, fileName, picture: null, definition: null, cardSource: null };
   const picture = await sizePicture(result);
   const media = picture ? result.media.filter((item) => item.id !== picture.sourceId) : result.media;
-  return { kind: 'done', result: { ...result, media }, fileName, picture, definition: JSON.stringify(result.world) };
+  const cardSource = result.cardSource ? JSON.stringify(result.cardSource) : null;
+  return { kind: 'done', result: { ...result, media, cardSource: null }, fileName, picture, definition: JSON.stringify(result.world), cardSource };
 }
 
 /** The job's body as chunks (one, when it came as bytes). */
@@ -171,6 +181,8 @@ export async function runImportJob(input: ImportJob): Promise<ImportJobResult> {
 export function transferablesOf(result: ImportJobResult): ArrayBuffer[] {
   if (result.kind !== 'done' || !result.result.ok) return [];
   const seen = new Set<ArrayBuffer>();
+  const original = result.picture?.original;
+  if (original && original.buffer instanceof ArrayBuffer && original.byteOffset === 0 && original.byteLength === original.buffer.byteLength) seen.add(original.buffer);
   // The sized pictures (tens of kilobytes, in buffers sharp made) are copied.
   for (const { bytes } of result.result.media as ImportMedia[]) {
     const buffer = bytes.buffer;

@@ -51,9 +51,9 @@ describe('a card picture becomes the cover and the avatar (real PostgreSQL)', ()
     expect(cover).toMatchObject({ type: 'image/webp', meta: { width: 640, height: 360 } });
     const avatar = await picture(body.avatarUrl!);
     expect(avatar).toMatchObject({ type: 'image/webp', meta: { width: 512, height: 768 } });
-    // The same asset store as uploads: both are listed among the world's assets.
+    // The same asset store as uploads: both are listed among the world's assets (and the card's own picture, for card exports).
     const assets = (await (await author.fetch(`/api/worlds/${body.id}/assets`)).json()) as { assets: { id: string; kind: string }[] };
-    expect(assets.assets.map((asset) => asset.kind)).toEqual(['image', 'image']);
+    expect(assets.assets.map((asset) => asset.kind)).toEqual(['image', 'image', 'image']);
     expect(assets.assets.map((asset) => asset.id)).toContain(body.avatarAssetId);
     expect(body.report.assets[0]).toMatchObject({ id: 'picture', embedded: 'picture', storedAs: `asset://${body.avatarAssetId}`, role: expect.stringContaining('the library cover is asset://') });
     // The world's reader view carries the avatar too (issue 30 B reads it there).

@@ -69,18 +69,19 @@ export async function importRoute(app: FastifyInstance, ctx: AppContext): Promis
         }
         // The job (in a worker for a large file) sized the picture and wrote the world's JSON text:
         // this thread stores them and answers with that text as it is, never parsing the world again.
-        const { picture, definition } = outcome;
+        const { picture, definition, cardSource } = outcome;
         const s = summary(result.world);
         const row = await ctx.db.primary.transaction(async (tx) => {
           const { rows } = await tx.query<OwnerRow>(
-            `insert into worlds (id, owner_id, name, description, tags, language, definition)
-             values ($1, $2, $3, $4, $5, $6, $7) returning ${OWNER_FIELD_COLUMNS}`,
-            [newId('wld'), auth.account.id, s.name, s.description, s.tags, s.language, definition],
+            `insert into worlds (id, owner_id, name, description, tags, language, definition, card_source)
+             values ($1, $2, $3, $4, $5, $6, $7, $8) returning ${OWNER_FIELD_COLUMNS}`,
+            [newId('wld'), auth.account.id, s.name, s.description, s.tags, s.language, definition, cardSource],
           );
           const world = rows[0]!;
           const store = (bytes: Uint8Array, name: string) => storeWorldAsset(tx, ctx.objects, { worldId: world.id, ownerId: auth.account.id, bytes, name: name.slice(0, 200) });
           let cover: string | null = null;
           let avatar: string | null = null;
+          let original: string | null = null;
           if (picture) {
             // The same asset store as uploads (type by content, the world's limits).
             avatar = (await store(picture.avatar.bytes, `avatar of ${s.name}`)).id;
@@ -88,6 +89,14 @@ export async function importRoute(app: FastifyInstance, ctx: AppContext): Promis
             const asset = result.report.assets.find((item) => item.id === picture.sourceId)!;
             asset.storedAs = `asset://${avatar}`;
             asset.role = `the character's avatar (${picture.avatar.width} × ${picture.avatar.height}); the library cover is asset://${cover} (${picture.cover.width} × ${picture.cover.height})`;
+            // The picture as the card had it, for card exports (never re-encoded); too large for an asset, exports resize the avatar's source instead.
+            try {
+              original = (await storeWorldAsset(tx, ctx.objects, { worldId: world.id, ownerId: auth.account.id, bytes: picture.original, name: `${s.name} (card picture)`.slice(0, 200), sha256: picture.originalSha256 })).id;
+              asset.role += `; the card's own picture is kept as asset://${original} for card exports`;
+            } catch (error) {
+              if (!(error instanceof HttpError) || error.statusCode >= 500) throw error;
+              asset.role += `; the card's own picture was not kept for card exports (${error.message}), which embed the avatar instead`;
+            }
           }
           for (const item of result.media) {
             if (item.embedded !== 'data') continue;
@@ -101,7 +110,12 @@ export async function importRoute(app: FastifyInstance, ctx: AppContext): Promis
             }
           }
           if (!cover && !avatar) return world;
-          const updated = await tx.query<OwnerRow>(`update worlds set cover_asset_id = $2, avatar_asset_id = $3 where id = $1 returning ${OWNER_FIELD_COLUMNS}`, [world.id, cover, avatar]);
+          const updated = await tx.query<OwnerRow>(`update worlds set cover_asset_id = $2, avatar_asset_id = $3, card_picture_asset_id = $4 where id = $1 returning ${OWNER_FIELD_COLUMNS}`, [
+            world.id,
+            cover,
+            avatar,
+            original,
+          ]);
           return updated.rows[0]!;
         });
         reply.code(201).type('application/json; charset=utf-8');

@@ -60,9 +60,11 @@ export async function portraitRoute(app: FastifyInstance, ctx: AppContext): Prom
         const store = (picture: Uint8Array, name: string) => storeWorldAsset(tx, ctx.objects, { worldId: world.id, ownerId: auth.account.id, bytes: picture, name: name.slice(0, 200) });
         const avatar = await store(pictures.avatar.bytes, `portrait of ${locked.name}`);
         const cover = locked.cover_asset_id ?? (await store(pictures.cover.bytes, `cover of ${locked.name}`)).id;
+        // The upload itself, for card exports (which embed it as it is, never resized; issue 49).
+        const original = await store(bytes, `${locked.name} (portrait as uploaded)`);
         const { rows } = await tx.query<WorldRow & Record<string, unknown>>(
-          'update worlds set avatar_asset_id = $2, cover_asset_id = $3, revision = revision + 1, updated_at = now() where id = $1 returning *',
-          [world.id, avatar.id, cover],
+          'update worlds set avatar_asset_id = $2, cover_asset_id = $3, card_picture_asset_id = $4, revision = revision + 1, updated_at = now() where id = $1 returning *',
+          [world.id, avatar.id, cover, original.id],
         );
         return rows[0]!;
       });
@@ -76,7 +78,7 @@ export async function portraitRoute(app: FastifyInstance, ctx: AppContext): Prom
     const world = await ownedWorld(request.params.id, auth.account.id);
     if (!world.avatar_asset_id) return ownerView(world);
     const { rows } = await db.query<WorldRow & Record<string, unknown>>(
-      'update worlds set avatar_asset_id = null, revision = revision + 1, updated_at = now() where id = $1 and owner_id = $2 returning *',
+      'update worlds set avatar_asset_id = null, card_picture_asset_id = null, revision = revision + 1, updated_at = now() where id = $1 and owner_id = $2 returning *',
       [world.id, auth.account.id],
     );
     return answer(rows[0]!, auth.account.id);

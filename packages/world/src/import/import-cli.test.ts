@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { pictureChunks } from '../../../../tests/support/sillytavern-card-reader.ts';
 import { type CliResult, worldCli } from '../../../../tests/support/world-cli.ts';
 import { reportLines } from './import-report.ts';
 import { importWorld } from './import-world.ts';
@@ -237,5 +238,26 @@ describe('npm run world -- import (spawned): every accepted form imports, valida
     const notImage = cli('export', sample, '--card', png, '--image', sample);
     expect(notImage.status).toBe(2);
     expect(notImage.stderr).toContain('is not a picture that can be read');
+  }, 60_000);
+
+  it('export --source writes the card the world was imported from again, in its own picture, with the edits made since (issue 49)', () => {
+    const original = join(ROOT, 'tests/fixtures/cards/harbor-keeper.png');
+    const worldFile = join(dir, 'harbor.json');
+    expect(cli('import', original, '--out', worldFile).status).toBe(0);
+    const world = JSON.parse(readFileSync(worldFile, 'utf8')) as { variables: unknown[]; entries: { id: string; content: string }[] };
+    world.entries.find((entry) => entry.id === 'lore-1')!.content = 'Fog at seven.';
+    world.variables = [{ id: 'tide', name: 'Tide', type: 'number', defaultValue: 0 }];
+    writeFileSync(worldFile, JSON.stringify(world));
+    const png = join(dir, 'harbor-out.png');
+    const exported = cli('export', worldFile, '--card', png, '--source', original);
+    expect(exported.status).toBe(0);
+    expect(lines(exported.stderr)).toContain('not in the card: 1 variable ("Tide") and the directives that change them: SillyTavern has no variables.');
+    const before = JSON.parse(Buffer.from(readPngText(new Uint8Array(readFileSync(original))).get('ccv3')!, 'base64').toString('utf8')) as { data: { character_version: string; character_book: { entries: Record<string, unknown>[] } } };
+    const after = JSON.parse(Buffer.from(readPngText(new Uint8Array(readFileSync(png))).get('ccv3')!, 'base64').toString('utf8')) as typeof before;
+    expect(after.data.character_version).toBe('1.4.2');
+    expect(after.data.character_book.entries[1]).toEqual({ ...before.data.character_book.entries[1], content: 'Fog at seven.' });
+    // The picture is the card's own: every chunk but the card's text, byte for byte.
+    expect(pictureChunks(new Uint8Array(readFileSync(png)))).toEqual(pictureChunks(new Uint8Array(readFileSync(original))));
+    expect(cli('export', worldFile, '--card', png, '--source', worldFile).status).toBe(2);
   }, 60_000);
 });

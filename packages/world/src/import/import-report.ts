@@ -49,6 +49,20 @@ export interface ImportMedia {
   readonly type?: string;
 }
 
+/**
+ * A card exported from here and edited elsewhere in a field this world makes of several entries
+ * (issue 49 point 8): the world keeps its own text; the author may take the card's instead
+ * (takeCardText puts it into the first entry and removes the others).
+ */
+export interface CardConflict {
+  readonly path: string;
+  /** The card field (`mes_example`, …). */
+  readonly field: string;
+  readonly card: string;
+  readonly world: string;
+  readonly entryIds: string[];
+}
+
 export type ImportFormat = 'world' | 'sillytavern-card' | 'sillytavern-world-info';
 
 export interface ImportReport {
@@ -59,6 +73,8 @@ export interface ImportReport {
   readonly assets: ImportAsset[];
   /** The validator's warnings about the imported world (unused variables, orphaned references). */
   readonly warnings: { path: string; message: string }[];
+  /** A card exported from here and edited elsewhere where the edit could not be placed: the author chooses. */
+  readonly conflicts?: CardConflict[];
 }
 
 /** Collects changes while a converter walks its input. */

@@ -1,9 +1,11 @@
 import { type ValidationIssue, validateWorld } from '../schema/validate-world.ts';
 import type { WorldDefinition } from '../schema/world-schema.ts';
 import { convertAssetLinks } from './asset-links.ts';
-import { CARD_EXTENSION, cardFingerprints, type CardWorldExtension } from './card-export.ts';
+import { carriedWorld } from './card-edits.ts';
+import { cardSourceOf } from './card-export.ts';
+import type { CardSource } from './card-source.ts';
 import { cleanImportedText } from './clean-text.ts';
-import { type ImportAsset, type ImportFormat, type ImportMedia, type ImportReport, ReportBuilder } from './import-report.ts';
+import { type CardConflict, type ImportAsset, type ImportFormat, type ImportMedia, type ImportReport, ReportBuilder } from './import-report.ts';
 import { compressedPngTextKeywords, decodeBase64Utf8, isPng, readPngTextBytes } from './png-text.ts';
 import { repairWorld } from './repair.ts';
 import { convertCard, isCard } from './sillytavern-card.ts';
@@ -11,7 +13,14 @@ import { convertWorldInfo, isWorldInfo } from './world-info.ts';
 import { majorOf, migrateWorld, NEWEST_IMPORTED_MAJOR, OLDEST_IMPORTED_MAJOR } from './world-versions.ts';
 
 export type ImportResult =
-  | { readonly ok: true; readonly world: WorldDefinition; readonly report: ImportReport; readonly media: ImportMedia[] }
+  | {
+      readonly ok: true;
+      readonly world: WorldDefinition;
+      readonly report: ImportReport;
+      readonly media: ImportMedia[];
+      /** For a character card: the card kept for the way back (exportCard's `source`), else null. */
+      readonly cardSource: CardSource | null;
+    }
   | { readonly ok: false; readonly issues: ValidationIssue[]; readonly report: ImportReport | null };
 
 export interface ImportOptions {
@@ -72,52 +81,6 @@ function parseInput(input: unknown): { value: unknown; png: boolean; parsedHere:
 }
 
 /**
- * The world a card exported from this platform carries (`data.extensions.yumina`), or null. Card
- * fields edited elsewhere since the export (their fingerprint differs) are put back into the
- * entry they came from when that is one entry (the name and creator notes into the world's name
- * and description); an edit that cannot be placed (the character book, example chats, alternate
- * greetings, a field made of several entries) is a warning naming the field.
- */
-function carriedWorld(card: Json, report: ReportBuilder): Json | null {
-  const data = isObject(card.data) ? card.data : card;
-  const extensions = isObject(data.extensions) ? data.extensions : null;
-  const carried = extensions && isObject(extensions[CARD_EXTENSION]) ? (extensions[CARD_EXTENSION] as Partial<CardWorldExtension> & Json) : null;
-  if (!carried || !isObject(carried.world)) return null;
-  const world = carried.world as unknown as Json;
-  const base = isObject(card.data) ? 'data' : '';
-  const at = (field: string) => (base ? `${base}.${field}` : field);
-  const now = cardFingerprints(data);
-  const then = isObject(carried.fingerprints) ? (carried.fingerprints as Record<string, string>) : {};
-  const sources = isObject(carried.sources) ? (carried.sources as CardWorldExtension['sources']) : {};
-  const text = (value: unknown) => (typeof value === 'string' ? value : '');
-  const unplaced: string[] = [];
-  for (const [field, hash] of Object.entries(now)) {
-    if (then[field] === undefined || then[field] === hash) continue;
-    if (field === 'name' && text(data.name).trim()) {
-      world.name = text(data.name).trim().slice(0, 200);
-      report.converted(at('name'), 'edited after the card was exported: the world takes the new name');
-    } else if (field === 'creator_notes') {
-      world.description = text(data.creator_notes);
-      report.converted(at('creator_notes'), "edited after the card was exported: the world's description takes it");
-    } else if (sources[field] && Array.isArray(world.entries)) {
-      const source = sources[field];
-      const entry = world.entries.find((item) => isObject(item) && item.id === source.entryId) as Json | undefined;
-      if (entry) {
-        entry.content = `${source.prefix}${text(data[field])}`;
-        report.converted(at(field), `edited after the card was exported: entry "${source.entryId}" takes the new text`);
-      } else unplaced.push(field);
-    } else unplaced.push(field);
-  }
-  if (unplaced.length > 0) {
-    report.warn(
-      base || '(card)',
-      `the card was edited after it was exported from here (${unplaced.join(', ')}); the world it carries was imported, and those edits were not applied: make them again in the studio`,
-    );
-  }
-  return world;
-}
-
-/**
  * Imports a world from any accepted form: WorldDefinition 5.x–25.x of the public format, a
  * SillyTavern character card (V1/V2/V3 JSON, or a PNG with a `chara`/`ccv3` text chunk) or a
  * SillyTavern World Info file. The result is a valid WorldDefinition 20.0.0 and a report of every
@@ -141,8 +104,13 @@ export function importWorld(input: unknown, options: ImportOptions = {}): Import
   let world: Json;
   let assets: ImportAsset[] = [];
   const media: ImportMedia[] = [];
-  const carried = isCard(source) ? carriedWorld(source, report) : null;
-  if (carried) {
+  let cardIds: CardSource['ids'] | null = null;
+  let conflicts: CardConflict[] = [];
+  const carriedCard = isCard(source) ? carriedWorld(source, report) : null;
+  const carried = carriedCard?.world ?? null;
+  if (carriedCard && carried) {
+    cardIds = carriedCard.ids;
+    conflicts = carriedCard.conflicts;
     // A card exported from here: the world it carries, with any card field edited since put back.
     format = 'sillytavern-card';
     const spec = typeof source.spec === 'string' ? source.spec : 'chara_card_v1';
@@ -159,6 +127,7 @@ export function importWorld(input: unknown, options: ImportOptions = {}): Import
     format = 'sillytavern-card';
     sourceVersion = parsed.png ? `${card.sourceVersion} (png)` : card.sourceVersion;
     world = card.world;
+    cardIds = card.ids;
     assets = card.assets;
     media.push(...card.media);
     if (parsed.png && input instanceof Uint8Array) {
@@ -188,7 +157,7 @@ export function importWorld(input: unknown, options: ImportOptions = {}): Import
   }
   assets = [...assets, ...convertAssetLinks(world, report)];
 
-  const fullReport = (warnings: { path: string; message: string }[]): ImportReport => ({ format, sourceVersion, changes: report.changes, assets, warnings });
+  const fullReport = (warnings: { path: string; message: string }[]): ImportReport => ({ format, sourceVersion, changes: report.changes, assets, warnings, ...(conflicts.length > 0 ? { conflicts } : {}) });
   let validation = validateWorld(world);
   if (!validation.ok) {
     // One part that cannot convert never refuses the whole world: repair or drop it, and say so.
@@ -203,5 +172,9 @@ export function importWorld(input: unknown, options: ImportOptions = {}): Import
       report.changes.push({ kind: 'dropped', path: warning.path, message: `not a field of WorldDefinition 20.0.0${format === 'world' ? ` (from version ${sourceVersion})` : ''}` });
     } else warnings.push(warning);
   }
-  return { ok: true, world: validation.world, report: fullReport(warnings), media };
+  // A conflict keeps the world's text: the card kept for the next export says so too, until the author takes the card's.
+  const sourceData = isObject(source.data) ? source.data : source;
+  for (const conflict of conflicts) sourceData[conflict.field] = conflict.world;
+  const cardSource = cardIds ? cardSourceOf(source, cardIds, validation.world) : null;
+  return { ok: true, world: validation.world, report: fullReport(warnings), media, cardSource };
 }

@@ -212,7 +212,15 @@ const asciiBytes = (text: string) => {
  * (base64). Every other chunk is copied as it is.
  */
 export function pngReplaceText(png: Uint8Array, texts: Readonly<Record<string, string>>): Uint8Array {
-  const keywords = Object.keys(texts);
+  return rewriteText(png, Object.keys(texts), texts);
+}
+
+/** The PNG without its text chunks of the given keywords (a card's picture without the card); every other chunk as it is. */
+export function pngWithoutText(png: Uint8Array, keywords: readonly string[]): Uint8Array {
+  return rewriteText(png, keywords, {});
+}
+
+function rewriteText(png: Uint8Array, keywords: readonly string[], texts: Readonly<Record<string, string>>): Uint8Array {
   const parts: Uint8Array[] = [Uint8Array.from(SIGNATURE)];
   forEachChunk(png, (type, data) => {
     const whole = png.subarray(data.byteOffset - png.byteOffset - 8, data.byteOffset - png.byteOffset + data.length + 4);

@@ -98,6 +98,8 @@ export interface ConvertedCard {
   assets: ImportAsset[];
   media: ImportMedia[];
   sourceVersion: string;
+  /** The item each greeting and book entry of the card became (card-source.ts). */
+  ids: { greetings: (string | null)[]; book: (string | null)[] };
 }
 
 /** A `data:` URI's bytes (base64 or percent-encoded), or null when it is not one. */
@@ -141,9 +143,11 @@ export function convertCard(input: Json, report: ReportBuilder): ConvertedCard {
   preset('example-messages', 'Example messages', 'example', field('mes_example'), 'examples');
   preset('post-history-instructions', 'Post-history instructions', 'system', field('post_history_instructions'), 'post-history');
   const greetings = [text(data.first_mes), ...(Array.isArray(data.alternate_greetings) ? data.alternate_greetings.map(text) : [])];
+  const greetingIds: (string | null)[] = greetings.map(() => null);
   greetings.forEach((greeting, index) => {
     const content = placeholders(greeting, index === 0 ? at('first_mes') : at('alternate_greetings', index - 1), report);
     if (content.trim() === '') return;
+    greetingIds[index] = index === 0 ? 'greeting' : `greeting-${index + 1}`;
     entries.push({
       id: index === 0 ? 'greeting' : `greeting-${index + 1}`,
       name: index === 0 ? 'Greeting' : `Alternate greeting ${index}`,
@@ -159,9 +163,11 @@ export function convertCard(input: Json, report: ReportBuilder): ConvertedCard {
   }
   const settings: Json = {};
   const injections: DepthInjection[] = [];
+  let bookIds: (string | null)[] = [];
   const book = isObject(data.character_book) ? data.character_book : null;
   if (book) {
     const lore = convertLorebook(book.entries, at('character_book', 'entries'), report);
+    bookIds = lore.ids;
     placeAroundCharacter(entries, lore.entries, lore.placements);
     entries.push(...lore.entries);
     injections.push(...lore.injections);
@@ -235,6 +241,7 @@ export function convertCard(input: Json, report: ReportBuilder): ConvertedCard {
     sourceVersion: spec,
     assets,
     media,
+    ids: { greetings: greetingIds, book: bookIds },
     world: {
       version: '20.0.0',
       name: name.slice(0, 200),

@@ -81,6 +81,8 @@ export interface ConvertedLore {
   placements: Map<Json, LorePlacement>;
   /** Constant entries at a depth, to become session-start rules (see depthRules). */
   injections: DepthInjection[];
+  /** The id each input entry became (an entry's, or a depth rule's directive id), in the input's order; null for an item that is not an entry. */
+  ids: (string | null)[];
 }
 
 /**
@@ -106,8 +108,25 @@ export function depthRules(injections: readonly DepthInjection[]): Json[] {
  */
 export function convertLorebook(rawEntries: unknown, path: PathSegment[], report: ReportBuilder, idPrefix = 'lore'): ConvertedLore {
   const list: Array<{ key: PathSegment; item: Json }> = [];
-  if (Array.isArray(rawEntries)) rawEntries.forEach((item, index) => isObject(item) && list.push({ key: index, item }));
-  else if (isObject(rawEntries)) for (const [key, item] of Object.entries(rawEntries)) if (isObject(item)) list.push({ key, item });
+  const ids: (string | null)[] = [];
+  const slots = new Map<Json, number>();
+  if (Array.isArray(rawEntries)) {
+    rawEntries.forEach((item, index) => {
+      ids.push(null);
+      if (isObject(item)) {
+        slots.set(item, index);
+        list.push({ key: index, item });
+      }
+    });
+  } else if (isObject(rawEntries)) {
+    for (const [key, item] of Object.entries(rawEntries)) {
+      ids.push(null);
+      if (isObject(item)) {
+        slots.set(item, ids.length - 1);
+        list.push({ key, item });
+      }
+    }
+  }
   const used = new Set<string>();
   const out: Json[] = [];
   const placements = new Map<Json, LorePlacement>();
@@ -119,6 +138,7 @@ export function convertLorebook(rawEntries: unknown, path: PathSegment[], report
     let id = `${idPrefix}-${String(uid).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || index}`;
     while (used.has(id)) id = `${id}-${index}`;
     used.add(id);
+    ids[slots.get(item)!] = id;
     const keywords = strings(item.key ?? item.keys);
     const secondary = strings(item.keysecondary ?? item.secondary_keys);
     const selective = item.selective !== false;
@@ -190,7 +210,7 @@ export function convertLorebook(rawEntries: unknown, path: PathSegment[], report
     }
     out.push(entry);
   });
-  return { entries: out, placements, injections };
+  return { entries: out, placements, injections, ids };
 }
 
 /** A World Info file: `{entries: {uid: entry}}` (or a list), optionally with a name. */
