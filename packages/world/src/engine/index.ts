@@ -35,7 +35,7 @@ export {
 export { createRandom, hashString } from './random.ts';
 export { reactionMatches } from './reactions.ts';
 export { MAX_RULE_CHAIN_DEPTH, orderRules, triggerMatches } from './rules.ts';
-export { buildMacroContext, type SessionOptions } from './session-context.ts';
+export { buildMacroContext, type PartyMember, type SessionOptions } from './session-context.ts';
 export {
   type ActiveDirective,
   type AudioState,
