@@ -31,7 +31,7 @@ export {
   type SessionRole,
   sessionMembers,
 } from './participants.ts';
-export { messageForViewer, stateForViewer } from './player-values.ts';
+export { changesForViewer, messageForViewer, stateForViewer } from './player-values.ts';
 export {
   createRoom,
   endRoom,

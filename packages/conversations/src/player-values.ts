@@ -20,3 +20,11 @@ export function messageForViewer<M extends { stateSnapshot?: unknown; swipes?: r
     ...(message.swipes ? { swipes: message.swipes.map((swipe) => ({ ...swipe, snapshot: stateForViewer(swipe.snapshot, accountId) })) } : {}),
   };
 }
+
+/** State changes one viewer may see: a change of another player's own value is left out. */
+export function changesForViewer(changes: readonly unknown[], accountId: string | null): unknown[] {
+  return changes.filter((change) => {
+    const target = change && typeof change === 'object' ? (change as { targetUserId?: unknown }).targetUserId : undefined;
+    return target === undefined || target === accountId;
+  });
+}
