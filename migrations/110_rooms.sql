@@ -26,7 +26,7 @@ create index session_participants_member_idx on session_participants (account_id
 create table chat_rooms (
   session_id text primary key references chat_sessions (id) on delete cascade,
   trigger_mode text not null check (trigger_mode in ('manual', 'timer', 'round', 'instant')),
-  timer_seconds integer not null default 30 check (timer_seconds between 5 and 600),
+  timer_seconds integer not null default 30 check (timer_seconds between 2 and 600),
   speech_mode text not null check (speech_mode in ('free', 'turns')),
   -- Turn-based speech: the participant who may write now (null: nobody until the host passes it).
   turn_participant_id text references session_participants (id) on delete set null,

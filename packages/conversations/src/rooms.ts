@@ -22,7 +22,7 @@ export type RoundState = 'waiting' | 'collecting' | 'replying';
 
 export interface RoomSettings {
   triggerMode: TriggerMode;
-  /** Timer mode: seconds from the first message collected to the reply (5–600). */
+  /** Timer mode: seconds from the first message collected to the reply (2–600). */
   timerSeconds: number;
   speechMode: SpeechMode;
 }

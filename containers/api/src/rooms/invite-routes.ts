@@ -16,9 +16,9 @@ const createBody = z.strictObject({
 /** An invite token as the server issues it (newSecret: 32 bytes, base64url). */
 const tokenBody = z.strictObject({ token: z.string().regex(/^[A-Za-z0-9_-]{20,100}$/, 'is not an invite link of this platform') });
 
-/** Invite links a host may create per hour, and invite lookups per client address per minute. */
+/** Invite links a host may create per hour, and links that did not work per client address per 10 minutes (then it waits). */
 const INVITES_PER_HOUR = 60;
-const LOOKUPS_PER_MINUTE = 30;
+const MISSES_PER_10_MINUTES = 20;
 
 const inviteLink = (ctx: AppContext, token: string) => `${ctx.config.publicOrigin}/rooms/join#${token}`;
 
@@ -77,20 +77,16 @@ export async function inviteRoutes(app: FastifyInstance, ctx: AppContext): Promi
 
   /** What a link invites to (the world, the host, the role), for the join page; without a login too. */
   app.post('/api/room-invites/preview', async (request) => {
-    const limit = await ctx.store.rateLimit(`room-invite-lookups:${request.ip}`, LOOKUPS_PER_MINUTE, 60);
-    if (!limit.allowed) throw new HttpError(429, 'RATE_LIMITED', 'Too many invite links tried from this address. Wait a minute.', { 'retry-after': String(limit.retryAfter) });
     const { token } = parseWith(tokenBody, request.body);
-    const invite = await liveInvite(token);
+    const invite = await liveInvite(token, request.ip);
     return { role: invite.role, worldId: invite.world_id, worldName: invite.title, hostName: invite.host_name, expiresAt: invite.expires_at.toISOString() };
   });
 
   /** Joins the room a live link names, as the link's role; a member already in it stays as they are. */
   app.post('/api/room-invites/join', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
-    const limit = await ctx.store.rateLimit(`room-invite-lookups:${request.ip}`, LOOKUPS_PER_MINUTE, 60);
-    if (!limit.allowed) throw new HttpError(429, 'RATE_LIMITED', 'Too many invite links tried from this address. Wait a minute.', { 'retry-after': String(limit.retryAfter) });
     const { token } = parseWith(tokenBody, request.body);
-    const invite = await liveInvite(token);
+    const invite = await liveInvite(token, request.ip);
     const role = invite.role as 'player' | 'spectator';
     const joined = await db.transaction(async (tx) => {
       // one join at a time per room: the count of members and the insert see the same room
@@ -109,7 +105,14 @@ export async function inviteRoutes(app: FastifyInstance, ctx: AppContext): Promi
     return { roomId: invite.session_id, worldId: invite.world_id, role: joined.participant.role };
   });
 
-  async function liveInvite(token: string) {
+  /**
+   * The live invite a token names. Tokens cannot be guessed (256 bits), and an address whose links
+   * keep failing waits anyway: after MISSES_PER_10_MINUTES misses it is refused for the rest of the
+   * window, whatever it sends.
+   */
+  async function liveInvite(token: string, address: string) {
+    const blocked = await ctx.store.get(`room-invite-blocked:${address}`);
+    if (blocked) throw new HttpError(429, 'RATE_LIMITED', 'Too many invite links that did not work came from this address. Wait a few minutes.', { 'retry-after': blocked });
     const { rows } = await db.query<{
       session_id: string;
       role: string;
@@ -128,7 +131,11 @@ export async function inviteRoutes(app: FastifyInstance, ctx: AppContext): Promi
         where i.token_hash = $1 and i.revoked_at is null and i.expires_at > now() and r.ended_at is null`,
       [hashToken(token)],
     );
-    if (!rows[0]) throw invalidLink();
+    if (!rows[0]) {
+      const misses = await ctx.store.rateLimit(`room-invite-misses:${address}`, MISSES_PER_10_MINUTES, 600);
+      if (!misses.allowed) await ctx.store.set(`room-invite-blocked:${address}`, String(misses.retryAfter), misses.retryAfter);
+      throw invalidLink();
+    }
     return rows[0];
   }
 }

@@ -19,6 +19,8 @@ import type { AppContext } from '../context.ts';
 import { parseHistoryPageQuery, sessionMessage, sessionPage } from '../conversations/history-page.ts';
 import { playableWorld } from '../conversations/model.ts';
 import { startNewSession } from '../conversations/new-session.ts';
+import { versionOf } from '../worlds/version.ts';
+import { ownerView, readerView, type WorldRow } from '../worlds/routes.ts';
 import { lastRoomEventId } from './room-bus.ts';
 import { assertOpen, roomAccess } from './room-access.ts';
 import { roomRuntimeOf } from './room-runtime.ts';
@@ -26,7 +28,7 @@ import { memberView, queueView, roomStatusView } from './room-views.ts';
 
 const modes = {
   triggerMode: z.enum(TRIGGER_MODES),
-  timerSeconds: z.number().int().min(5).max(600),
+  timerSeconds: z.number().int().min(2).max(600),
   speechMode: z.enum(SPEECH_MODES),
 };
 const createBody = z.strictObject({ triggerMode: modes.triggerMode, speechMode: modes.speechMode, timerSeconds: modes.timerSeconds.default(30) });
@@ -143,6 +145,21 @@ export async function roomRoutes(app: FastifyInstance, ctx: AppContext): Promise
     const auth = await requireAuth(ctx, request, reply);
     reply.header('cache-control', 'no-store');
     return snapshot(request.params.id, auth.account.id, request.query);
+  });
+
+  /**
+   * The world as the room plays it, for every member: the version its host gets (the live one, or
+   * the host's own working copy when the host is its author: friends can playtest a draft together).
+   */
+  app.get<{ Params: { id: string } }>('/api/rooms/:id/world', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    reply.header('cache-control', 'no-store');
+    const { room } = await roomAccess(db, request.params.id, auth.account.id, 'member');
+    const { rows } = await db.query<WorldRow & Record<string, unknown>>('select * from worlds where id = $1', [room.worldId]);
+    const row = rows[0];
+    const version = row ? versionOf(row as never, { accountId: room.hostAccountId }) : null;
+    if (!row || !version) throw new HttpError(404, 'NOT_FOUND', 'The world of this room is no longer available.');
+    return version.kind === 'working' ? ownerView(row) : readerView(row, version);
   });
 
   /** One message in full (its alternatives), for a member. */

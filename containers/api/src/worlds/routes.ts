@@ -89,7 +89,7 @@ export function ownerView(row: WorldRow) {
 }
 
 /** What a reader who is not the author gets: the live version only (a held edit is not served; worlds/version.ts). */
-function readerView(row: WorldRow, live: WorldVersion) {
+export function readerView(row: WorldRow, live: WorldVersion) {
   const view = ownerView(row);
   const cover = row.live_cover_asset_id ?? null;
   const avatar = row.live_avatar_asset_id ?? null;
