@@ -32,8 +32,8 @@ import { memberView, queueView, roomStatusView } from './room-views.ts';
  */
 
 /** How long a reply's lease lasts without renewal (s), and how often its writer renews it (ms). */
-const LEASE_SECONDS = 10;
-const LEASE_RENEW_MS = 3_000;
+const LEASE_SECONDS = 6;
+const LEASE_RENEW_MS = 2_000;
 /** How often a replica serving room streams looks for timers that ran out elsewhere (ms). */
 const SWEEP_MS = 10_000;
 const leaseKey = (sessionId: string) => `room-reply:${sessionId}`;
@@ -56,6 +56,8 @@ export class RoomRuntime {
   /** Replies written by this process, by room: stopped locally or through the store's 'chat:stop'. */
   readonly #running = new Map<string, AbortController>();
   readonly #timers = new Map<string, NodeJS.Timeout>();
+  /** Rooms whose reply another replica writes, looked at again once its lease would have run out. */
+  readonly #rechecks = new Map<string, NodeJS.Timeout>();
   #sweep: NodeJS.Timeout | null = null;
   readonly #ready: Promise<unknown>;
 
@@ -278,7 +280,18 @@ export class RoomRuntime {
     const room = await roomOfSession(this.db, sessionId);
     if (!room?.replying || !room.turnToken || this.#running.has(sessionId)) return false;
     const lease = await this.ctx.store.get(leaseKey(sessionId)).catch(() => 'unknown');
-    if (lease) return false;
+    if (lease) {
+      // written elsewhere: if that replica dies, its lease runs out; look again then (while watched here)
+      if (!this.#rechecks.has(sessionId) && this.hub.rooms.includes(sessionId)) {
+        const timer = setTimeout(() => {
+          this.#rechecks.delete(sessionId);
+          void this.recover(sessionId).catch(() => {});
+        }, LEASE_SECONDS * 1000 + 250);
+        timer.unref();
+        this.#rechecks.set(sessionId, timer);
+      }
+      return false;
+    }
     const { rows } = await this.db.query<{ id: string }>(`select id from chat_messages where session_id = $1 and status = 'streaming' order by position desc limit 1`, [sessionId]);
     const reply = rows[0];
     if (!reply) return false;
@@ -402,8 +415,9 @@ export class RoomRuntime {
   }
 
   async close(): Promise<void> {
-    for (const timer of this.#timers.values()) clearTimeout(timer);
+    for (const timer of [...this.#timers.values(), ...this.#rechecks.values()]) clearTimeout(timer);
     this.#timers.clear();
+    this.#rechecks.clear();
     if (this.#sweep) clearInterval(this.#sweep);
     for (const controller of this.#running.values()) controller.abort(new Error('The server is shutting down'));
     await this.#ready.then((off) => (off as () => Promise<void>)()).catch(() => {});
