@@ -71,3 +71,20 @@ alter table chat_messages add column author_name text;
 -- The author's switch: whether players may open rooms on this world (the samples allow them).
 alter table worlds add column rooms_allowed boolean not null default false;
 update worlds set rooms_allowed = true where owner_id = 'acc_yumina_samples_0001';
+
+-- A room's version: every change of the room's row or of its queue raises it (the triggers below),
+-- and every `room` event carries the version it was read at: a member applies only a newer one, so
+-- events of concurrent changes that arrive out of order never leave a stale queue on a page.
+alter table chat_rooms add column version bigint not null default 0;
+create function chat_rooms_next_version() returns trigger language plpgsql as $$
+begin
+  new.version := old.version + 1;
+  return new;
+end $$;
+create trigger chat_rooms_versioned before update on chat_rooms for each row execute function chat_rooms_next_version();
+create function room_queue_changed() returns trigger language plpgsql as $$
+begin
+  update chat_rooms set updated_at = now() where session_id = coalesce(new.session_id, old.session_id);
+  return null;
+end $$;
+create trigger room_queue_changed after insert or delete on room_queue for each row execute function room_queue_changed();

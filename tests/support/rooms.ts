@@ -47,6 +47,8 @@ export interface RoomStream {
   status: number;
   /** Resolves with the first matching event after the last one `next` resolved with (those that came meanwhile included). */
   next(match: (event: StreamEvent) => boolean, timeoutMs?: number): Promise<StreamEvent>;
+  /** Resolves with the earliest matching event of the whole stream (waiting for one if none came yet); `next`'s place is left as it is. */
+  first(match: (event: StreamEvent) => boolean, timeoutMs?: number): Promise<StreamEvent>;
   /** True once the server ended the stream. */
   readonly ended: boolean;
   close(): void;
@@ -56,15 +58,15 @@ export async function openRoomStream(client: Browser, roomId: string, after = '0
   const controller = new AbortController();
   const res = await client.fetch(`/api/rooms/${roomId}/events?after=${encodeURIComponent(after)}`, { signal: controller.signal });
   const events: StreamEvent[] = [];
-  const waiters: { match: (e: StreamEvent) => boolean; resolve: (e: StreamEvent) => void }[] = [];
+  const waiters: { match: (e: StreamEvent) => boolean; resolve: (e: StreamEvent) => void; anywhere?: boolean }[] = [];
   /** Events before this index were consumed by an earlier `next`. */
   let cursor = 0;
   let ended = false;
   const deliver = () => {
     for (const waiter of [...waiters]) {
-      const at = events.findIndex((e, i) => i >= cursor && waiter.match(e));
+      const at = events.findIndex((e, i) => (waiter.anywhere || i >= cursor) && waiter.match(e));
       if (at >= 0) {
-        cursor = at + 1;
+        if (!waiter.anywhere) cursor = at + 1;
         waiters.splice(waiters.indexOf(waiter), 1);
         waiter.resolve(events[at]!);
       }
@@ -109,11 +111,16 @@ export async function openRoomStream(client: Browser, roomId: string, after = '0
     get ended() {
       return ended;
     },
-    next(match, timeoutMs = 10_000) {
+    next: (match, timeoutMs = 10_000) => wait(match, timeoutMs, false),
+    first: (match, timeoutMs = 10_000) => wait(match, timeoutMs, true),
+    close: () => controller.abort(),
+  };
+  function wait(match: (e: StreamEvent) => boolean, timeoutMs: number, anywhere: boolean): Promise<StreamEvent> {
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no matching room event within ${timeoutMs} ms; got ${events.map((e) => e.event).join(', ')}`)), timeoutMs);
         waiters.push({
           match,
+          anywhere,
           resolve: (e) => {
             clearTimeout(timer);
             resolve(e);
@@ -121,9 +128,7 @@ export async function openRoomStream(client: Browser, roomId: string, after = '0
         });
         deliver();
       });
-    },
-    close: () => controller.abort(),
-  };
+  }
 }
 
 export async function readRoom(client: Browser, roomId: string): Promise<RoomSnapshot> {

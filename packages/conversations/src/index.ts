@@ -45,6 +45,8 @@ export {
   roomHistory,
   roomOfSession,
   roomQueue,
+  roomWithQueue,
+  touchRoom,
   roomsDue,
   type RoomSettings,
   type RoundState,

@@ -40,6 +40,8 @@ export interface Room extends RoomSettings {
   maxPlayers: number;
   maxSpectators: number;
   endedAt: Date | null;
+  /** Raised by every change of the room or its queue (migration 110): a member applies only newer status. */
+  version: number;
   /** A reply is being written (the session's turn lock is held and has not expired). */
   replying: boolean;
   /** The lock's token while replying (for a replica that finds the reply's writer gone). */
@@ -74,15 +76,22 @@ function roomOf(r: Record<string, unknown>): Room {
     maxPlayers: r.max_players as number,
     maxSpectators: r.max_spectators as number,
     endedAt: r.ended_at as Date | null,
+    version: Number(r.version),
     replying: r.replying as boolean,
     turnToken: (r.replying as boolean) ? (r.turn_token as string | null) : null,
     createdAt: r.room_created_at as Date,
   };
 }
 
+/**
+ * Whether a reply is being written: the session's turn lock is held (and has not expired) and a
+ * reply is streaming (an interface action holds the lock a moment too, writing no reply).
+ */
+const REPLYING = `(s.turn_token is not null and s.turn_until >= now() and exists (select 1 from chat_messages m where m.session_id = s.id and m.status = 'streaming'))`;
+
 const ROOM_COLUMNS = `r.session_id, s.world_id, s.account_id, s.title, r.trigger_mode, r.timer_seconds, r.speech_mode, r.turn_participant_id,
-  r.collect_until, r.max_players, r.max_spectators, r.ended_at, r.created_at as room_created_at, s.turn_token,
-  (s.turn_token is not null and s.turn_until >= now()) as replying`;
+  r.collect_until, r.max_players, r.max_spectators, r.ended_at, r.version, r.created_at as room_created_at, s.turn_token,
+  ${REPLYING} as replying`;
 
 /** The room of a session, or null when the session is not a room. */
 export async function roomOfSession(db: Queryable, sessionId: string): Promise<Room | null> {
@@ -98,16 +107,21 @@ export interface SessionAccess {
   role: SessionRole;
   room: Room | null;
   participant: Participant | null;
+  /** The name the member's messages go under now: their active persona's, else their display name (null outside a room). */
+  name: string | null;
 }
 
 const ACCESS_SQL = {
   name: 'conversations.session_access',
   text: `select ${ROOM_COLUMNS}, s.id as sid, (r.session_id is not null) as is_room,
                 p.id as p_id, p.kind as p_kind, p.account_id as p_account_id, p.role as p_role, p.position as p_position,
-                p.joined_at as p_joined_at, p.left_at as p_left_at, p.barred as p_barred
+                p.joined_at as p_joined_at, p.left_at as p_left_at, p.barred as p_barred,
+                coalesce(pe.name, a.display_name) as p_name
            from chat_sessions s
            left join chat_rooms r on r.session_id = s.id
            left join session_participants p on p.session_id = s.id and p.account_id = $2 and p.left_at is null
+           left join accounts a on a.id = p.account_id
+           left join personas pe on pe.account_id = p.account_id and pe.is_active
           where s.id = $1 and (s.account_id = $2 or (r.session_id is not null and p.id is not null))`,
 };
 
@@ -132,9 +146,9 @@ export async function sessionAccess(db: Queryable, sessionId: string, accountId:
         barred: r.p_barred,
       })
     : null;
-  if (!r.is_room) return { role: 'owner', room: null, participant: null };
+  if (!r.is_room) return { role: 'owner', room: null, participant: null, name: null };
   const room = roomOf(r);
-  return { role: participant && participant.role !== 'character' ? participant.role : 'host', room, participant };
+  return { role: participant && participant.role !== 'character' ? participant.role : 'host', room, participant, name: (r.p_name as string | null) ?? null };
 }
 
 /** Makes a session a room, its owner the host (the first participant). */
@@ -208,13 +222,33 @@ function queuedOf(r: Record<string, unknown>): QueuedMessage {
   };
 }
 
+/** The room and its queue as one statement reads them (one snapshot: the version goes with this queue). */
+export async function roomWithQueue(db: Queryable, sessionId: string): Promise<{ room: Room; queue: QueuedMessage[] } | null> {
+  const { rows } = await db.query<Record<string, unknown>>(
+    `select ${ROOM_COLUMNS},
+            coalesce((select json_agg(json_build_object('id', q.id, 'participant_id', q.participant_id, 'author_name', q.author_name, 'content', q.content, 'created_at', q.created_at)
+                                      order by q.created_at, q.id)
+                        from room_queue q where q.session_id = r.session_id), '[]') as queue
+       from chat_rooms r join chat_sessions s on s.id = r.session_id where r.session_id = $1`,
+    [sessionId],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  return { room: roomOf(r), queue: (r.queue as Record<string, unknown>[]).map((q) => queuedOf({ ...q, created_at: new Date(q.created_at as string) })) };
+}
+
+/** Marks a change the room's row does not show (a reply ended): its version rises. */
+export async function touchRoom(db: Queryable, sessionId: string): Promise<void> {
+  await db.query('update chat_rooms set updated_at = now() where session_id = $1', [sessionId]);
+}
+
 export async function roomQueue(db: Queryable, sessionId: string): Promise<QueuedMessage[]> {
   const { rows } = await db.query<Record<string, unknown>>('select * from room_queue where session_id = $1 order by created_at, id', [sessionId]);
   return rows.map(queuedOf);
 }
 
 export type QueueResult =
-  | { status: 'queued'; message: QueuedMessage; queue: QueuedMessage[]; collectUntil: Date | null }
+  | { status: 'queued'; message: QueuedMessage; queue: QueuedMessage[]; collectUntil: Date | null; version: number; replying: boolean }
   | { status: 'ended' | 'not-your-turn' | 'full' };
 
 /**
@@ -239,16 +273,18 @@ export async function queueMessage(
     'insert into room_queue (id, session_id, participant_id, author_name, content) values ($1, $2, $3, $4, $5) returning *',
     [input.id, input.sessionId, input.participantId, input.authorName, input.content],
   );
-  let collectUntil = room.collect_until as Date | null;
-  if (room.trigger_mode === 'timer' && !collectUntil) {
-    const { rows: timed } = await db.query<{ collect_until: Date }>(
-      `update chat_rooms set collect_until = now() + make_interval(secs => timer_seconds) where session_id = $1 returning collect_until`,
-      [input.sessionId],
-    );
-    collectUntil = timed[0]?.collect_until ?? null;
-  }
+  // the timer starts with the round's first message (the insert's trigger raised the version already)
+  // (with the room's row locked, a reply's start, which locks it too, is either before this or after)
+  const { rows: after } = await db.query<{ collect_until: Date | null; version: string; replying: boolean }>(
+    `update chat_rooms r set collect_until = case when trigger_mode = 'timer' and collect_until is null then now() + make_interval(secs => timer_seconds) else collect_until end
+       from chat_sessions s
+      where r.session_id = $1 and s.id = r.session_id
+      returning r.collect_until, r.version, ${REPLYING} as replying`,
+    [input.sessionId],
+  );
   const message = queuedOf(inserted[0]!);
-  return { status: 'queued', message, queue: [...waiting, message], collectUntil };
+  const row = after[0];
+  return { status: 'queued', message, queue: [...waiting, message], collectUntil: row?.collect_until ?? null, version: Number(row?.version ?? 0), replying: row?.replying ?? false };
 }
 
 /** Takes a queued message back (its author, or the host with `anyAuthor`); false when it is no longer queued. */

@@ -7,8 +7,10 @@ import {
   roomOfSession,
   roomQueue,
   roomsDue,
+  roomWithQueue,
   sessionMembers,
   startRoomTurn,
+  touchRoom,
 } from '@yumina/conversations';
 import { HttpError, publicErrorOf } from '@yumina/http';
 import type { PartyMember, WorldState } from '@yumina/world';
@@ -36,6 +38,8 @@ const LEASE_SECONDS = 6;
 const LEASE_RENEW_MS = 2_000;
 /** How often a replica serving room streams looks for timers that ran out elsewhere (ms). */
 const SWEEP_MS = 10_000;
+/** How soon a reply that found the session's lock taken (by an interface's action) is tried again (ms). */
+const BUSY_RETRY_MS = 300;
 const leaseKey = (sessionId: string) => `room-reply:${sessionId}`;
 
 type ReplyJob = {
@@ -79,11 +83,11 @@ export class RoomRuntime {
     return emitRoomEvent(this.ctx.store, sessionId, type, data);
   }
 
-  /** The room's status and queue, to every member. */
+  /** The room's status and queue (one snapshot, with its version), to every member. */
   async announce(sessionId: string): Promise<void> {
-    const [room, queue] = await Promise.all([roomOfSession(this.db, sessionId), roomQueue(this.db, sessionId)]);
-    if (!room) return;
-    await this.emit(sessionId, 'room', { room: roomStatusView(room, queue.length), queue: queue.map(queueView) });
+    const read = await roomWithQueue(this.db, sessionId);
+    if (!read) return;
+    await this.emit(sessionId, 'room', { room: roomStatusView(read.room, read.queue.length), queue: read.queue.map(queueView) });
   }
 
   /** The members with who is online, to every member. */
@@ -101,17 +105,20 @@ export class RoomRuntime {
     if (!room || room.endedAt || room.replying) return;
     const queue = await roomQueue(this.db, sessionId);
     if (queue.length === 0) return;
+    let due = false;
     if (room.triggerMode === 'instant') {
-      await this.trigger(sessionId);
+      due = true;
     } else if (room.triggerMode === 'round') {
       const [members, online] = await Promise.all([sessionMembers(this.db, sessionId), this.presence.online(sessionId)]);
       const players = members.filter((m) => (m.role === 'host' || m.role === 'player') && online.has(m.id));
-      if (players.every((p) => queue.some((q) => q.participantId === p.id))) await this.trigger(sessionId);
+      due = players.every((p) => queue.some((q) => q.participantId === p.id));
     } else if (room.triggerMode === 'timer' && room.collectUntil) {
       const wait = room.collectUntil.getTime() - Date.now();
-      if (wait <= 0) await this.trigger(sessionId);
-      else this.#timerAt(sessionId, wait);
+      if (wait > 0) this.#timerAt(sessionId, wait);
+      due = wait <= 0;
     }
+    // the lock may be held a moment by an interface's action (no reply): try again once it is free
+    if (due && (await this.trigger(sessionId)) === 'busy') this.#timerAt(sessionId, BUSY_RETRY_MS);
   }
 
   #timerAt(sessionId: string, waitMs: number): void {
@@ -297,6 +304,7 @@ export class RoomRuntime {
     if (!reply) return false;
     const message = 'The server writing this reply stopped before it finished. The host can try again.';
     await markTurnFailed(this.ctx, { sessionId, replyId: reply.id, fresh: true, code: 'REPLY_INTERRUPTED', message, lockToken: room.turnToken });
+    await touchRoom(this.db, sessionId);
     await this.emit(sessionId, 'reply:error', { messageId: reply.id, code: 'REPLY_INTERRUPTED', message, stopped: false });
     await this.announce(sessionId);
     return true;
@@ -312,6 +320,8 @@ export class RoomRuntime {
       .finally(async () => {
         clearInterval(renew);
         this.#running.delete(sessionId);
+        // the round's state changed (no longer replying): its version rises before it is announced
+        await touchRoom(this.db, sessionId).catch(() => {});
         if ((await this.ctx.store.get(leaseKey(sessionId)).catch(() => null)) === job.lockToken) await this.ctx.store.del(leaseKey(sessionId)).catch(() => {});
         await this.announce(sessionId).catch(() => {});
         await this.evaluate(sessionId).catch((err: unknown) => this.ctx.log.warn({ err, sessionId }, 'room not evaluated after a reply'));

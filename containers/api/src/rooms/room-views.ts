@@ -15,6 +15,8 @@ export function roomStatusView(room: Room, queued: number) {
     endedAt: room.endedAt?.toISOString() ?? null,
     maxPlayers: room.maxPlayers,
     maxSpectators: room.maxSpectators,
+    /** A page applies a room status only when its version is newer than the one it shows. */
+    version: room.version,
   };
 }
 

@@ -1,5 +1,5 @@
 import { newId } from '@yumina/accounts';
-import { breakTurn, queueMessage, sessionMembers, withdrawQueued } from '@yumina/conversations';
+import { breakTurn, queueMessage, withdrawQueued } from '@yumina/conversations';
 import { HttpError, parseWith } from '@yumina/http';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -7,7 +7,7 @@ import { requireAuth } from '../accounts/auth.ts';
 import type { AppContext } from '../context.ts';
 import { assertOpen, roomAccess } from './room-access.ts';
 import { roomRuntimeOf } from './room-runtime.ts';
-import { queueView } from './room-views.ts';
+import { queueView, roomStatusView } from './room-views.ts';
 
 /** A room message's length at most, and how many may wait for one reply. */
 export const ROOM_MESSAGE_MAX = 8_000;
@@ -28,20 +28,23 @@ export async function turnRoutes(app: FastifyInstance, ctx: AppContext): Promise
   app.post<{ Params: { id: string } }>('/api/rooms/:id/messages', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     const body = parseWith(messageBody, request.body);
-    const { room, participant } = await roomAccess(db, request.params.id, auth.account.id, 'play');
+    const { room, participant, name } = await roomAccess(db, request.params.id, auth.account.id, 'play');
     assertOpen(room);
     if (!participant) throw new HttpError(403, 'SPECTATOR', 'Join the room to write in it.');
     const limit = await ctx.store.rateLimit(`room-messages:${room.sessionId}:${participant.id}`, ctx.config.rooms.messagesPerMinute, 60);
     if (!limit.allowed) throw new HttpError(429, 'RATE_LIMITED', 'You are writing faster than this room takes messages. Wait a moment.', { 'retry-after': String(limit.retryAfter) });
     // the name the message goes under: the writer's persona now, else their display name (as {{user}})
-    const me = (await sessionMembers(db, room.sessionId)).find((m) => m.id === participant.id);
     const result = await db.transaction((tx) =>
-      queueMessage(tx, { id: newId('rqm'), sessionId: room.sessionId, participantId: participant.id, authorName: me?.name || auth.account.displayName, content: body.content, maxQueued: MAX_QUEUED }),
+      queueMessage(tx, { id: newId('rqm'), sessionId: room.sessionId, participantId: participant.id, authorName: name || auth.account.displayName, content: body.content, maxQueued: MAX_QUEUED }),
     );
     if (result.status === 'ended') throw new HttpError(409, 'ROOM_ENDED', 'This room has ended.');
     if (result.status === 'not-your-turn') throw new HttpError(409, 'NOT_YOUR_TURN', 'It is not your turn to write. The host passes the turn.');
     if (result.status !== 'queued') throw new HttpError(429, 'QUEUE_FULL', `${MAX_QUEUED} messages are waiting for the reply already. Wait for it.`);
-    await rooms.announce(room.sessionId);
+    // every member sees the queue at once (from what the write returned), then the mode decides
+    await rooms.emit(room.sessionId, 'room', {
+      room: roomStatusView({ ...room, collectUntil: result.collectUntil, version: result.version, replying: result.replying }, result.queue.length),
+      queue: result.queue.map(queueView),
+    });
     await rooms.evaluate(room.sessionId);
     reply.code(202);
     return { queued: queueView(result.message) };
