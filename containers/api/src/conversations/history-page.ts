@@ -66,9 +66,11 @@ export async function sessionPage(db: DbPool, sessionId: string, accountId: stri
     state.pendingChoices = [];
   }
   const messages = page.map((m) => pageMessageView(m, m.position === newestPosition));
+  // a room's states carry only the viewer's own per-player values, the host's included
+  const room = member || session.is_room === true;
   return {
-    session: member ? { ...view, state: stateForViewer(view.state, accountId) } : view,
-    messages: member ? messages.map((m) => messageForViewer(m, accountId)) : messages,
+    session: room ? { ...view, state: stateForViewer(view.state, accountId) } : view,
+    messages: room ? messages.map((m) => messageForViewer(m, accountId)) : messages,
     history: { earlierCursor: more && page[0] ? String(page[0].position) : null, limit: query.limit },
   };
 }
@@ -78,9 +80,9 @@ export const parseHistoryPageQuery = (query: unknown): HistoryPageQuery => parse
 
 /** One message in full (its swipes and state snapshot), for a message outside the newest. */
 export async function sessionMessage(db: Queryable, sessionId: string, messageId: string, accountId: string, member = false) {
-  await (member ? memberSession(db, sessionId, accountId) : ownedSession(db, sessionId, accountId));
+  const session = await (member ? memberSession(db, sessionId, accountId) : ownedSession(db, sessionId, accountId));
   const { rows } = await db.query<MessageRow & Record<string, unknown>>('select * from chat_messages where session_id = $1 and id = $2', [sessionId, messageId]);
   if (!rows[0]) throw new HttpError(404, 'NOT_FOUND', 'No such message.');
   const view = { ...messageView(rows[0]), swipeCount: (JSON.parse(rows[0].swipes) as unknown[]).length, swipesLoaded: true };
-  return { message: member ? messageForViewer(view, accountId) : view };
+  return { message: member || session.is_room ? messageForViewer(view, accountId) : view };
 }

@@ -287,9 +287,11 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
 
   app.delete<{ Params: { id: string } }>('/api/sessions/:id', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
-    await ownedSession(db, request.params.id, auth.account.id);
+    const session = await ownedSession(db, request.params.id, auth.account.id);
     await db.query('delete from chat_sessions where id = $1 and account_id = $2', [request.params.id, auth.account.id]);
     histories.delete(request.params.id);
+    // a room's members read it again, and find it gone
+    await changedRoom(session);
     return { ok: true };
   });
 

@@ -204,6 +204,16 @@ describe('rooms: friends play one world together (real PostgreSQL and Redis, a l
     expect(dynamic).toContain('- gold: 12');
     expect(dynamic).toContain('### Ann\n- hp: 42');
     expect(dynamic).toContain('### Bo\n- hp: 7');
+    // the host, whose session the room is, sees no player's own values either: not in the session, not in "what was sent"
+    const hostView = (await (await host.fetch(`/api/sessions/${id}`)).json()) as { session: { state: { playerVariables?: unknown } }; messages: { id: string; role: string; stateSnapshot: { playerVariables?: unknown } | null }[] };
+    expect(hostView.session.state.playerVariables).toEqual({});
+    expect(hostView.messages.every((m) => !m.stateSnapshot?.playerVariables || JSON.stringify(m.stateSnapshot.playerVariables) === '{}')).toBe(true);
+    const reply = hostView.messages.filter((m) => m.role === 'assistant').at(-1)!;
+    const sent = (await (await host.fetch(`/api/sessions/${id}/messages/${reply.id}/prompt`)).json()) as { prompt: { messages: { source: string; content: string | null }[] } };
+    const shown = sent.prompt.messages.find((m) => m.source === 'format:dynamic')!.content!;
+    expect(shown).toContain('- gold: 12');
+    expect(shown).not.toContain('### Ann');
+    expect(shown).not.toContain('### Bo');
   });
 
   it('the host regenerates (a new alternative reaches everyone) and stops; a stream resumes after the last event it saw', async () => {

@@ -74,3 +74,17 @@ export function dynamicFormatBlock(
   }
   return lines.join('\n');
 }
+
+/**
+ * A room's dynamic block (dynamicFormatBlock with players) as one player may see it: the shared
+ * values and that player's own section, the other players' sections left out.
+ */
+export function dynamicBlockForPlayer(block: string, name: string | null): string {
+  const out: string[] = [];
+  let keep = true;
+  for (const line of block.split('\n')) {
+    if (line.startsWith('### ')) keep = line === `### ${name}`;
+    if (keep) out.push(line);
+  }
+  return out.join('\n');
+}

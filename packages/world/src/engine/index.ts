@@ -12,7 +12,7 @@ export {
 } from './directives.ts';
 export { type ActivatedEntry, type EntrySelection, type EntrySkipReason, isEntryEnabled, scanWindow, type SkippedEntry, selectEntries } from './entries.ts';
 export { type ExampleMessage, parseExampleChat } from './example-chat.ts';
-export { dynamicFormatBlock, staticFormatBlock } from './format-blocks.ts';
+export { dynamicBlockForPlayer, dynamicFormatBlock, staticFormatBlock } from './format-blocks.ts';
 export { deepEqual, deleteAtPath, getAtPath, hasPrototypeSegment, JsonPathError, setAtPath } from './json-path.ts';
 export { containsKeyword, matchesAnyKeyword, normalizeForMatch } from './keywords.ts';
 export { expandMacros, humanizeDuration, MAX_MACRO_DEPTH, type MacroContext, type Persona, resolveUserName } from './macros.ts';
