@@ -15,7 +15,10 @@ import { functionUrlEvent, type LambdaHandler, writeFunctionUrlResult } from './
  *   polled every second); a replica that refuses the connection is taken out at once and the
  *   request goes to the next one, as the load balancer does after a failed target. The answer
  *   carries `x-topology-replica: <replica id>` (this router's own diagnostic header: the load
- *   balancer adds none), so a rehearsal can tell which replica served what.
+ *   balancer adds none), so a rehearsal can tell which replica served what. A request with the
+ *   cookie `topology-replica=<replica id>` goes to that replica while it is in rotation (else to
+ *   the next, as round robin would): a rehearsal can seat a browser on a replica of its choice,
+ *   e.g. members of one room on different replicas (tests/browser/rooms.test.ts).
  * - function: the function's deployed `handler`, invoked with a Function URL event (in production
  *   the Lambda's own process: scripts/topology.ts gives each function one).
  * - static: the built web app; a path without a file is answered by index.html (the site's error page).
@@ -134,10 +137,11 @@ export function createLocalRouter(options: LocalRouterOptions): LocalRouter {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
+    const pinned = /(?:^|;\s*)topology-replica=([^;]+)/.exec(request.headers.cookie ?? '')?.[1];
     for (let attempt = 0; attempt < options.replicas.length; attempt++) {
       const candidates = options.replicas.filter((r) => inRotation.has(r.id));
       if (candidates.length === 0) break;
-      const replica = candidates[turn++ % candidates.length]!;
+      const replica = (attempt === 0 && candidates.find((r) => r.id === pinned)) || candidates[turn++ % candidates.length]!;
       if (await forward(replica, request, body, response)) return;
     }
     if (!response.headersSent) {

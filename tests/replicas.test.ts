@@ -1,40 +1,13 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/postgres.ts';
-import { freePort, sharedRedisUrl, testPrefix } from './support/redis.ts';
+import { sharedRedisUrl, testPrefix } from './support/redis.ts';
+import { type Replica, startReplica } from './support/replica.ts';
 import { containerSettings } from './support/container-settings.ts';
-
-const root = resolve(import.meta.dirname, '..');
-
-interface Replica {
-  name: string;
-  child: ChildProcess;
-  url: string;
-}
-
-async function startReplica(name: string, env: Record<string, string>): Promise<Replica> {
-  const port = await freePort();
-  // node --import tsx (not the tsx wrapper), so a signal reaches the server process itself.
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'containers/api/src/main.ts')], {
-    cwd: root,
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', REPLICA_ID: name },
-    stdio: 'ignore',
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const until = Date.now() + 60_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${url}/api/version`)).ok) return { name, child, url };
-    } catch {}
-    if (child.exitCode !== null || Date.now() > until) throw new Error(`replica ${name} did not start`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

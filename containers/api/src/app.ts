@@ -39,6 +39,7 @@ import { installFramePolicy, serveWeb, webNotFound } from './web.ts';
 import { worldRoutes } from './worlds/routes.ts';
 import { studioRoutes } from './studio/routes.ts';
 import { updateRoutes } from './updates/routes.ts';
+import { roomRoutes } from './rooms/routes.ts';
 
 /** The smallest API answer worth compressing (bytes): below it the headers cost more than they save. */
 export const API_COMPRESS_THRESHOLD = 1024;
@@ -139,6 +140,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     await aiCompleteRoutes(app, ctx);
     await studioRoutes(app, ctx);
     await updateRoutes(app, ctx);
+    await roomRoutes(app, ctx);
     await billingRoutes(app, ctx);
     await modelRoutes(app, ctx);
     await gameDeliveryRoutes(app, ctx.objects);

@@ -5,8 +5,10 @@ import type { FastifyReply } from 'fastify';
 /** A server-sent events response: `write(event, data)` sends one event (JSON data) while the response is open. */
 export interface EventStream {
   write(event: string, data: unknown): void;
-  /** Sends one event whose data is already JSON text (one line). */
-  writeJson(event: string, json: string): void;
+  /** Sends one event whose data is already JSON text (one line); with `id`, the event's id (EventSource resumes after it). */
+  writeJson(event: string, json: string, id?: string): void;
+  /** Sends a comment line (a heartbeat). */
+  comment(text: string): void;
 }
 
 /**
@@ -37,16 +39,17 @@ export function openEventStream(reply: FastifyReply, options: { retryMs?: number
     if (pending && !res.writableEnded) res.write(pending);
     pending = '';
   };
-  const send = (event: string, json: string) => {
+  const send = (event: string, json: string, id?: string) => {
     if (res.writableEnded) return;
+    const text = `${id ? `id: ${id}\n` : ''}event: ${event}\ndata: ${json}\n\n`;
     if (firstDelta && event === 'delta') {
       firstDelta = false;
-      pending += `event: ${event}\ndata: ${json}\n\n`;
+      pending += text;
       flush();
       return;
     }
     if (!pending) setImmediate(flush);
-    pending += `event: ${event}\ndata: ${json}\n\n`;
+    pending += text;
   };
   const end = res.end.bind(res);
   res.end = ((...args: Parameters<typeof res.end>) => {
@@ -56,6 +59,12 @@ export function openEventStream(reply: FastifyReply, options: { retryMs?: number
   return {
     write: (event, data) => send(event, JSON.stringify(data)),
     writeJson: send,
+    comment: (text) => {
+      if (!res.writableEnded) {
+        if (!pending) setImmediate(flush);
+        pending += `: ${text}\n\n`;
+      }
+    },
   };
 }
 

@@ -200,6 +200,10 @@ export const envSchema = z.object({
   AI_CHECK_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 30),
   IMPORT_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 20),
   EVENT_STREAMS_PER_ADDRESS: int(1, 100_000, 20),
+  ROOM_MAX_PLAYERS: int(2, 64, 8),
+  ROOM_MAX_SPECTATORS: int(0, 1_000, 50),
+  ROOM_MESSAGES_PER_MINUTE: int(1, 10_000, 20),
+  ROOM_INVITE_HOURS: int(1, 24 * 90, 24 * 7),
   EVENT_STREAMS_PER_PROCESS: int(1, 1_000_000, 2_000),
   SMTP_URL: url(['smtp:', 'smtps:']),
   MAIL_FROM: z
@@ -332,6 +336,13 @@ export interface Config {
     /** Open live update streams (server-sent events) per client address, and per process. */
     eventStreamsPerAddress: number;
     eventStreamsPerProcess: number;
+  };
+  /** Rooms (docs/ROOMS.md): members per room, each member's message rate, how long an invite link lasts by default. */
+  rooms: {
+    maxPlayers: number;
+    maxSpectators: number;
+    messagesPerMinute: number;
+    inviteHours: number;
   };
   /**
    * Admission control of turns and live-stream opens (containers/api/src/admission.ts): how many
@@ -559,6 +570,12 @@ export function loadConfig(
       importsPerMinute: e.IMPORT_RATE_LIMIT_PER_MINUTE,
       eventStreamsPerAddress: e.EVENT_STREAMS_PER_ADDRESS,
       eventStreamsPerProcess: e.EVENT_STREAMS_PER_PROCESS,
+    },
+    rooms: {
+      maxPlayers: e.ROOM_MAX_PLAYERS,
+      maxSpectators: e.ROOM_MAX_SPECTATORS,
+      messagesPerMinute: e.ROOM_MESSAGES_PER_MINUTE,
+      inviteHours: e.ROOM_INVITE_HOURS,
     },
     ai: {
       official: e.OFFICIAL_AI_BASE_URL && e.OFFICIAL_AI_API_KEY ? { baseUrl: e.OFFICIAL_AI_BASE_URL.replace(/\/+$/, ''), apiKey: e.OFFICIAL_AI_API_KEY, defaultModel: e.OFFICIAL_AI_MODEL } : undefined,

@@ -25,6 +25,9 @@ export const ID_PREFIXES = {
   session: 'cnv',
   checkpoint: 'chk',
   notification: 'ntf',
+  participant: 'ptc',
+  queued: 'rqm',
+  invite: 'inv',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -1,6 +1,6 @@
 import { MemoryStore } from './memory.ts';
 import type { RedisStore } from './redis.ts';
-import type { RateLimitResult, Store, Unsubscribe } from './types.ts';
+import type { EventLogOptions, LoggedEvent, RateLimitResult, Store, Unsubscribe } from './types.ts';
 
 export interface StoreLogger {
   info(obj: object, msg: string): void;
@@ -126,6 +126,47 @@ export class FallbackStore implements Store {
       await local();
       await remote();
     };
+  }
+
+  appendEvent(log: string, channel: string, message: string, options: EventLogOptions): Promise<string> {
+    return this.#either(
+      () => this.redis.appendEvent(log, channel, message, options),
+      () => this.memory.appendEvent(log, channel, message, options),
+    );
+  }
+
+  readEvents(log: string, afterId: string, limit: number): Promise<LoggedEvent[] | null> {
+    // While Redis is down, a reader starts over (null): this replica's memory holds only its own entries.
+    return this.#either(
+      () => this.redis.readEvents(log, afterId, limit),
+      async () => null,
+    );
+  }
+
+  lastEventId(log: string): Promise<string> {
+    return this.#either(
+      () => this.redis.lastEventId(log),
+      () => this.memory.lastEventId(log),
+    );
+  }
+
+  touchMember(key: string, member: string, ttlMs: number): Promise<void> {
+    return this.#either(
+      () => this.redis.touchMember(key, member, ttlMs),
+      () => this.memory.touchMember(key, member, ttlMs),
+    );
+  }
+
+  async removeMember(key: string, member: string): Promise<void> {
+    await this.memory.removeMember(key, member);
+    await this.redis.removeMember(key, member).catch((err: unknown) => this.#fail(err));
+  }
+
+  members(key: string): Promise<string[]> {
+    return this.#either(
+      () => this.redis.members(key),
+      () => this.memory.members(key),
+    );
   }
 
   ping(): Promise<void> {

@@ -1,9 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { RateLimitResult, Store, Unsubscribe } from './types.ts';
+import { compareEventIds, type EventLogOptions, type LoggedEvent, type RateLimitResult, type Store, type Unsubscribe } from './types.ts';
 
 interface Expiring<T> {
   value: T;
   expiresAt: number;
+}
+
+interface EventLog {
+  entries: LoggedEvent[];
+  /** The id before the oldest entry kept: the newest one the cap dropped ('0-0': none). */
+  dropped: string;
+  last: { ms: number; seq: number };
 }
 
 /** One process's store: the embedded default, and the fallback while Redis is unreachable. */
@@ -14,6 +21,8 @@ export class MemoryStore implements Store {
   #locks = new Map<string, Expiring<string>>();
   #slots = new Map<string, Map<string, number>>();
   #channels = new Map<string, Set<(message: string) => void>>();
+  #logs = new Map<string, Expiring<EventLog>>();
+  #sets = new Map<string, Map<string, number>>();
   #sweeper: NodeJS.Timeout;
 
   constructor(private readonly now: () => number = Date.now) {
@@ -31,12 +40,14 @@ export class MemoryStore implements Store {
   }
 
   #sweep(): void {
-    for (const map of [this.#values, this.#windows, this.#locks] as Map<string, Expiring<unknown>>[]) {
+    for (const map of [this.#values, this.#windows, this.#locks, this.#logs] as Map<string, Expiring<unknown>>[]) {
       for (const key of map.keys()) this.#live(map, key);
     }
-    for (const [key, slots] of this.#slots) {
-      this.#liveSlots(slots);
-      if (slots.size === 0) this.#slots.delete(key);
+    for (const slotMap of [this.#slots, this.#sets]) {
+      for (const [key, slots] of slotMap) {
+        this.#liveSlots(slots);
+        if (slots.size === 0) slotMap.delete(key);
+      }
     }
   }
 
@@ -118,6 +129,50 @@ export class MemoryStore implements Store {
       listeners.delete(onMessage);
       if (listeners.size === 0) this.#channels.delete(channel);
     };
+  }
+
+  async appendEvent(log: string, channel: string, message: string, options: EventLogOptions): Promise<string> {
+    const now = this.now();
+    let entry = this.#live(this.#logs, log);
+    if (!entry) {
+      entry = { value: { entries: [], dropped: '0-0', last: { ms: 0, seq: 0 } }, expiresAt: 0 };
+      this.#logs.set(log, entry);
+    }
+    entry.expiresAt = now + options.ttlSeconds * 1000;
+    const value = entry.value;
+    // ids as Redis streams make them: the time, and a sequence within the same millisecond
+    value.last = now > value.last.ms ? { ms: now, seq: 0 } : { ms: value.last.ms, seq: value.last.seq + 1 };
+    const id = `${value.last.ms}-${value.last.seq}`;
+    value.entries.push({ id, message });
+    while (value.entries.length > options.maxLength) value.dropped = value.entries.shift()!.id;
+    await this.publish(channel, `${id} ${message}`);
+    return id;
+  }
+
+  async readEvents(log: string, afterId: string, limit: number): Promise<LoggedEvent[] | null> {
+    const value = this.#live(this.#logs, log)?.value;
+    if (!value) return compareEventIds(afterId, '0-0') > 0 ? null : [];
+    if (compareEventIds(afterId, value.dropped) < 0) return null;
+    return value.entries.filter((e) => compareEventIds(e.id, afterId) > 0).slice(0, limit);
+  }
+
+  async lastEventId(log: string): Promise<string> {
+    return this.#live(this.#logs, log)?.value.entries.at(-1)?.id ?? '0-0';
+  }
+
+  async touchMember(key: string, member: string, ttlMs: number): Promise<void> {
+    const set = this.#sets.get(key) ?? new Map<string, number>();
+    set.set(member, this.now() + ttlMs);
+    this.#sets.set(key, set);
+  }
+
+  async removeMember(key: string, member: string): Promise<void> {
+    this.#sets.get(key)?.delete(member);
+  }
+
+  async members(key: string): Promise<string[]> {
+    const set = this.#sets.get(key);
+    return set ? [...this.#liveSlots(set).keys()] : [];
   }
 
   async ping(): Promise<void> {}

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { type RateLimitResult, type Store, StoreUnavailableError, type Unsubscribe } from './types.ts';
+import { compareEventIds, type EventLogOptions, type LoggedEvent, type RateLimitResult, type Store, StoreUnavailableError, type Unsubscribe } from './types.ts';
 
 /** Seed 000 §2.1: every shared-store command has a 3 s deadline. */
 export const STORE_COMMAND_TIMEOUT_MS = 3_000;
@@ -20,6 +20,33 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1`;
+// An event log is a Redis stream: the append, its expiry and the publication in one script, so
+// subscribers hear one log's entries in the order of their ids. Each entry keeps the id before it
+// (`p`): a reader knows whether the cap dropped entries after the id it asks from.
+const APPEND_EVENT = `
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local prev = '0-0'
+if last[1] then prev = last[1][1] end
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], '*', 'm', ARGV[2], 'p', prev)
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('PUBLISH', ARGV[4], id .. ' ' .. ARGV[2])
+return id`;
+// The id before the oldest entry kept ('gone' when the log is), and the entries after ARGV[1].
+const READ_EVENTS = `
+local first = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)
+if not first[1] then return {'gone', {}} end
+return {first[1][2][4], redis.call('XRANGE', KEYS[1], '(' .. ARGV[1], '+', 'COUNT', ARGV[2])}`;
+const MEMBERS = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return redis.call('ZRANGE', KEYS[1], 0, -1)`;
+const TOUCH_MEMBER = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 1`;
 
 export interface RedisStoreOptions {
@@ -159,6 +186,37 @@ export class RedisStore implements Store {
         await this.#subscriber?.unsubscribe(full).catch(() => {});
       }
     };
+  }
+
+  async appendEvent(log: string, channel: string, message: string, options: EventLogOptions): Promise<string> {
+    return (await this.#call(() =>
+      this.client.eval(APPEND_EVENT, 1, log, String(options.maxLength), message, String(options.ttlSeconds * 1000), this.#prefix + channel),
+    )) as string;
+  }
+
+  async readEvents(log: string, afterId: string, limit: number): Promise<LoggedEvent[] | null> {
+    const after = compareEventIds(afterId, '0-0') > 0 ? afterId : '0-0';
+    const [before, entries] = (await this.#call(() => this.client.eval(READ_EVENTS, 1, log, after, String(limit)))) as [string, [string, string[]][]];
+    if (before === 'gone') return after === '0-0' ? [] : null;
+    if (compareEventIds(after, before) < 0) return null;
+    return entries.map(([id, fields]) => ({ id, message: fields[1] ?? '' }));
+  }
+
+  async lastEventId(log: string): Promise<string> {
+    const last = (await this.#call(() => this.client.xrevrange(log, '+', '-', 'COUNT', 1))) as [string, string[]][];
+    return last[0]?.[0] ?? '0-0';
+  }
+
+  async touchMember(key: string, member: string, ttlMs: number): Promise<void> {
+    await this.#call(() => this.client.eval(TOUCH_MEMBER, 1, key, member, String(ttlMs)));
+  }
+
+  async removeMember(key: string, member: string): Promise<void> {
+    await this.#call(() => this.client.zrem(key, member));
+  }
+
+  async members(key: string): Promise<string[]> {
+    return (await this.#call(() => this.client.eval(MEMBERS, 1, key))) as string[];
   }
 
   async ping(): Promise<void> {

@@ -3,7 +3,7 @@ import { OwnRedis, sharedRedisUrl, testPrefix } from '../../../tests/support/red
 import { FallbackStore } from './fallback.ts';
 import { MemoryStore } from './memory.ts';
 import { RedisStore } from './redis.ts';
-import type { Store } from './types.ts';
+import { compareEventIds, eventOf, type Store } from './types.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -78,6 +78,41 @@ function contract(name: string, make: () => Promise<Store>) {
       await store.publish('chan', 'two');
       await sleep(100);
       expect(got).toEqual(['one']);
+    });
+
+    it('event logs: appended entries are published in order with their ids, read back after an id, and capped', async () => {
+      const heard: string[] = [];
+      const off = await store.subscribe('log-chan', (m) => heard.push(m));
+      expect(await store.lastEventId('log')).toBe('0-0');
+      expect(await store.readEvents('log', '0-0', 10)).toEqual([]);
+      const ids: string[] = [];
+      for (const m of ['a', 'b c', 'd', 'e']) ids.push(await store.appendEvent('log', 'log-chan', m, { maxLength: 3, ttlSeconds: 60 }));
+      expect([...ids].sort(compareEventIds)).toEqual(ids);
+      expect(new Set(ids).size).toBe(4);
+      await expect.poll(() => heard.map(eventOf), { timeout: 2000 }).toEqual(ids.map((id, i) => ({ id, message: ['a', 'b c', 'd', 'e'][i] })));
+      expect(await store.lastEventId('log')).toBe(ids[3]);
+      // after the second: the third and fourth (the first was dropped by the cap, which does not matter here)
+      expect(await store.readEvents('log', ids[1]!, 10)).toEqual([
+        { id: ids[2], message: 'd' },
+        { id: ids[3], message: 'e' },
+      ]);
+      expect(await store.readEvents('log', ids[1]!, 1)).toEqual([{ id: ids[2], message: 'd' }]);
+      // from the dropped first entry on: nothing is missing; from before it, the reader starts over
+      expect((await store.readEvents('log', ids[0]!, 10))?.map((e) => e.id)).toEqual(ids.slice(1));
+      expect(await store.readEvents('log', '0-0', 10)).toBeNull();
+      // a log that expired (or never was) cannot answer "after an id"
+      expect(await store.readEvents('no-such-log', ids[0]!, 10)).toBeNull();
+      await off();
+    });
+
+    it('expiring sets: members stay until removed or their time runs out', async () => {
+      await store.touchMember('set', 'x', 10_000);
+      await store.touchMember('set', 'y', 100);
+      expect((await store.members('set')).sort()).toEqual(['x', 'y']);
+      await sleep(200);
+      expect(await store.members('set')).toEqual(['x']);
+      await store.removeMember('set', 'x');
+      expect(await store.members('set')).toEqual([]);
     });
   });
 }

@@ -16,6 +16,8 @@ import type { Authenticated } from '@yumina/accounts';
 import { requireAuth } from '../accounts/auth.ts';
 import { effectivePreference } from '../ai/metering.ts';
 import type { AppContext } from '../context.ts';
+import { canPlay, changesForViewer, type SessionAccess, sessionAccess, sessionMembers, stateForViewer } from '@yumina/conversations';
+import { emitRoomEvent } from '../rooms/room-bus.ts';
 import { ownedSession, playableWorld } from './model.ts';
 import { enginePersona } from './persona.ts';
 import { acquireTurnLock, releaseTurnLock } from './turn-lock.ts';
@@ -36,10 +38,14 @@ const eventBody = z
       .refine((type) => !RESERVED_EVENTS.has(type), 'is an event the engine emits itself'),
   })
   .refine((event) => JSON.stringify(event).length <= 16_000, 'the event is too large');
-const variableBody = z.strictObject({
-  value: z.unknown().refine((v) => v !== undefined && JSON.stringify(v).length <= 64_000, 'must be a JSON value up to 64 KB'),
-  scope: z.enum(['session', 'global']).default('session'),
-});
+const variableBody = z
+  .strictObject({
+    value: z.unknown().refine((v) => v !== undefined && JSON.stringify(v).length <= 64_000, 'must be a JSON value up to 64 KB'),
+    scope: z.enum(['session', 'global']).default('session'),
+    /** In a room: the player (account id) the value is for alone (docs/ROOMS.md). */
+    targetUserId: z.string().regex(/^acc_[A-Za-z0-9_-]{1,64}$/, 'is not an account id').optional(),
+  })
+  .refine((b) => !(b.targetUserId && b.scope === 'global'), { message: 'a global variable is already per player; targetUserId goes with scope "session"', path: ['targetUserId'] });
 const contextBody = z.strictObject({ message: z.string().trim().min(1).max(8_000), role: z.enum(['system', 'user']).default('system') });
 const memoryBody = z.strictObject({ memory: z.string().max(MAX_MEMORY) });
 const modelBody = z.strictObject({ model: z.string().trim().min(1).max(200) });
@@ -60,23 +66,29 @@ export async function playerRoutes(app: FastifyInstance, ctx: AppContext): Promi
 
   /**
    * Runs `events` against the session's current state (after `prepare`, which may change it first)
-   * under the session's lock, and stores the result in one transaction.
+   * under the session's lock, and stores the result in one transaction. In a room any member who
+   * plays may (the host's world version, the host's lock); every member hears of the new state,
+   * each with their own per-player values only.
    */
   async function dispatch(
     auth: Authenticated,
     sessionId: string,
     events: (state: WorldState, world: WorldDefinition) => WorldEvent[],
-    prepare?: (state: WorldState, world: WorldDefinition) => unknown[],
+    prepare?: (state: WorldState, world: WorldDefinition, access: SessionAccess) => unknown[],
   ): Promise<DispatchAnswer> {
-    await ownedSession(db, sessionId, auth.account.id);
-    const lock = await acquireTurnLock(ctx, auth.account.id, sessionId);
+    const access = await sessionAccess(db, sessionId, auth.account.id);
+    if (!access) throw new HttpError(404, 'NOT_FOUND', 'No such session.');
+    if (!canPlay(access.role)) throw new HttpError(403, 'SPECTATOR', 'Spectators read along; they cannot act in the room.');
+    const owner = access.room?.hostAccountId ?? auth.account.id;
+    const lock = await acquireTurnLock(ctx, owner, sessionId);
+    let answer: DispatchAnswer;
     try {
       const persona = await enginePersona(db, auth.account.id);
-      return await db.transaction(async (tx) => {
-        const session = await ownedSession(tx, sessionId, auth.account.id, true);
-        const world = await playableWorld(tx, session.world_id, auth.account.id);
+      answer = await db.transaction(async (tx) => {
+        const session = await ownedSession(tx, sessionId, owner, true);
+        const world = await playableWorld(tx, session.world_id, owner);
         const state = normalizeState(world as never, JSON.parse(session.state) as WorldState);
-        const direct = prepare?.(state, world) ?? [];
+        const direct = prepare?.(state, world, access) ?? [];
         const result = dispatchEvents(world as never, state, events(state, world), {
           now: new Date(),
           seed: session.seed,
@@ -98,6 +110,11 @@ export async function playerRoutes(app: FastifyInstance, ctx: AppContext): Promi
     } finally {
       await releaseTurnLock(ctx, sessionId, lock);
     }
+    if (!access.room) return answer;
+    await emitRoomEvent(ctx.store, sessionId, 'state', { state: answer.state, stateChanges: answer.stateChanges, by: access.participant?.id ?? null }).catch((err: unknown) =>
+      ctx.log.warn({ err, sessionId }, 'room not told of a state change'),
+    );
+    return { ...answer, state: stateForViewer(answer.state, auth.account.id), stateChanges: changesForViewer(answer.stateChanges, auth.account.id) };
   }
 
   /** executeAction(actionId): the world's `action` rule triggers and reactions fire. */
@@ -123,7 +140,12 @@ export async function playerRoutes(app: FastifyInstance, ctx: AppContext): Promi
     const variableId = parseWith(actionId, request.params.variableId, 'variableId');
     const body = parseWith(variableBody, request.body);
     if (body.scope === 'global') {
-      const session = await ownedSession(db, request.params.id, auth.account.id);
+      const session = await ownedSession(db, request.params.id, auth.account.id).catch(async (err: unknown) => {
+        // a room's member keeps their own global values of its world too
+        const member = await sessionAccess(db, request.params.id, auth.account.id);
+        if (!member?.room || !canPlay(member.role)) throw err;
+        return { world_id: member.room.worldId };
+      });
       await db.query(
         `insert into world_storage (account_id, world_id, key, value) values ($1, $2, $3, $4)
          on conflict (account_id, world_id, key) do update set value = excluded.value, updated_at = now()`,
@@ -132,11 +154,15 @@ export async function playerRoutes(app: FastifyInstance, ctx: AppContext): Promi
       return { globalVariables: await globalVariables(auth.account.id, session.world_id) };
     }
     let change: { variableId: string; oldValue: unknown; newValue: unknown } | null = null;
+    // a room's members (by account), whose own values the host's interface may set
+    const roomPlayers = new Set<string>();
+    if (body.targetUserId) for (const m of await sessionMembers(db, request.params.id)) if (m.accountId) roomPlayers.add(m.accountId);
     return dispatch(
       auth,
       request.params.id,
-      () => (change && JSON.stringify(change.oldValue) !== JSON.stringify(change.newValue) ? [{ type: 'state:changed', ...change }] : []),
-      (state, world) => {
+      // a per-player value is the interface's and its player's: rules and reactions see the shared state
+      () => (change && !body.targetUserId && JSON.stringify(change.oldValue) !== JSON.stringify(change.newValue) ? [{ type: 'state:changed', ...change }] : []),
+      (state, world, access) => {
         const variable = world.variables.find((v) => v.id === variableId);
         if (!variable) throw new HttpError(404, 'NOT_FOUND', `This world has no variable "${variableId}".`);
         const kind = variable.type === 'json' ? null : variable.type;
@@ -145,6 +171,18 @@ export async function playerRoutes(app: FastifyInstance, ctx: AppContext): Promi
         // Numbers stay within the variable's bounds, as the engine keeps them.
         const value =
           kind === 'number' ? Math.min(variable.max ?? Infinity, Math.max(variable.min ?? -Infinity, body.value as number)) : body.value;
+        const target = body.targetUserId;
+        if (target) {
+          if (!access.room) throw new HttpError(400, 'INVALID_REQUEST', 'Invalid request body: targetUserId: only a room has players of its own.');
+          const self = target === auth.account.id;
+          if (!self && access.role !== 'host') throw new HttpError(403, 'HOST_ONLY', "Only the host's interface sets another player's values.");
+          if (!self && !roomPlayers.has(target)) throw new HttpError(404, 'NOT_FOUND', 'No such player in this room.');
+          const values = (state.playerVariables ??= {});
+          const own = (values[target] ??= {});
+          change = { variableId, oldValue: Object.hasOwn(own, variableId) ? own[variableId] : state.variables[variableId], newValue: value };
+          own[variableId] = value;
+          return [{ ...change, targetUserId: target, source: 'interface' }];
+        }
         change = { variableId, oldValue: state.variables[variableId], newValue: value };
         state.variables[variableId] = value;
         return [{ ...change, source: 'interface' }];

@@ -8,6 +8,7 @@ import { requireAuth } from '../accounts/auth.ts';
 import { meteringFor } from '../ai/metering.ts';
 import type { AppContext } from '../context.ts';
 import { openEventStream, whenClientGone } from '../event-stream.ts';
+import { canPlay, sessionAccess, stateForViewer } from '@yumina/conversations';
 import { historyOf, ownedSession, playableWorld, sessionMessages } from './model.ts';
 
 /** Calls per minute per account from world code (the sandbox's ai.complete). */
@@ -35,10 +36,14 @@ export async function aiCompleteRoutes(app: FastifyInstance, ctx: AppContext): P
   app.post<{ Params: { id: string } }>('/api/sessions/:id/ai/complete', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     const input = parseWith(body, request.body);
-    const session = await ownedSession(ctx.db.primary, request.params.id, auth.account.id);
+    // the session's owner, or a room's member who plays (on their own key or credits, as anywhere: it is their interface that asks)
+    const access = await sessionAccess(ctx.db.primary, request.params.id, auth.account.id);
+    if (!access) throw new HttpError(404, 'NOT_FOUND', 'No such session.');
+    if (!canPlay(access.role)) throw new HttpError(403, 'SPECTATOR', 'Spectators read along; their interface does not call the AI.');
+    const session = await ownedSession(ctx.db.primary, request.params.id, access.room?.hostAccountId ?? auth.account.id);
     const limit = await ctx.store.rateLimit(`ai-complete:${auth.account.id}`, AI_COMPLETE_PER_MINUTE, 60);
     if (!limit.allowed) throw new HttpError(429, 'RATE_LIMITED', 'World code is calling the AI too often.', { 'retry-after': String(limit.retryAfter) });
-    const world = await playableWorld(ctx.db.primary, session.world_id, auth.account.id);
+    const world = await playableWorld(ctx.db.primary, session.world_id, access.room?.hostAccountId ?? auth.account.id);
     const metering = await meteringFor(ctx, auth.account.id);
     const model = input.model ?? metering.selection.defaultModel ?? ctx.config.ai.official?.defaultModel ?? 'default';
 
@@ -49,7 +54,7 @@ export async function aiCompleteRoutes(app: FastifyInstance, ctx: AppContext): P
     } else if (input.includeLorebook) {
       const history = historyOf(await sessionMessages(ctx.db.primary, session.id));
       const counter = sharedTokenCounter();
-      const prompt = assemblePrompt(world, JSON.parse(session.state) as WorldState, {
+      const prompt = assemblePrompt(world, stateForViewer(JSON.parse(session.state) as WorldState, auth.account.id), {
         now: new Date(),
         seed: session.seed,
         sessionId: session.id,

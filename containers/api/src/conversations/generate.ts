@@ -3,6 +3,7 @@ import { sharedTokenCounter } from '@yumina/tokens';
 import {
   assemblePrompt,
   type HistoryMessage,
+  type PartyMember,
   type Persona,
   runTurn,
   type TurnResult,
@@ -15,6 +16,7 @@ import { meteringFor } from '../ai/metering.ts';
 import { enginePersona } from './persona.ts';
 import { samplingRequest } from './sampling.ts';
 import { type SentPrompt, sentPromptOf } from './sent-prompt.ts';
+import type { Swipe } from './model.ts';
 
 export interface TurnInput {
   accountId: string;
@@ -42,6 +44,8 @@ export interface TurnInput {
   /** The account's metering context and persona when the caller read them already (the send path reads them while it stores the messages). */
   metering?: MeteringContext;
   persona?: Persona | null;
+  /** A room's players (docs/ROOMS.md): the prompt names and describes each; `accountName` and `persona` are the round's newest writer's. */
+  party?: readonly PartyMember[];
 }
 
 export interface TurnOutput {
@@ -63,6 +67,14 @@ export interface TurnOutput {
   /** What was sent, kept with the reply for the player's "what was sent" (./sent-prompt.ts). */
   sentPrompt: SentPrompt;
 }
+
+/** A reply's alternative as a turn wrote it: its text, raw text, and the state it leads to. */
+export const swipeOf = (out: TurnOutput): Swipe => ({
+  content: out.result.displayText,
+  rawContent: out.rawReply,
+  snapshot: out.result.state,
+  stateChanges: out.result.stateChanges,
+});
 
 /**
  * The metering context with its credit gate watched: the reservations the turn's official calls
@@ -133,6 +145,7 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
     persona,
     accountName: input.accountName,
     model,
+    ...(input.party ? { party: input.party } : {}),
   };
   const history: HistoryMessage[] = [...condensed.kept, { role: 'user', content: input.userMessage }];
   const summary = condensed.summary?.summary ?? input.summary ?? null;

@@ -1,7 +1,8 @@
 import type { DbPool, Queryable } from '@yumina/db';
 import { HttpError, parseWith } from '@yumina/http';
 import { z } from 'zod';
-import { type MessageRow, messageView, ownedSession, type SessionRow, sessionView } from './model.ts';
+import { messageForViewer, stateForViewer } from '@yumina/conversations';
+import { memberSession, type MessageRow, messageView, ownedSession, type SessionRow, sessionView } from './model.ts';
 
 /**
  * Long sessions open fast (issue 24): a session is read a page of messages at a time, newest
@@ -29,14 +30,15 @@ export function pageMessageView(m: MessageRow, newest: boolean) {
 /**
  * One page of a session the account owns: `{ session, messages, history }`, messages oldest first
  * as before; `history.earlierCursor` (the first message's position) fetches the page before it,
- * null when the page reaches the start.
+ * null when the page reaches the start. With `member`, a room's page for any of its members, each
+ * state with only the viewer's own per-player values (docs/ROOMS.md).
  */
-export async function sessionPage(db: DbPool, sessionId: string, accountId: string, query: HistoryPageQuery = { limit: HISTORY_PAGE_SIZE }) {
+export async function sessionPage(db: DbPool, sessionId: string, accountId: string, query: HistoryPageQuery = { limit: HISTORY_PAGE_SIZE }, member = false) {
   // One snapshot for both reads: read apart, a turn committing between them would pair the
   // session's state from before the turn with the reply from after it.
   const { session, rows, newest } = await db.transaction(
     async (tx) => {
-      const session: SessionRow = await ownedSession(tx, sessionId, accountId);
+      const session: SessionRow = member ? await memberSession(tx, sessionId, accountId) : await ownedSession(tx, sessionId, accountId);
       const params: unknown[] = [sessionId, query.limit + 1];
       if (query.before !== undefined) params.push(query.before);
       const { rows } = await tx.query<MessageRow & Record<string, unknown>>(
@@ -63,9 +65,12 @@ export async function sessionPage(db: DbPool, sessionId: string, accountId: stri
   if (state && Array.isArray(state.pendingChoices) && state.pendingChoices.length > 0 && !(newest?.role === 'assistant' && newest.status === 'complete')) {
     state.pendingChoices = [];
   }
+  const messages = page.map((m) => pageMessageView(m, m.position === newestPosition));
+  // a room's states carry only the viewer's own per-player values, the host's included
+  const room = member || session.is_room === true;
   return {
-    session: view,
-    messages: page.map((m) => pageMessageView(m, m.position === newestPosition)),
+    session: room ? { ...view, state: stateForViewer(view.state, accountId) } : view,
+    messages: room ? messages.map((m) => messageForViewer(m, accountId)) : messages,
     history: { earlierCursor: more && page[0] ? String(page[0].position) : null, limit: query.limit },
   };
 }
@@ -74,9 +79,10 @@ export async function sessionPage(db: DbPool, sessionId: string, accountId: stri
 export const parseHistoryPageQuery = (query: unknown): HistoryPageQuery => parseWith(historyPageQuery, query, 'query');
 
 /** One message in full (its swipes and state snapshot), for a message outside the newest. */
-export async function sessionMessage(db: Queryable, sessionId: string, messageId: string, accountId: string) {
-  await ownedSession(db, sessionId, accountId);
+export async function sessionMessage(db: Queryable, sessionId: string, messageId: string, accountId: string, member = false) {
+  const session = await (member ? memberSession(db, sessionId, accountId) : ownedSession(db, sessionId, accountId));
   const { rows } = await db.query<MessageRow & Record<string, unknown>>('select * from chat_messages where session_id = $1 and id = $2', [sessionId, messageId]);
   if (!rows[0]) throw new HttpError(404, 'NOT_FOUND', 'No such message.');
-  return { message: { ...messageView(rows[0]), swipeCount: (JSON.parse(rows[0].swipes) as unknown[]).length, swipesLoaded: true } };
+  const view = { ...messageView(rows[0]), swipeCount: (JSON.parse(rows[0].swipes) as unknown[]).length, swipesLoaded: true };
+  return { message: member || session.is_room ? messageForViewer(view, accountId) : view };
 }

@@ -28,6 +28,9 @@ export interface MessageRow {
   created_at: Date;
   /** The reply was cut at AI_REPLY_MAX_BYTES. */
   truncated: boolean;
+  /** In a room: the member who wrote a player's message, and the name it was written under (null elsewhere). */
+  participant_id?: string | null;
+  author_name?: string | null;
 }
 
 export interface SessionRow {
@@ -45,6 +48,8 @@ export interface SessionRow {
   branched_from: string | null;
   created_at: Date;
   updated_at: Date;
+  /** The session is a room (docs/ROOMS.md): ownedSession says so. */
+  is_room?: boolean;
 }
 
 /** A swipe: one alternative reply with the state it leads to. */
@@ -82,6 +87,8 @@ export function messageView(m: MessageRow) {
     truncated: m.truncated,
     attachments: JSON.parse(m.attachments) as unknown[],
     createdAt: m.created_at.toISOString(),
+    /** In a room: who wrote the player's message, under which name (absent on a single player's session). */
+    ...(m.participant_id ? { participantId: m.participant_id, authorName: m.author_name ?? '' } : {}),
   };
 }
 
@@ -102,10 +109,27 @@ export function sessionView(s: SessionRow) {
 /** The session if the account owns it; 404 otherwise (never revealing other players' sessions). */
 export async function ownedSession(db: Queryable, sessionId: string, accountId: string, lock = false): Promise<SessionRow> {
   const { rows } = await db.query<SessionRow & Record<string, unknown>>(
-    `select * from chat_sessions where id = $1 and account_id = $2${lock ? ' for update' : ''}`,
+    `select s.*, exists (select 1 from chat_rooms r where r.session_id = s.id) as is_room
+       from chat_sessions s where s.id = $1 and s.account_id = $2${lock ? ' for update of s' : ''}`,
     [sessionId, accountId],
   );
   if (!rows[0]) throw new HttpError(404, 'NOT_FOUND', 'No such session.');
+  return rows[0];
+}
+
+/** The answer to a single player's turn route on a room: its replies go through the room, to every member. */
+export const roomSessionRefusal = () =>
+  new HttpError(409, 'ROOM_SESSION', 'This session is a room: write, regenerate and continue through the room, so that every member sees the reply.');
+
+/** A room's session for any current member of it (the host included); 404 for anyone else. */
+export async function memberSession(db: Queryable, sessionId: string, accountId: string): Promise<SessionRow> {
+  const { rows } = await db.query<SessionRow & Record<string, unknown>>(
+    `select s.* from chat_sessions s
+      where s.id = $1 and exists (select 1 from chat_rooms r where r.session_id = s.id)
+        and (s.account_id = $2 or exists (select 1 from session_participants p where p.session_id = s.id and p.account_id = $2 and p.left_at is null))`,
+    [sessionId, accountId],
+  );
+  if (!rows[0]) throw new HttpError(404, 'NOT_FOUND', 'No such room.');
   return rows[0];
 }
 

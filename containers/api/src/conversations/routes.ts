@@ -1,15 +1,16 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { type MeteringContext, type UsageRecord } from '@yumina/ai';
 import { recordUsage } from '@yumina/billing';
 import { completeTurn, HistoryCache, startTurn } from '@yumina/conversations';
 import { HttpError, parseWith, publicErrorOf } from '@yumina/http';
-import { normalizeState, type Persona, startSession, type WorldDefinition, type WorldState } from '@yumina/world';
+import { normalizeState, type Persona, type WorldDefinition, type WorldState } from '@yumina/world';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { notSignedIn, requireAuth, sendRenewedCookie } from '../accounts/auth.ts';
 import { type Authenticated, hashToken, newId, renewIfDue, SESSION_COOKIE } from '@yumina/accounts';
 import type { AppContext } from '../context.ts';
-import { generateTurn, type TurnOutput } from './generate.ts';
+import { generateTurn, swipeOf, type TurnOutput } from './generate.ts';
+import { startNewSession } from './new-session.ts';
 import { openEventStream, whenClientGone } from '../event-stream.ts';
 import { admitted as admittedSlot } from '../admission.ts';
 import { acquireTurnLock, breakTurnLock, markTurnFailed, releaseTurnLock, SESSION_BUSY_MESSAGE, settleStreamingReplies } from './turn-lock.ts';
@@ -18,14 +19,16 @@ import { openConnection } from '../accounts/ai-connection.ts';
 import { worldForViewer } from '../worlds/version.ts';
 import { playerRoutes } from './actions.ts';
 import { chatTransferRoutes } from './chat-transfer.ts';
-import { enginePersona, enginePersonaOf } from './persona.ts';
+import { enginePersonaOf } from './persona.ts';
 import { afterCursor, keysetPage, keysetQuery, timeKey } from '../keyset.ts';
 import { parseHistoryPageQuery, sessionMessage, sessionPage } from './history-page.ts';
+import { emitRoomEvent } from '../rooms/room-bus.ts';
 import {
   historyOf,
   type MessageRow,
   ownedSession,
   playableWorld,
+  roomSessionRefusal,
   type SessionRow,
   type Swipe,
   sessionMessages,
@@ -88,28 +91,12 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     return acquireTurnLock(ctx, accountId, sessionId);
   }
 
-  async function newSession(auth: Authenticated, worldId: string, world: WorldDefinition, branchedFrom: string | null = null) {
-    const id = newId('cnv');
-    const seed = randomBytes(8).toString('hex');
-    const persona = await enginePersona(db, auth.account.id);
-    const start = startSession(world as never, { now: new Date(), seed, sessionId: id, accountName: auth.account.displayName, persona });
-    const initial = JSON.stringify(start.state);
-    await db.transaction(async (tx) => {
-      await tx.query(
-        `insert into chat_sessions (id, world_id, account_id, title, seed, state, initial_state, message_count, branched_from) values ($1, $2, $3, $4, $5, $6, $6, $7, $8)`,
-        [id, worldId, auth.account.id, world.name, seed, initial, start.greetings.length ? 1 : 0, branchedFrom],
-      );
-      if (start.greetings.length) {
-        const [first, ...alternatives] = start.greetings;
-        const swipes: Swipe[] = [first!, ...alternatives].map((g) => ({ content: g, rawContent: g, snapshot: start.state, stateChanges: [] }));
-        await tx.query(
-          `insert into chat_messages (id, session_id, position, role, content, raw_content, state_snapshot, swipes) values ($1, $2, 0, 'assistant', $3, $3, $4, $5)`,
-          [newId('msg'), id, first, initial, JSON.stringify(swipes)],
-        );
-      }
-    });
-    return { id, start };
-  }
+  const newSession = (auth: Authenticated, worldId: string, world: WorldDefinition, branchedFrom: string | null = null) => startNewSession(ctx, auth, worldId, world, { branchedFrom });
+
+  /** The host changed a room's conversation through a single player's route: every member reads it again. */
+  const changedRoom = async (session: Pick<SessionRow, 'id' | 'is_room'>) => {
+    if (session.is_room) await emitRoomEvent(ctx.store, session.id, 'sync', {}).catch((err: unknown) => ctx.log.warn({ err, sessionId: session.id }, 'room not told of a change'));
+  };
 
   /** The session and its newest page of messages (./history-page.ts): what every session route answers. */
   const full = (sessionId: string, accountId: string) => sessionPage(db, sessionId, accountId);
@@ -303,9 +290,11 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
 
   app.delete<{ Params: { id: string } }>('/api/sessions/:id', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
-    await ownedSession(db, request.params.id, auth.account.id);
+    const session = await ownedSession(db, request.params.id, auth.account.id);
     await db.query('delete from chat_sessions where id = $1 and account_id = $2', [request.params.id, auth.account.id]);
     histories.delete(request.params.id);
+    // a room's members read it again, and find it gone
+    await changedRoom(session);
     return { ok: true };
   });
 
@@ -334,6 +323,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     if (result.status === 'not-found') throw new HttpError(404, 'NOT_FOUND', 'No such session.');
     if (result.status === 'busy') throw new HttpError(409, 'SESSION_BUSY', SESSION_BUSY_MESSAGE);
     if (result.status === 'stale') throw new HttpError(409, 'STALE_CONVERSATION', 'The conversation changed in another tab. Reload it before sending.');
+    if (result.status === 'room') throw roomSessionRefusal();
     const { session, login } = result;
     const auth: TurnAuth = { account: { id: login.accountId, username: login.username, displayName: login.displayName } };
     // The account's preference, connection and persona came with the session (one statement).
@@ -392,13 +382,6 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     }
   }
 
-  const swipeOf = (out: TurnOutput): Swipe => ({
-    content: out.result.displayText,
-    rawContent: out.rawReply,
-    snapshot: out.result.state,
-    stateChanges: out.result.stateChanges,
-  });
-
   /**
    * A reply to the last message when it is the player's, left unanswered (its turn failed: the
    * failure is on it; or its reply was deleted): a new reply, from the state its turn started from.
@@ -440,6 +423,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     const release = await admit(reply);
     const auth = await requireAuth(ctx, request, reply);
     const session = await ownedSession(db, request.params.id, auth.account.id);
+    if (session.is_room) throw roomSessionRefusal();
     const lock = await lockSession(auth.account.id, session.id);
     const retry = await answerLast(auth, session, lock);
     if (retry) {
@@ -466,6 +450,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     const release = await admit(reply);
     const auth = await requireAuth(ctx, request, reply);
     const session = await ownedSession(db, request.params.id, auth.account.id);
+    if (session.is_room) throw roomSessionRefusal();
     const lock = await lockSession(auth.account.id, session.id);
     const { last, base } = await lastExchange(auth, session, lock, ['NOTHING_TO_CONTINUE', 'There is no reply to continue.']);
     await runGeneration(request, reply, auth, session, { id: last.id, fresh: false }, { ...base, prefix: last.raw_content ?? last.content }, (out) => {
@@ -492,7 +477,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     const auth = await requireAuth(ctx, request, reply);
     if (request.params.direction !== 'left' && request.params.direction !== 'right') throw new HttpError(404, 'NOT_FOUND', 'Swipe left or right.');
     const step = request.params.direction === 'left' ? -1 : 1;
-    await db.transaction(async (tx) => {
+    const session = await db.transaction(async (tx) => {
       const session = await ownedSession(tx, request.params.id, auth.account.id, true);
       const { rows } = await tx.query<MessageRow & Record<string, unknown>>(
         'select * from chat_messages where session_id = $1 order by position desc limit 1',
@@ -508,7 +493,9 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         [last.id, swipe.content, swipe.rawContent, JSON.stringify(swipe.snapshot), JSON.stringify(swipe.stateChanges), index],
       );
       await tx.query('update chat_sessions set state = $2, updated_at = now() where id = $1', [session.id, JSON.stringify(swipe.snapshot)]);
+      return session;
     });
+    await changedRoom(session);
     return full(request.params.id, auth.account.id);
   });
 
@@ -520,7 +507,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   app.patch<{ Params: { id: string; messageId: string } }>('/api/sessions/:id/messages/:messageId', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     const body = parseWith(editBody, request.body);
-    await ownedSession(db, request.params.id, auth.account.id);
+    const session = await ownedSession(db, request.params.id, auth.account.id);
     await db.transaction(async (tx) => {
       const { rows } = await tx.query<{ swipes: string; active_swipe_index: number }>(
         `select swipes, active_swipe_index from chat_messages where id = $2 and session_id = $1 and status <> 'streaming' for update`,
@@ -537,6 +524,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         JSON.stringify(swipes),
       ]);
     });
+    await changedRoom(session);
     return full(request.params.id, auth.account.id);
   });
 
@@ -581,6 +569,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     } finally {
       await releaseTurnLock(ctx, session.id, lock);
     }
+    await changedRoom(session);
     return full(session.id, auth.account.id);
   }
 
@@ -641,7 +630,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   app.post<{ Params: { id: string; checkpointId: string } }>('/api/sessions/:id/checkpoints/:checkpointId/restore', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     // ownership before the lock: another account gets 404 and never learns that the session is busy
-    await ownedSession(db, request.params.id, auth.account.id);
+    const owned = await ownedSession(db, request.params.id, auth.account.id);
     const lock = await lockSession(auth.account.id, request.params.id);
     try {
       await db.transaction(async (tx) => {
@@ -661,6 +650,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     } finally {
       await releaseTurnLock(ctx, request.params.id, lock);
     }
+    await changedRoom(owned);
     return full(request.params.id, auth.account.id);
   });
 

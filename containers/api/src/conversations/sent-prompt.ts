@@ -1,10 +1,11 @@
 import { HttpError, parseWith } from '@yumina/http';
 import { isPlatformId } from '@yumina/sandbox';
-import type { AssembledPrompt, FiredEntry } from '@yumina/world';
+import { type AssembledPrompt, dynamicBlockForPlayer, type FiredEntry } from '@yumina/world';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { requireAuth } from '../accounts/auth.ts';
 import type { AppContext } from '../context.ts';
+import { sessionMembers } from '@yumina/conversations';
 import { ownedSession } from './model.ts';
 
 /** One message of a kept prompt; a message of the conversation itself has `content: null` (it is in the conversation). */
@@ -73,7 +74,7 @@ export async function sentPromptRoutes(app: FastifyInstance, ctx: AppContext): P
   app.get<{ Params: { id: string; messageId: string } }>('/api/sessions/:id/messages/:messageId/prompt', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     const p = parseWith(params, request.params, 'path');
-    await ownedSession(db, p.id, auth.account.id);
+    const session = await ownedSession(db, p.id, auth.account.id);
     reply.header('cache-control', 'no-store');
     // The message itself when it is a reply; the reply right after it when it is the player's.
     const { rows } = await db.query<{ reply_id: string; role: string; prompt: SentPrompt | null }>(
@@ -86,6 +87,10 @@ export async function sentPromptRoutes(app: FastifyInstance, ctx: AppContext): P
     );
     const row = rows[0];
     if (!row?.prompt) throw new HttpError(404, 'NOT_FOUND', 'Nothing was sent for that message (a greeting, or a reply written before prompts were kept).');
-    return { messageId: p.messageId, replyId: row.reply_id, prompt: row.prompt };
+    if (!session.is_room) return { messageId: p.messageId, replyId: row.reply_id, prompt: row.prompt };
+    // A room's host sees what the AI was sent but for the other players' own values (docs/ROOMS.md)
+    const me = (await sessionMembers(db, p.id)).find((m) => m.accountId === auth.account.id);
+    const messages = row.prompt.messages.map((m) => (m.source === 'format:dynamic' && m.content ? { ...m, content: dynamicBlockForPlayer(m.content, me?.name ?? null) } : m));
+    return { messageId: p.messageId, replyId: row.reply_id, prompt: { ...row.prompt, messages } };
   });
 }

@@ -18,6 +18,8 @@ export const WORLD_BODY_LIMIT = 5 * 1024 * 1024;
 
 export interface WorldRow {
   id: string;
+  /** Players may open rooms on it (the author's switch, docs/ROOMS.md). */
+  rooms_allowed?: boolean;
   owner_id: string;
   name: string;
   description: string;
@@ -83,11 +85,11 @@ export function ownerFields(row: Pick<WorldRow, 'id' | 'owner_id' | 'status' | '
 }
 
 export function ownerView(row: WorldRow) {
-  return { ...ownerFields(row), world: JSON.parse(row.definition) as unknown };
+  return { ...ownerFields(row), roomsAllowed: row.rooms_allowed === true, world: JSON.parse(row.definition) as unknown };
 }
 
 /** What a reader who is not the author gets: the live version only (a held edit is not served; worlds/version.ts). */
-function readerView(row: WorldRow, live: WorldVersion) {
+export function readerView(row: WorldRow, live: WorldVersion) {
   const view = ownerView(row);
   const cover = row.live_cover_asset_id ?? null;
   const avatar = row.live_avatar_asset_id ?? null;
@@ -275,6 +277,19 @@ export async function worldRoutes(app: FastifyInstance, ctx: AppContext): Promis
       [request.params.id, auth.account.id, body.assetId],
     );
     if (rows[0]!.status === 'published' || rows[0]!.status === 'held') await publishWorld(ctx, request.params.id, auth.account.id);
+    return ownerView(await ownedWorld(request.params.id, auth.account.id));
+  });
+
+  /**
+   * The author's switch for rooms (docs/ROOMS.md): whether players may open rooms on the world, to
+   * play it together. A setting of the platform's, not of the world's definition: it applies at once,
+   * without a new revision or review; rooms already open go on.
+   */
+  app.put<{ Params: { id: string } }>('/api/worlds/:id/rooms-allowed', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    const body = parseWith(z.strictObject({ allowed: z.boolean() }), request.body);
+    await ownedWorld(request.params.id, auth.account.id);
+    await db.query('update worlds set rooms_allowed = $3 where id = $1 and owner_id = $2', [request.params.id, auth.account.id, body.allowed]);
     return ownerView(await ownedWorld(request.params.id, auth.account.id));
   });
 

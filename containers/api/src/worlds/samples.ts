@@ -9,7 +9,7 @@ export const SAMPLES_ACCOUNT = { id: 'acc_yumina_samples_0001', email: 'samples@
 
 /**
  * On first start (local mode, SAMPLE_WORLDS on), publishes the sample worlds under the samples
- * account, so a newcomer has something to play at once. Runs once: the account's existence marks it
+ * account, so a newcomer has something to play at once (friends together too: rooms allowed). Runs once: the account's existence marks it
  * done, so an administrator who unpublishes or deletes a sample is not overruled at the next start.
  */
 export async function publishSampleWorlds(ctx: AppContext): Promise<number> {
@@ -27,8 +27,8 @@ export async function publishSampleWorlds(ctx: AppContext): Promise<number> {
       const tags = [...new Set((w.customTags ?? []).map((t) => String(t).toLowerCase()))].slice(0, 50);
       await tx.query(
         `insert into worlds (id, owner_id, name, description, tags, language, definition, status, published_at,
-                             live_revision, live_definition, live_name, live_description, live_tags, live_language, live_updated_at)
-         values ($1, $2, $3, $4, $5, $6, $7, 'published', now(), 1, $7, $3, $4, $5, $6, now())`,
+                             live_revision, live_definition, live_name, live_description, live_tags, live_language, live_updated_at, rooms_allowed)
+         values ($1, $2, $3, $4, $5, $6, $7, 'published', now(), 1, $7, $3, $4, $5, $6, now(), true)`,
         [`wld_sample_${name.replace(/-/g, '_')}`, SAMPLES_ACCOUNT.id, w.name, w.description, tags, w.language ?? null, JSON.stringify(w)],
       );
       n++;

@@ -54,10 +54,37 @@ function show(value: unknown): string {
   return value === undefined ? 'null' : JSON.stringify(value);
 }
 
-/** Step 12, the dynamic format block: every variable's current value. */
-export function dynamicFormatBlock(world: EngineWorld, variables: Readonly<Record<string, unknown>>): string {
+/**
+ * Step 12, the dynamic format block: every variable's current value, and in a room each player's
+ * own values (per-player variables) under their name.
+ */
+export function dynamicFormatBlock(
+  world: EngineWorld,
+  variables: Readonly<Record<string, unknown>>,
+  players?: readonly { name: string; values: Readonly<Record<string, unknown>> }[],
+): string {
   if (world.variables.length === 0) return '';
   const lines = ['## Current state'];
   for (const variable of world.variables) lines.push(`- ${variable.id}: ${show(variables[variable.id])}`);
+  for (const player of players ?? []) {
+    const own = world.variables.filter((variable) => Object.hasOwn(player.values, variable.id));
+    if (own.length === 0) continue;
+    lines.push(`### ${player.name}`);
+    for (const variable of own) lines.push(`- ${variable.id}: ${show(player.values[variable.id])}`);
+  }
   return lines.join('\n');
+}
+
+/**
+ * A room's dynamic block (dynamicFormatBlock with players) as one player may see it: the shared
+ * values and that player's own section, the other players' sections left out.
+ */
+export function dynamicBlockForPlayer(block: string, name: string | null): string {
+  const out: string[] = [];
+  let keep = true;
+  for (const line of block.split('\n')) {
+    if (line.startsWith('### ')) keep = line === `### ${name}`;
+    if (keep) out.push(line);
+  }
+  return out.join('\n');
 }

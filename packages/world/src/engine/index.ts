@@ -12,7 +12,7 @@ export {
 } from './directives.ts';
 export { type ActivatedEntry, type EntrySelection, type EntrySkipReason, isEntryEnabled, scanWindow, type SkippedEntry, selectEntries } from './entries.ts';
 export { type ExampleMessage, parseExampleChat } from './example-chat.ts';
-export { dynamicFormatBlock, staticFormatBlock } from './format-blocks.ts';
+export { dynamicBlockForPlayer, dynamicFormatBlock, staticFormatBlock } from './format-blocks.ts';
 export { deepEqual, deleteAtPath, getAtPath, hasPrototypeSegment, JsonPathError, setAtPath } from './json-path.ts';
 export { containsKeyword, matchesAnyKeyword, normalizeForMatch } from './keywords.ts';
 export { expandMacros, humanizeDuration, MAX_MACRO_DEPTH, type MacroContext, type Persona, resolveUserName } from './macros.ts';
@@ -35,7 +35,7 @@ export {
 export { createRandom, hashString } from './random.ts';
 export { reactionMatches } from './reactions.ts';
 export { MAX_RULE_CHAIN_DEPTH, orderRules, triggerMatches } from './rules.ts';
-export { buildMacroContext, type SessionOptions } from './session-context.ts';
+export { buildMacroContext, type PartyMember, type SessionOptions } from './session-context.ts';
 export {
   type ActiveDirective,
   type AudioState,

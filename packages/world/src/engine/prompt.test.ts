@@ -298,3 +298,35 @@ describe('firedEntries: which entries went in, and why', () => {
     expect(quiet.firedEntries.map((entry) => entry.entryId)).toContain('intro');
   });
 });
+
+describe('a room: several players in one prompt', () => {
+  const party = [
+    { id: 'acc_a', name: 'Rin', persona: { name: 'Rin', appearance: 'short' } },
+    { id: 'acc_b', name: 'Kai', persona: null },
+    { id: 'acc_c', name: 'Mo', persona: { name: 'Mo', description: 'A quiet smith.' } },
+  ];
+  const state = normalizeState(world, { variables: { coins: 9 }, playerVariables: { acc_a: { coins: 1 }, acc_c: { coins: 4, unknown: 7 } } });
+
+  it('step 2 names every player and describes each one who has a persona', () => {
+    const prompt = assemble(state, { party });
+    const step2 = prompt.messages.filter((message) => message.step === 2);
+    expect(step2).toHaveLength(1);
+    expect(step2[0]!.content).toContain('Rin, Kai, Mo play together');
+    expect(step2[0]!.content).toContain('### Rin\nName: Rin\nAppearance: short');
+    expect(step2[0]!.content).toContain('### Mo\nA quiet smith.');
+    expect(step2[0]!.content).not.toContain('### Kai');
+  });
+
+  it("step 12 lists the shared values, then each player's own under their name (only the world's variables)", () => {
+    const dynamicBlock = assemble(state, { party }).messages.find((message) => message.source === 'format:dynamic')?.content ?? '';
+    expect(dynamicBlock).toBe('## Current state\n- coins: 9\n- bag: {"items":["lute"]}\n### Rin\n- coins: 1\n### Mo\n- coins: 4');
+  });
+
+  it('per-player values survive normalisation and a turn, each player its own copy', () => {
+    const result = runTurn(world, state, { now: NOW, userMessage: 'hi', aiReply: '[coins: +1]', party });
+    expect(result.state.variables.coins).toBe(10);
+    expect(result.state.playerVariables).toEqual({ acc_a: { coins: 1 }, acc_c: { coins: 4, unknown: 7 } });
+    expect(result.state.playerVariables!.acc_a).not.toBe(state.playerVariables!.acc_a);
+    expect(normalizeState(world, { variables: {} }).playerVariables).toBeUndefined();
+  });
+});

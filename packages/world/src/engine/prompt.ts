@@ -135,8 +135,7 @@ export function assemblePrompt(world: EngineWorld, state: WorldState | Partial<W
   });
   if (firstChar < 0) step1.push(...beforeChar, ...afterChar);
 
-  const personaText = describePersona(options.persona ?? null);
-  const step2: PromptMessage[] = personaText ? [{ role: 'system', content: `## ${macros.userName}\n${personaText}`, step: 2, source: 'persona' }] : [];
+  const step2: PromptMessage[] = personaMessages(options, macros.userName);
   const staticBlock = staticFormatBlock(world);
   const step3: PromptMessage[] = staticBlock ? [{ role: 'system', content: staticBlock, step: 3, source: 'format:static' }] : [];
 
@@ -159,7 +158,11 @@ export function assemblePrompt(world: EngineWorld, state: WorldState | Partial<W
   const step11: PromptMessage[] = current.pendingContext
     .filter((context) => context.content.trim() !== '')
     .map((context) => ({ role: context.role, content: context.content, step: 11, source: context.source }));
-  const dynamicBlock = dynamicFormatBlock(world, current.variables);
+  const dynamicBlock = dynamicFormatBlock(
+    world,
+    current.variables,
+    options.party?.map((member) => ({ name: member.name, values: current.playerVariables?.[member.id] ?? {} })),
+  );
   const step12: PromptMessage[] = compact([
     dynamicBlock ? { role: 'system' as const, content: dynamicBlock, step: 12, source: 'format:dynamic' } : null,
     ...directivesAt('auto').map((directive) => directiveMessage(directive, 12, macros)),
@@ -265,6 +268,23 @@ export function assemblePrompt(world: EngineWorld, state: WorldState | Partial<W
     droppedHistory: keptFrom,
     tokenCount: used,
   };
+}
+
+/**
+ * Step 2: the active persona under the player's name; in a room (`party`), every player who has
+ * one, each under the name their messages carry, in one block that says who plays.
+ */
+function personaMessages(options: PromptOptions, userName: string): PromptMessage[] {
+  if (!options.party?.length) {
+    const personaText = describePersona(options.persona ?? null);
+    return personaText ? [{ role: 'system', content: `## ${userName}\n${personaText}`, step: 2, source: 'persona' }] : [];
+  }
+  const lines = [`## Players\n${options.party.map((member) => member.name).join(', ')} play together; each of their messages starts with its writer's name.`];
+  for (const member of options.party) {
+    const text = describePersona(member.persona);
+    if (text) lines.push(`### ${member.name}\n${text}`);
+  }
+  return [{ role: 'system', content: lines.join('\n\n'), step: 2, source: 'persona' }];
 }
 
 /** Strips the engine's labels: what an OpenAI-compatible provider receives. */

@@ -18,6 +18,21 @@ export interface SessionOptions {
   /** IANA time zone for the time macros; default UTC. */
   timeZone?: string;
   model?: string;
+  /**
+   * The players of a room (docs/ROOMS.md), when several play the session: each with the name their
+   * messages carry and their persona. The prompt then describes every player (step 2) and lists
+   * each one's per-player values (step 12); `{{user}}` is the newest speaker (`persona` and
+   * `accountName`).
+   */
+  party?: readonly PartyMember[];
+}
+
+/** One player of a room, as the prompt knows them. */
+export interface PartyMember {
+  /** The account id (the key of their per-player values). */
+  id: string;
+  name: string;
+  persona: Persona | null;
 }
 
 export function toDate(now: Date | string | number): Date {

@@ -60,6 +60,13 @@ export interface WorldState {
    * yet; each turn replaces them with its reply's own (none: empty). The sandbox's `pendingChoices`.
    */
   pendingChoices: string[];
+  /**
+   * Per-player values in a room (docs/ROOMS.md): by the player's account id, the variables set for
+   * that player alone (`setVariable(id, value, { targetUserId })`). Absent on a single player's
+   * session. The interface shows each member the shared values with their own over them; the
+   * prompt lists each player's under their name.
+   */
+  playerVariables?: Record<string, Record<string, unknown>>;
 }
 
 export function defaultValueOf(variable: EngineVariable): unknown {
@@ -126,5 +133,13 @@ export function normalizeState(world: EngineWorld, partial?: Partial<WorldState>
     lastUserMessageAt: partial.lastUserMessageAt ?? null,
     sessionStarted: partial.sessionStarted ?? false,
     pendingChoices: Array.isArray(partial.pendingChoices) ? partial.pendingChoices.filter((choice) => typeof choice === 'string') : [],
+    ...(partial.playerVariables ? { playerVariables: playerVariablesOf(partial.playerVariables) } : {}),
   };
+}
+
+/** A copy of per-player values: each player's record on its own (no state shares one). */
+function playerVariablesOf(given: Record<string, Record<string, unknown>>): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const [player, values] of Object.entries(given)) if (values && typeof values === 'object') out[player] = { ...values };
+  return out;
 }
