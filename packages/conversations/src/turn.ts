@@ -91,11 +91,12 @@ function sessionOf(r: Record<string, unknown>): TurnSessionRow {
         }
       : null,
     account: {
-      billingPreference: (r.billing_preference as string | null) ?? null,
+      // What the world's interface chose for the player in this world overrides the account's choice there.
+      billingPreference: (r.world_provider as string | null) ?? (r.billing_preference as string | null) ?? null,
       connection: r.has_connection
         ? {
             base_url: r.base_url as string,
-            default_model: r.default_model as string,
+            default_model: (r.world_model as string | null) ?? (r.default_model as string),
             key_ciphertext: r.key_ciphertext as Buffer | null,
             key_iv: r.key_iv as Buffer | null,
             key_tag: r.key_tag as Buffer | null,
@@ -173,7 +174,7 @@ const START_SQL = {
                 s.id, s.world_id, s.seed, s.summary, s.memory, s.message_count,
                 w.owner_id, w.status as world_status, w.revision, w.updated_at as world_updated_at, w.live_revision, w.live_updated_at,
                 (w.live_definition is not null) as has_live, (w.id is not null) as world_found,
-                b.preference as billing_preference,
+                b.preference as billing_preference, wc.provider as world_provider, wc.model as world_model,
                 (cn.account_id is not null) as has_connection, cn.base_url, cn.default_model, cn.key_ciphertext, cn.key_iv, cn.key_tag, cn.key_id, cn.key_last4, cn.private_enabled,
                 (p.id is not null) as has_persona, p.name as persona_name, p.description as persona_description,
                 p.appearance as persona_appearance, p.personality as persona_personality, p.backstory as persona_backstory,
@@ -185,6 +186,7 @@ const START_SQL = {
            left join worlds w on w.id = s.world_id
            left join billing_accounts b on b.account_id = login.account_id
            left join ai_connections cn on cn.account_id = login.account_id
+           left join world_ai_choices wc on wc.account_id = login.account_id and wc.world_id = s.world_id
            left join personas p on p.account_id = login.account_id and p.is_active`,
 };
 

@@ -150,6 +150,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         sessionId: session.id,
         seed: session.seed,
         world,
+        choicesOfWorld: session.world_id,
         state: prepare.state,
         history: prepare.history,
         userMessage: prepare.userMessage,
