@@ -40,6 +40,7 @@ import { worldRoutes } from './worlds/routes.ts';
 import { studioRoutes } from './studio/routes.ts';
 import { updateRoutes } from './updates/routes.ts';
 import { roomRoutes } from './rooms/routes.ts';
+import { groupRoutes } from './groups/routes.ts';
 
 /** The smallest API answer worth compressing (bytes): below it the headers cost more than they save. */
 export const API_COMPRESS_THRESHOLD = 1024;
@@ -141,6 +142,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     await studioRoutes(app, ctx);
     await updateRoutes(app, ctx);
     await roomRoutes(app, ctx);
+    await groupRoutes(app, ctx);
     await billingRoutes(app, ctx);
     await modelRoutes(app, ctx);
     await gameDeliveryRoutes(app, ctx.objects);

@@ -28,6 +28,7 @@ import {
   type MessageRow,
   ownedSession,
   playableWorld,
+  groupSessionRefusal,
   roomSessionRefusal,
   type SessionRow,
   type Swipe,
@@ -325,6 +326,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     if (result.status === 'busy') throw new HttpError(409, 'SESSION_BUSY', SESSION_BUSY_MESSAGE);
     if (result.status === 'stale') throw new HttpError(409, 'STALE_CONVERSATION', 'The conversation changed in another tab. Reload it before sending.');
     if (result.status === 'room') throw roomSessionRefusal();
+    if (result.status === 'group') throw groupSessionRefusal();
     const { session, login } = result;
     const auth: TurnAuth = { account: { id: login.accountId, username: login.username, displayName: login.displayName } };
     // The account's preference, connection and persona came with the session (one statement).
@@ -425,6 +427,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     const auth = await requireAuth(ctx, request, reply);
     const session = await ownedSession(db, request.params.id, auth.account.id);
     if (session.is_room) throw roomSessionRefusal();
+    if (session.is_group) throw groupSessionRefusal();
     const lock = await lockSession(auth.account.id, session.id);
     const retry = await answerLast(auth, session, lock);
     if (retry) {
@@ -452,6 +455,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     const auth = await requireAuth(ctx, request, reply);
     const session = await ownedSession(db, request.params.id, auth.account.id);
     if (session.is_room) throw roomSessionRefusal();
+    if (session.is_group) throw groupSessionRefusal();
     const lock = await lockSession(auth.account.id, session.id);
     const { last, base } = await lastExchange(auth, session, lock, ['NOTHING_TO_CONTINUE', 'There is no reply to continue.']);
     await runGeneration(request, reply, auth, session, { id: last.id, fresh: false }, { ...base, prefix: last.raw_content ?? last.content }, (out) => {
