@@ -270,7 +270,9 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     const params: unknown[] = [auth.account.id, request.params.worldId, q.limit + 1];
     const after = afterCursor(q.cursor, 'updated_at', 'id', 'desc', params);
     const { rows } = await db.query<SessionRow & { k: string } & Record<string, unknown>>(
-      `select *, ${timeKey('updated_at')} as k from chat_sessions where account_id = $1 and world_id = $2${after ? ` and ${after}` : ''}
+      // a group scene played in this world is not one of its own sessions (it opens at /groups/:id)
+      `select *, ${timeKey('updated_at')} as k from chat_sessions where account_id = $1 and world_id = $2
+          and not exists (select 1 from chat_groups g where g.session_id = chat_sessions.id)${after ? ` and ${after}` : ''}
         order by updated_at desc, id desc limit $3`,
       params,
     );

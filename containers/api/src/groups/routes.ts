@@ -15,7 +15,7 @@ import {
   TURN_LOCK_TTL_SECONDS,
 } from '@yumina/conversations';
 import { HttpError, parseWith, publicErrorOf } from '@yumina/http';
-import { isPlatformId } from '@yumina/sandbox';
+import { assetPath, isPlatformId } from '@yumina/sandbox';
 import { createRandom, startSession, type WorldDefinition, type WorldState } from '@yumina/world';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
@@ -84,7 +84,10 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
     const sceneId = body.sceneWorldId ?? body.characters[0]!;
     const scene = characters.find((c) => c.id === sceneId)?.world ?? (await playableWorld(db, sceneId, auth.account.id));
     const persona = await enginePersona(db, auth.account.id);
-    const { id } = await startNewSession(ctx, auth, sceneId, { ...scene, entries: scene.entries.filter((e) => e.role !== 'greeting') } as WorldDefinition, {
+    const names = characters.map((c) => c.world.name);
+    const title = `${names.slice(0, -1).join(', ')} & ${names.at(-1)}`.slice(0, 200);
+    // the session of the scene's world, without its own greeting (the characters' group greetings open it), titled by its cast
+    const { id } = await startNewSession(ctx, auth, sceneId, { ...scene, name: title, entries: scene.entries.filter((e) => e.role !== 'greeting') } as WorldDefinition, {
       alsoWrite: async (tx, sessionId) => {
         await tx.query('insert into chat_groups (session_id, reply_mode, card_mode, auto_replies) values ($1, $2, $3, $4)', [sessionId, body.replyMode, body.cardMode, body.autoReplies]);
         let position = 0;
@@ -114,14 +117,38 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
       },
     });
     reply.code(201);
-    return { session: { id }, ...(await groupView(id)) };
+    return { session: { id }, ...(await groupView(id, auth.account.id)) };
   });
 
-  async function groupView(sessionId: string) {
-    const [group, characters] = await Promise.all([groupOfSession(db, sessionId), groupCharacters(db, sessionId)]);
+  async function groupView(sessionId: string, accountId: string) {
+    const [group, characters, pictures] = await Promise.all([
+      groupOfSession(db, sessionId),
+      groupCharacters(db, sessionId),
+      // each character's face: its world's cover (the live one of a world the player does not own)
+      db.query<{ id: string; world_id: string; cover: string | null }>(
+        `select p.id, w.id as world_id, case when w.owner_id = $2 then w.cover_asset_id else w.live_cover_asset_id end as cover
+           from session_participants p join worlds w on w.id = p.world_id where p.session_id = $1 and p.kind = 'character'`,
+        [sessionId, accountId],
+      ),
+    ]);
     if (!group) throw new HttpError(404, 'NOT_FOUND', 'No such group scene.');
-    return { group, characters: characters.map(characterView) };
+    const picture = new Map(pictures.rows.map((r) => [r.id, r.cover ? assetPath(r.world_id, r.cover) : null]));
+    return { group, characters: characters.map((c) => ({ ...characterView(c), picture: picture.get(c.id) ?? null })) };
   }
+
+  /** The player's scenes, newest first: what each is called, who is in it. */
+  app.get('/api/groups', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    reply.header('cache-control', 'no-store');
+    const { rows } = await db.query<{ id: string; title: string; message_count: number; updated_at: Date; names: string[] }>(
+      `select s.id, s.title, s.message_count, s.updated_at,
+              array(select coalesce(p.name, '') from session_participants p where p.session_id = s.id and p.kind = 'character' order by p.position) as names
+         from chat_sessions s join chat_groups g on g.session_id = s.id
+        where s.account_id = $1 order by s.updated_at desc limit 50`,
+      [auth.account.id],
+    );
+    return { scenes: rows.map((r) => ({ id: r.id, title: r.title, messageCount: r.message_count, updatedAt: r.updated_at.toISOString(), characters: r.names })) };
+  });
 
   /** A group scene of the account's (404 for anyone else's, and for a session that is not a scene). */
   async function ownScene(sessionId: string, accountId: string) {
@@ -134,7 +161,7 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
   app.get<{ Params: { id: string } }>('/api/groups/:id', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     await ownScene(request.params.id, auth.account.id);
-    return groupView(request.params.id);
+    return groupView(request.params.id, auth.account.id);
   });
 
   app.patch<{ Params: { id: string } }>('/api/groups/:id', async (request, reply) => {
@@ -145,7 +172,7 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
       `update chat_groups set reply_mode = coalesce($2, reply_mode), card_mode = coalesce($3, card_mode), auto_replies = coalesce($4, auto_replies) where session_id = $1`,
       [request.params.id, body.replyMode ?? null, body.cardMode ?? null, body.autoReplies ?? null],
     );
-    return groupView(request.params.id);
+    return groupView(request.params.id, auth.account.id);
   });
 
   app.patch<{ Params: { id: string; participantId: string } }>('/api/groups/:id/characters/:participantId', async (request, reply) => {
@@ -158,7 +185,7 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
       [request.params.id, request.params.participantId, body.muted ?? null, body.talkativeness ?? null],
     );
     if (!rowCount) throw new HttpError(404, 'NOT_FOUND', 'No such character in this scene.');
-    return groupView(request.params.id);
+    return groupView(request.params.id, auth.account.id);
   });
 
   /** Stops the replies being written (the one streaming ends as stopped; no further speaker starts). */

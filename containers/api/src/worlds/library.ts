@@ -333,6 +333,7 @@ async function recentSessions(ctx: AppContext, accountId: string) {
             case when w.owner_id = $1 then w.cover_asset_id else w.live_cover_asset_id end as cover
        from chat_sessions s join worlds w on w.id = s.world_id
       where s.account_id = $1 and (w.status = 'published' or w.owner_id = $1)
+        and not exists (select 1 from chat_groups g where g.session_id = s.id)
       order by s.world_id, s.updated_at desc`,
     [accountId],
   );
