@@ -4,7 +4,7 @@ import { HttpError, parseWith } from '@yumina/http';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { issueLink, LINK_TTL_MINUTES, useLink } from './account-links.ts';
+import { endLinks, issueLink, LINK_TTL_MINUTES, useLink } from './account-links.ts';
 import { accountMail } from './account-mail.ts';
 import { requireAuth } from './auth.ts';
 import { isReservedAddress } from './email-address.ts';
@@ -152,6 +152,8 @@ async function changeAddress(tx: DbClient, accountId: string, email: string): Pr
   try {
     await tx.query('update accounts set email = $2, email_verified = true where id = $1', [accountId, email]);
     await tx.query('update password_credentials set email = $2, updated_at = now() where account_id = $1', [accountId, email]);
+    // Reset links mailed to the old address (or before the move) work no more.
+    await endLinks(tx, accountId, ['reset_password']);
   } catch (err) {
     // The unique indexes decide (migration 088): the whole transaction rolls back, nothing changes.
     if ((err as { code?: string }).code !== '23505') throw err;

@@ -3,7 +3,7 @@ import { HttpError, parseWith } from '@yumina/http';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { inspectLink, issueLink, linkRefusal, useLink } from './account-links.ts';
+import { endLinks, inspectLink, issueLink, linkRefusal, useLink } from './account-links.ts';
 import { accountMail } from './account-mail.ts';
 import { requireAuth, startLogin } from './auth.ts';
 import { emailField, pageLink } from './email-routes.ts';
@@ -96,6 +96,8 @@ export async function passwordRoutes(app: FastifyInstance, ctx: AppContext): Pro
     const hash = await hashPassword(body.newPassword, ctx.config.auth.passwordHashCost);
     const ended = await db.transaction(async (tx) => {
       await tx.query('update password_credentials set password_hash = $2, updated_at = now() where account_id = $1', [account.id, hash]);
+      // A reset link asked for before the change would undo it: it works no more.
+      await endLinks(tx, account.id, ['reset_password']);
       return endOtherSessions(tx, account.id, session.id);
     });
     const to = isReservedAddress(account.email) ? credential.email : account.email;
