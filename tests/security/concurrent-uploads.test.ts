@@ -34,7 +34,7 @@ describe('identical uploads at the same moment all succeed', () => {
     const failures: string[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const answers = await Promise.all(
-        Array.from({ length: AT_ONCE }, () => owner.fetch(path, { method: 'POST', body: photo, headers: { 'content-type': 'image/png' } })),
+        Array.from({ length: AT_ONCE }, () => owner.fetch(path, { method: 'POST', body: photo as Uint8Array<ArrayBuffer>, headers: { 'content-type': 'image/png' } })),
       );
       for (const res of answers) {
         statuses.push(res.status);
