@@ -44,7 +44,8 @@ export async function pendingEmail(db: Queryable, accountId: string): Promise<st
 
 const SEND_AGAIN = 'Sign in and send a new link from Settings.';
 /** An account without a password may change its address only from a login this recent. */
-const REAUTH_MINUTES = 15;
+/** An account without a password proves it is its owner by a login this fresh (an address change, a deletion). */
+export const REAUTH_MINUTES = 15;
 
 /**
  * E-mail verification and address changes (issue 35, point 2):
