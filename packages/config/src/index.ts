@@ -127,7 +127,7 @@ export const envSchema = z.object({
   ...oauthShape,
   NODE_ENV: z.enum(['development', 'production', 'test']).optional().default('development'),
   PORT: int(0, 65535, 3000),
-  HOST: text('0.0.0.0'),
+  HOST: z.string().trim().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
   APP_MODE: z.enum(['local', 'container']).optional().default('local'),
   DATA_DIR: text('.data'),
@@ -234,6 +234,7 @@ export type Env = z.input<typeof envSchema>;
 export interface Config {
   env: 'development' | 'production' | 'test';
   port: number;
+  /** HOST: the listen address; default 127.0.0.1 in local mode (the embedded default), 0.0.0.0 in container mode. */
   host: string;
   logLevel: string;
   mode: 'local' | 'container';
@@ -522,7 +523,9 @@ export function loadConfig(
   return {
     env: e.NODE_ENV,
     port: e.PORT,
-    host: e.HOST,
+    // The embedded default serves only this machine (its mail outbox holds every account's links);
+    // container mode sits behind a load balancer and listens on every interface.
+    host: e.HOST || (e.APP_MODE === 'container' ? '0.0.0.0' : '127.0.0.1'),
     logLevel: e.LOG_LEVEL,
     mode: e.APP_MODE,
     dataDir: e.DATA_DIR,

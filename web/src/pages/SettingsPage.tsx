@@ -1,4 +1,5 @@
 import { AccountSection } from '../account/AccountSection.tsx';
+import { DeleteAccountSection } from '../account/DeleteAccountSection.tsx';
 import { ExportSection } from '../account/ExportSection.tsx';
 import { LoginsSection } from '../account/LoginsSection.tsx';
 import { ProfileSection } from '../account/ProfileSection.tsx';
@@ -54,6 +55,7 @@ export function SettingsPage() {
       <Personas />
       <LinkedProviders identities={info.identities ?? {}} />
       <ExportSection />
+      <DeleteAccountSection />
     </div>
   );
 }

@@ -15,7 +15,7 @@ import { emailField, pageLink } from './email-routes.ts';
 import { hashPassword, verifyPassword } from './password.ts';
 import { newPassword } from './password-routes.ts';
 import { displayNameField, usernameField } from './profile-routes.ts';
-import { enforceLimits, normalizeEmail } from './request-limits.ts';
+import { limitMailToAddress } from './request-limits.ts';
 
 /**
  * Verify-first sign-up (issue 35, point 5: no route tells whether an address has an account).
@@ -107,16 +107,15 @@ function noticeHolder(ctx: AppContext, tx: Queryable, email: string): Promise<st
   });
 }
 
-const mailLimit = (ctx: AppContext, email: string) => ({ key: `signup-mail:email:${normalizeEmail(email)}`, limit: ctx.config.limits.accountMailPerHour, windowSeconds: 3600 });
 const TOO_MANY = 'Too many sign-up mails were asked for. Wait a while and try again; check your spam folder meanwhile.';
 
+/** Sign-ups and resends share the address's sign-up mails (request-limits.ts limitMailToAddress). */
 function limitSignup(ctx: AppContext, request: FastifyRequest, email: string): Promise<void> {
-  return enforceLimits(ctx, [{ key: `signup:address:${request.ip}`, limit: ctx.config.limits.signupsPerHour, windowSeconds: 3600 }, mailLimit(ctx, email)], TOO_MANY);
+  return limitMailToAddress(ctx, request, 'signup-mail', email, { key: `signup:address:${request.ip}`, limit: ctx.config.limits.signupsPerHour }, TOO_MANY);
 }
 
 function limitResend(ctx: AppContext, request: FastifyRequest, email: string): Promise<void> {
-  const per = ctx.config.limits.accountMailPerHour;
-  return enforceLimits(ctx, [{ key: `signup-resend:address:${request.ip}`, limit: per * 4, windowSeconds: 3600 }, mailLimit(ctx, email)], TOO_MANY);
+  return limitMailToAddress(ctx, request, 'signup-mail', email, { key: `signup-resend:address:${request.ip}`, limit: ctx.config.limits.accountMailPerHour * 4 }, TOO_MANY);
 }
 
 export async function signupRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
