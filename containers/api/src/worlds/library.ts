@@ -310,6 +310,8 @@ export function platformInfo(ctx: AppContext) {
     officialAvailable: !!ctx.config.ai.official,
     welcomeCredits: ctx.config.ai.official ? ctx.config.welcomeCredits : 0,
     guestPreview: ctx.config.guestPreviewTurnsPerHour > 0 && !!ctx.config.ai.official,
+    /** Turns an hour a guest may play (per address), when the guest preview is on. */
+    guestTurnsPerHour: ctx.config.guestPreviewTurnsPerHour > 0 && ctx.config.ai.official ? ctx.config.guestPreviewTurnsPerHour : 0,
     partners: [...ctx.partners.registry.values()].filter((p) => p.enabled && /^[a-z0-9][a-z0-9-]{0,62}$/.test(p.slug)).map((p) => p.slug),
   };
 }
