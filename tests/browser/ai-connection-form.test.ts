@@ -47,7 +47,7 @@ describe('the AI connection form before anything is saved', () => {
       await page.goto(`${server.url}/app/settings#ai-config`);
       const form = page.getByRole('form', { name: 'AI connection' });
       const modelInput = form.getByRole('textbox', { name: 'Default model' });
-      await expect.poll(() => form.getAttribute('aria-busy')).toBe('false');
+      await expect.poll(() => form.getAttribute('aria-busy'), { timeout: 20_000 }).toBe('false');
 
       // The empty model field does not look filled in: its placeholder is no model id.
       const placeholder = (await modelInput.getAttribute('placeholder')) ?? '';
@@ -64,8 +64,8 @@ describe('the AI connection form before anything is saved', () => {
       await form.getByLabel('API key').fill('sk-form-key-7781');
       // The provider's models are listed and the connection is tested, nothing saved yet.
       const modelSelect = form.getByRole('combobox', { name: 'Default model' });
-      await expect.poll(() => modelSelect.count()).toBe(1);
-      await expect.poll(() => page.getByTestId('model-list-note').textContent()).toBe('Connection works: 2 models listed.');
+      await expect.poll(() => modelSelect.count(), { timeout: 20_000 }).toBe(1);
+      await expect.poll(() => page.getByTestId('model-list-note').textContent(), { timeout: 20_000 }).toBe('Connection works: 2 models listed.');
       expect(await modelSelect.locator('option').allTextContents()).toEqual(
         expect.arrayContaining(['Story Large (story-large) · 128,000 tokens', 'story-small · 8,192 tokens']),
       );
@@ -75,7 +75,7 @@ describe('the AI connection form before anything is saved', () => {
       expect(provider.requests.slice(before).every((r) => r.path === '/v1/models' && r.headers.authorization === 'Bearer sk-form-key-7781')).toBe(true);
 
       await form.getByRole('button', { name: 'Test connection' }).click();
-      await expect.poll(() => page.getByRole('status').textContent()).toMatch(/^Connection works: 2 models available\. Not saved yet/);
+      await expect.poll(() => page.getByRole('status').textContent(), { timeout: 20_000 }).toMatch(/^Connection works: 2 models available\. Not saved yet/);
       // The server's answers never echo the key.
       expect(answers.length).toBeGreaterThanOrEqual(2);
       for (const text of await Promise.all(answers)) expect(text).not.toContain('sk-form-key-7781');
@@ -84,12 +84,12 @@ describe('the AI connection form before anything is saved', () => {
 
       // A wrong key says so, before anything is saved.
       await form.getByLabel('API key').fill('sk-wrong');
-      await expect.poll(() => page.getByTestId('model-list-note').textContent()).toMatch(/^The connection failed: .*API key/);
+      await expect.poll(() => page.getByTestId('model-list-note').textContent(), { timeout: 20_000 }).toMatch(/^The connection failed: .*API key/);
       await form.getByLabel('API key').fill('sk-form-key-7781');
-      await expect.poll(() => page.getByTestId('model-list-note').textContent()).toBe('Connection works: 2 models listed.');
+      await expect.poll(() => page.getByTestId('model-list-note').textContent(), { timeout: 20_000 }).toBe('Connection works: 2 models listed.');
 
       await form.getByRole('button', { name: 'Save' }).click();
-      await expect.poll(() => page.getByRole('status').textContent()).toBe('Saved.');
+      await expect.poll(() => page.getByRole('status').textContent(), { timeout: 20_000 }).toBe('Saved.');
       expect(await saved(page)).toMatchObject({ configured: true, baseUrl: provider.url, defaultModel: 'story-large', keyStatus: 'ok' });
       await context.close();
     }, 90_000);
@@ -102,12 +102,12 @@ describe('the AI connection form before anything is saved', () => {
     await signUp(server, page, { email: `form-quick-${Date.now()}@example.com` });
     await page.goto(`${server.url}/app/settings#ai-config`);
     const form = page.getByRole('form', { name: 'AI connection' });
-    await expect.poll(() => form.getAttribute('aria-busy')).toBe('false');
+    await expect.poll(() => form.getAttribute('aria-busy'), { timeout: 20_000 }).toBe('false');
     await form.getByLabel('Base URL').fill(provider.url);
     await form.getByLabel('API key').fill('sk-form-key-7781');
     // Saved at once, before the form asked the provider (it waits for typing to settle).
     await form.getByRole('button', { name: 'Save' }).click();
-    await expect.poll(() => page.getByRole('status').textContent()).toBe('Saved with the model story-large, the first your provider lists.');
+    await expect.poll(() => page.getByRole('status').textContent(), { timeout: 20_000 }).toBe('Saved with the model story-large, the first your provider lists.');
     expect(await saved(page)).toMatchObject({ configured: true, defaultModel: 'story-large' });
     await page.close();
   }, 60_000);

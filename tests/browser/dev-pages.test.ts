@@ -46,7 +46,7 @@ describe('development pages in production mode', () => {
     await page.getByRole('button', { name: 'Send the link' }).click();
     await page.getByTestId('forgot-sent').waitFor();
     const note = page.getByTestId('outbox-note');
-    await expect.poll(() => note.textContent()).toMatch(/local outbox.*outbox folder \(MAIL_OUTBOX_DIR\)/);
+    await expect.poll(() => note.textContent(), { timeout: 20_000 }).toMatch(/local outbox.*outbox folder \(MAIL_OUTBOX_DIR\)/);
     expect(await note.getByRole('link').count()).toBe(0);
     await page.close();
   }, 60_000);

@@ -40,7 +40,7 @@ describe('pages that send mail say it went to the local outbox', () => {
       await page.getByRole('button', { name: 'Sign up' }).click();
       await page.getByTestId('signup-sent').waitFor();
       const note = page.getByTestId('outbox-note');
-      await expect.poll(() => note.textContent()).toMatch(/does not send real mail.*local outbox.*Open \/dev\/outbox/);
+      await expect.poll(() => note.textContent(), { timeout: 20_000 }).toMatch(/does not send real mail.*local outbox.*Open \/dev\/outbox/);
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
       await page.screenshot({ path: screenPath(`signup-outbox-${width}`) });
       // The mail queue sends shortly after the answer: the outbox shows the message once it has.
@@ -64,7 +64,7 @@ describe('pages that send mail say it went to the local outbox', () => {
     await form.getByLabel('New address').fill(newEmail);
     await form.getByLabel('Your password').fill(account.password);
     await form.getByRole('button', { name: 'Send a link to the new address' }).click();
-    await expect.poll(() => page.getByTestId('pending-email').count()).toBe(1);
+    await expect.poll(() => page.getByTestId('pending-email').count(), { timeout: 20_000 }).toBe(1);
     expect(await page.getByTestId('outbox-note').count()).toBe(1);
     await expect.poll(() => outboxFrom(page), { timeout: 15_000 }).toContain(`${newEmail}Confirm your new e-mail address for Yumina`);
 
@@ -76,7 +76,7 @@ describe('pages that send mail say it went to the local outbox', () => {
     await resetPage.getByLabel('E-mail').fill(account.email);
     await resetPage.getByRole('button', { name: 'Send the link' }).click();
     await resetPage.getByTestId('forgot-sent').waitFor();
-    await expect.poll(() => resetPage.getByTestId('outbox-note').count()).toBe(1);
+    await expect.poll(() => resetPage.getByTestId('outbox-note').count(), { timeout: 20_000 }).toBe(1);
     await expect.poll(() => outboxFrom(resetPage), { timeout: 15_000 }).toContain(`${account.email}Reset your Yumina password`);
     await guest.close();
     await context.close();

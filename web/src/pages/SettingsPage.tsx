@@ -268,7 +268,16 @@ function ModelField({ probe, probeable, model, setModel }: { probe: Probe | null
     <>
     <label>
       Default model
-      <input name="defaultModel" value={model} placeholder="Optional: the first listed model" onChange={(e) => setModel(e.target.value)} />
+      <input
+        name="defaultModel"
+        value={model}
+        placeholder="Optional: the first listed model"
+        onChange={(e) => {
+          // Typed by hand: a list that arrives later does not replace what is being typed (it can still be chosen).
+          setTyping(true);
+          setModel(e.target.value);
+        }}
+      />
     </label>
     <p className={probe?.state === 'failed' ? 'hint error' : 'hint'} data-testid="model-list-note" aria-live="polite">
         {status ??
