@@ -123,6 +123,9 @@ const oauthShape = Object.fromEntries(
   ),
 ) as Record<`OAUTH_${Uppercase<OAuthProvider>}_${(typeof OAUTH_FIELDS)[number]}`, z.ZodOptional<z.ZodString>>;
 
+/** Guest preview turns an hour per address when GUEST_PREVIEW_TURNS_PER_HOUR is unset and the platform's provider is configured. */
+export const DEFAULT_GUEST_TURNS_PER_HOUR = 5;
+
 export const envSchema = z.object({
   ...oauthShape,
   NODE_ENV: z.enum(['development', 'production', 'test']).optional().default('development'),
@@ -170,7 +173,10 @@ export const envSchema = z.object({
   SUMMARY_MODEL: z.string().trim().min(1).optional(),
   SUMMARY_FALLBACK_MODEL: z.string().trim().min(1).optional(),
   GAME_COMPANION_DISABLED: z.enum(['0', '1', 'true', 'false']).optional(),
-  GUEST_PREVIEW_TURNS_PER_HOUR: int(0, 10_000, 0),
+  /** Unset: 5 when the platform's provider is configured (guests get a few turns), else 0. */
+  GUEST_PREVIEW_TURNS_PER_HOUR: int(0, 10_000, -1),
+  /** The first account made becomes the administrator. Unset: on in local mode on the embedded database (a fresh data folder has nobody to review). */
+  FIRST_ACCOUNT_ADMIN: z.enum(['0', '1', 'true', 'false']).optional(),
   WELCOME_CREDITS: int(0, 1_000_000, 100),
   SAMPLE_WORLDS: z.enum(['0', '1', 'true', 'false']).optional(),
   SECRETS_KEY: z
@@ -372,6 +378,11 @@ export interface Config {
     sessionTtlDays: number;
     loginRateLimitPerMinute: number;
     /**
+     * FIRST_ACCOUNT_ADMIN: the first account made (when no other account and no administrator
+     * exists) becomes the administrator. Default on in local mode without DATABASE_URL.
+     */
+    firstAccountAdmin: boolean;
+    /**
      * scrypt's cost for new password hashes, as log2 of N (14: N = 16,384, 16 MiB and ~50 ms a
      * hash). A stored hash keeps the cost it was made with. Below 14 only with NODE_ENV=test.
      */
@@ -545,7 +556,9 @@ export function loadConfig(
     store: { redisUrl: e.REDIS_URL, prefix: e.REDIS_KEY_PREFIX },
     gamesBucket: e.GAMES_BUCKET,
     companion: { disabled: e.GAME_COMPANION_DISABLED === '1' || e.GAME_COMPANION_DISABLED === 'true' },
-    guestPreviewTurnsPerHour: e.GUEST_PREVIEW_TURNS_PER_HOUR,
+    // Unset: with the platform's provider configured, a guest gets a few turns (5 an hour per address).
+    guestPreviewTurnsPerHour:
+      e.GUEST_PREVIEW_TURNS_PER_HOUR >= 0 ? e.GUEST_PREVIEW_TURNS_PER_HOUR : e.OFFICIAL_AI_BASE_URL && e.OFFICIAL_AI_API_KEY ? DEFAULT_GUEST_TURNS_PER_HOUR : 0,
     welcomeCredits: e.WELCOME_CREDITS,
     sampleWorlds: e.SAMPLE_WORLDS === undefined ? e.APP_MODE === 'local' : e.SAMPLE_WORLDS === '1' || e.SAMPLE_WORLDS === 'true',
     trustProxy,
@@ -603,6 +616,8 @@ export function loadConfig(
       secretsKey: e.SECRETS_KEY,
       sessionTtlDays: e.SESSION_TTL_DAYS,
       loginRateLimitPerMinute: e.LOGIN_RATE_LIMIT_PER_MINUTE,
+      firstAccountAdmin:
+        e.FIRST_ACCOUNT_ADMIN === undefined ? e.APP_MODE === 'local' && !e.DATABASE_URL : e.FIRST_ACCOUNT_ADMIN === '1' || e.FIRST_ACCOUNT_ADMIN === 'true',
       passwordHashCost: e.PASSWORD_HASH_COST,
       secureCookies: (e.PUBLIC_ORIGIN ?? '').startsWith('https:'),
       oauth: Object.fromEntries(

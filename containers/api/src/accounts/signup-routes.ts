@@ -11,6 +11,7 @@ import { linkRefusal } from './account-links.ts';
 import { accountMail } from './account-mail.ts';
 import { startLogin } from './auth.ts';
 import { isReservedAddress } from './email-address.ts';
+import { claimFirstAdministrator } from './first-admin.ts';
 import { emailField, pageLink } from './email-routes.ts';
 import { hashPassword, verifyPassword } from './password.ts';
 import { newPassword } from './password-routes.ts';
@@ -182,7 +183,7 @@ export async function signupRoutes(app: FastifyInstance, ctx: AppContext): Promi
             where id = $1 returning $2 - failed_attempts as left`,
           [pending.id, PASSWORD_TRIES],
         );
-        return { wrongPassword: true as const, left: Number(rows[0]?.left ?? 0) };
+        return { wrongPassword: true as const, left: Number(rows[0]?.left ?? 0), firstAdministrator: false };
       }
       const id = newId('acc');
       try {
@@ -204,7 +205,8 @@ export async function signupRoutes(app: FastifyInstance, ctx: AppContext): Promi
         throw err;
       }
       await tx.query('update pending_signups set used_at = now() where lower(email) = $1 and used_at is null', [pending.email]);
-      return { id, returnTo: pending.returnTo, wrongPassword: false as const, left: 0 };
+      const firstAdministrator = await claimFirstAdministrator(ctx, tx, id);
+      return { id, returnTo: pending.returnTo, wrongPassword: false as const, left: 0, firstAdministrator };
     });
     if (created.wrongPassword) {
       throw created.left > 0
@@ -215,11 +217,14 @@ export async function signupRoutes(app: FastifyInstance, ctx: AppContext): Promi
     if (ctx.config.ai.official && ctx.config.welcomeCredits > 0) await grantCredits(db, created.id, ctx.config.welcomeCredits, null, 'Welcome credits');
     const session = await startLogin(ctx, reply, created.id, request);
     request.log.info({ type: 'account.created', accountId: created.id }, 'account created from a sign-up link');
+    if (created.firstAdministrator) request.log.info({ type: 'account.first-administrator', accountId: created.id }, 'the first account of this install is its administrator');
     reply.code(201).header('cache-control', 'no-store');
     return {
       account: await findAccount(db, created.id),
       session: { id: session.id, expiresAt: session.expiresAt.toISOString() },
       returnTo: created.returnTo,
+      // Told on the page that finishes the sign-up (issue 44, point 2).
+      ...(created.firstAdministrator ? { firstAdministrator: true } : {}),
     };
   });
 }

@@ -310,6 +310,14 @@ export function platformInfo(ctx: AppContext) {
     officialAvailable: !!ctx.config.ai.official,
     welcomeCredits: ctx.config.ai.official ? ctx.config.welcomeCredits : 0,
     guestPreview: ctx.config.guestPreviewTurnsPerHour > 0 && !!ctx.config.ai.official,
+    /** Turns an hour a guest may play (per address), when the guest preview is on. */
+    guestTurnsPerHour: ctx.config.guestPreviewTurnsPerHour > 0 && ctx.config.ai.official ? ctx.config.guestPreviewTurnsPerHour : 0,
+    /**
+     * Where mail goes when it stays on this machine (the local outbox, the embedded default's
+     * transport): the pages that send mail say so, linking the outbox page when it is served
+     * (not in production mode). Null when mail is really sent (SMTP, SES).
+     */
+    mailOutbox: ctx.config.mail.transport === 'outbox' ? { page: ctx.config.env === 'production' ? null : '/dev/outbox' } : null,
     partners: [...ctx.partners.registry.values()].filter((p) => p.enabled && /^[a-z0-9][a-z0-9-]{0,62}$/.test(p.slug)).map((p) => p.slug),
   };
 }
