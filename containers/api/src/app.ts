@@ -33,6 +33,7 @@ import { gameSaveRoutes } from './games/saves.ts';
 import { SESSION_COOKIE } from '@yumina/accounts';
 import type { AppContext } from './context.ts';
 import { admissionOf, holdsSlot, shedFastPath } from './admission.ts';
+import { installStreamDrain } from './event-stream.ts';
 import { healthRoutes, livenessFastPath } from './health.ts';
 import { outboxPage } from './mail/outbox-page.ts';
 import { installFramePolicy, serveWeb, webNotFound } from './web.ts';
@@ -101,6 +102,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     app.server.once('close', () => clearInterval(sweep));
     done();
   });
+  installStreamDrain(app);
   installErrorHandling(app, {
     notFound: web ? webNotFound(ctx.config.webDist, ctx.config.env) : undefined,
     onServerError: (err, request) => ctx.telemetry.captureError(err, `${request.method} ${request.routeOptions.url ?? 'unmatched'}`),

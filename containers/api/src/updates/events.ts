@@ -142,7 +142,7 @@ export async function updateEventRoutes(app: FastifyInstance, ctx: AppContext): 
       return;
     }
 
-    stream = openEventStream(reply, { retryMs: 3000 });
+    stream = openEventStream(reply, { retryMs: 3000, watch: true });
     send('ready', view(work));
   });
 }
