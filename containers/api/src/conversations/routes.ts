@@ -77,7 +77,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
    * or when the answer ends first (a refusal, an error).
    */
   const admit = async (reply: FastifyReply) => {
-    const release = await admittedSlot(ctx, reply.request.raw);
+    const release = await admittedSlot(ctx, reply.request, reply.raw);
     reply.raw.once('close', release);
     return release;
   };

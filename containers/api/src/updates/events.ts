@@ -71,7 +71,7 @@ export async function updateEventRoutes(app: FastifyInstance, ctx: AppContext): 
       // The opening reads hold a slot of the replica's admission queue (a burst of opens beyond it
       // is refused with 503 SERVER_BUSY at once instead of waiting for the pool) and run on the
       // streams' share of the pool (beyond it, 503 STREAMS_BUSY).
-      const done = await admitted(ctx, request.raw);
+      const done = await admitted(ctx, request, reply.raw);
       try {
         [viewer, work] = [await viewerOf(ctx, request, undefined, opening), await hub.work(worldId, opening)];
       } finally {
