@@ -27,6 +27,14 @@ describe('admission queue', () => {
     expect(admission.claim('198.51.100.1', undefined)).not.toBeNull();
     login[0]!();
     expect(admission.claim('198.51.100.4', 'cookie-1')).not.toBeNull();
+    // once a route read the logins' account, they count together for it
+    const learning = new Admission({ concurrency: 4, queue: 4, maxWaitMs: 1000, perAccount: 2 });
+    learning.learn('cookie-a', 'acc_1');
+    learning.learn('cookie-b', 'acc_1');
+    expect(learning.claim('198.51.100.1', 'cookie-a')).not.toBeNull();
+    expect(learning.claim('198.51.100.2', 'cookie-b')).not.toBeNull();
+    expect(learning.claim('198.51.100.3', 'cookie-a')).toBeNull();
+    expect(learning.claim('198.51.100.3', 'cookie-c')).not.toBeNull();
     // no share configured: never refused
     const open = new Admission({ concurrency: 1, queue: 0, maxWaitMs: 1000 });
     for (let i = 0; i < 10; i++) expect(open.claim('198.51.100.9', 'c')).not.toBeNull();

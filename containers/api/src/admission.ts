@@ -37,7 +37,7 @@ export interface AdmissionLimits {
   maxLoopUtilization?: number;
   /** Places (running and waiting) one client address may hold at once (claim); 0 or unset: no share. */
   perAddress?: number;
-  /** Places one account (its login: the session cookie) may hold at once (claim); 0 or unset: no share. */
+  /** Places one account may hold at once (claim; by its login cookie, and by the account once a route read it: learn); 0 or unset: no share. */
   perAccount?: number;
   /** How long a body that had not arrived with its headers may take to arrive (ms; bodyDeadline); unset: none here. */
   bodyTimeoutMs?: number;
@@ -57,6 +57,9 @@ interface Waiter {
 const QUIET_MS = 5;
 /** The longest an admitted request's start waits for the refusals to pause (ms; startWhenQuiet). */
 const MAX_HOLD_MS = 100;
+
+/** Logins whose account a replica remembers for the shares (Admission.learn). */
+const LOGINS_REMEMBERED = 10_000;
 
 /** Weight of the newest hold time in the moving average. */
 const HOLD_WEIGHT = 0.1;
@@ -314,7 +317,8 @@ export class Admission {
       keys.push(key);
     }
     if (perAccount > 0 && login) {
-      const key = `l:${login}`;
+      const account = this.#accounts.get(login);
+      const key = account ? `u:${account}` : `l:${login}`;
       if ((this.#holders.get(key) ?? 0) >= perAccount) return this.#refuseShare();
       keys.push(key);
     }
@@ -331,6 +335,20 @@ export class Admission {
     };
   }
 
+  /** The account of each login seen lately (learn), oldest first: a login's places count for its account. */
+  readonly #accounts = new Map<string, string>();
+
+  /**
+   * Notes the account a login (session cookie) belongs to, once a route has read it: from then on
+   * that login's places count toward its account's share (claim), with every other login of the
+   * account seen on this replica. Keeps the latest LOGINS_REMEMBERED logins.
+   */
+  learn(login: string | undefined, accountId: string): void {
+    if (!login || this.#accounts.get(login) === accountId) return;
+    this.#accounts.set(login, accountId);
+    if (this.#accounts.size > LOGINS_REMEMBERED) this.#accounts.delete(this.#accounts.keys().next().value!);
+  }
+
   #refuseShare(): null {
     this.#refused++;
     this.#refusedShares++;
@@ -343,9 +361,11 @@ export class Admission {
     return this.#refusedShares;
   }
 
-  /** Places held under a client's share now: by address, and by login. */
+  /** Places held under a client's share now: by address, and by login (its account's, once learned). */
   heldBy(address: string, login?: string): { address: number; login: number } {
-    return { address: this.#holders.get(`a:${address}`) ?? 0, login: login ? (this.#holders.get(`l:${login}`) ?? 0) : 0 };
+    const account = login && this.#accounts.get(login);
+    const key = account ? `u:${account}` : `l:${login}`;
+    return { address: this.#holders.get(`a:${address}`) ?? 0, login: login ? (this.#holders.get(key) ?? 0) : 0 };
   }
 
   /** Whether a request arriving now would be refused (no free slot, no room to wait). */
@@ -630,4 +650,9 @@ export async function admitted(ctx: AppContext, request: FastifyRequest, res: Se
     release();
     share();
   };
+}
+
+/** The account of the request's login, as its route read it: its places count for the account from now on (Admission.learn). */
+export function learnLogin(ctx: AppContext, request: FastifyRequest, accountId: string): void {
+  admissionOf(ctx).learn(request.cookies?.[SESSION_COOKIE], accountId);
 }
