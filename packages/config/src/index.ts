@@ -212,6 +212,9 @@ export const envSchema = z.object({
     .regex(/^[A-Za-z0-9+/=_-]{32,128}$/, 'must be 32 to 128 letters, digits or + / = _ - (for example `openssl rand -hex 32`)')
     .optional(),
   SIGNUP_RATE_LIMIT_PER_HOUR: int(1, 100_000, 30),
+  // Anonymous requests that hash a password (login, a sign-up's completion, a password reset) per
+  // client address per minute, all of them together.
+  PASSWORD_HASH_RATE_LIMIT_PER_MINUTE: int(1, 100_000, 30),
   AI_CHECK_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 30),
   IMPORT_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 20),
   EVENT_STREAMS_PER_ADDRESS: int(1, 100_000, 20),
@@ -348,6 +351,8 @@ export interface Config {
   limits: {
     /** Sign-ups per client address per hour. */
     signupsPerHour: number;
+    /** Anonymous requests that hash a password (login, a sign-up's completion, a reset) per client address per minute, together. */
+    passwordHashesPerMinute: number;
     /**
      * Account mails (verification resends, password reset links, e-mail changes) per address and per
      * account per hour; per client address, four times as many.
@@ -616,6 +621,7 @@ export function loadConfig(
     },
     limits: {
       signupsPerHour: e.SIGNUP_RATE_LIMIT_PER_HOUR,
+      passwordHashesPerMinute: e.PASSWORD_HASH_RATE_LIMIT_PER_MINUTE,
       accountMailPerHour: e.ACCOUNT_MAIL_RATE_LIMIT_PER_HOUR,
       aiChecksPerMinute: e.AI_CHECK_RATE_LIMIT_PER_MINUTE,
       importsPerMinute: e.IMPORT_RATE_LIMIT_PER_MINUTE,
