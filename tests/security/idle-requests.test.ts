@@ -105,7 +105,9 @@ describe('idle half-sent requests hold no place of the admission queue (issue 43
   it(`${TURN_SOCKETS} half-sent turns and ${STREAM_SOCKETS} half-sent stream opens, idle: a player's turn and stream opening still succeed`, async () => {
     for (let i = 0; i < TURN_SOCKETS; i++) idle.push(await idleRequest(port, halfTurn(`sess_${i}`)));
     for (let i = 0; i < STREAM_SOCKETS; i++) idle.push(await idleRequest(port, halfStream(`wld_missing${i}`)));
-    // Time for the server to read every head (and, before the fix, to hand out its places).
+    // Every socket accepted, then time for the server to read their heads (and, before the fix, to hand out its places).
+    const connections = () => new Promise<number>((resolve, reject) => server.app.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+    await expect.poll(connections, { timeout: 20_000, interval: 50 }).toBeGreaterThanOrEqual(TURN_SOCKETS + STREAM_SOCKETS);
     await sleep(500);
 
     const turn = await player.fetch(`/api/sessions/${sessionId}/messages`, { method: 'POST', json: { content: 'I light a torch.' } });
