@@ -10,15 +10,30 @@ export { type LinkedResources, settingsFromLinks, UNSET_SECRET, SECRET_LINKS, CO
  */
 
 /** The admission limits: what is set, else derived from the primary pool's size. */
-function admissionLimits(concurrency: number, queue: number, maxWaitMs: number, poolMax: number, maxInFlight: number, loopPercent: number, warmUp: number) {
+function admissionLimits(
+  concurrency: number,
+  queue: number,
+  maxWaitMs: number,
+  poolMax: number,
+  maxInFlight: number,
+  loopPercent: number,
+  warmUp: number,
+  share: { bodyTimeoutMs: number; perAddress: number; perAccount: number },
+) {
   const running = concurrency > 0 ? concurrency : Math.max(1, Math.floor((poolMax * 3) / 4));
+  const waiting = queue >= 0 ? queue : running * 8;
+  const places = running + waiting;
   return {
     concurrency: running,
-    queue: queue >= 0 ? queue : running * 8,
+    queue: waiting,
     maxWaitMs,
     maxInFlight: maxInFlight >= 0 ? maxInFlight : running * ADMISSION_IN_FLIGHT_PER_SLOT,
     maxLoopUtilization: loopPercent / 100,
     warmUp,
+    bodyTimeoutMs: share.bodyTimeoutMs,
+    // Unset: half of the places (running and waiting) per client address, a quarter per account.
+    perAddress: share.perAddress >= 0 ? share.perAddress : Math.max(1, Math.floor(places / 2)),
+    perAccount: share.perAccount >= 0 ? share.perAccount : Math.max(1, Math.floor(places / 4)),
   };
 }
 
@@ -203,6 +218,9 @@ export const envSchema = z.object({
     .regex(/^[A-Za-z0-9+/=_-]{32,128}$/, 'must be 32 to 128 letters, digits or + / = _ - (for example `openssl rand -hex 32`)')
     .optional(),
   SIGNUP_RATE_LIMIT_PER_HOUR: int(1, 100_000, 30),
+  // Anonymous requests that hash a password (login, a sign-up's completion, a password reset) per
+  // client address per minute, all of them together.
+  PASSWORD_HASH_RATE_LIMIT_PER_MINUTE: int(1, 100_000, 30),
   AI_CHECK_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 30),
   IMPORT_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 20),
   EVENT_STREAMS_PER_ADDRESS: int(1, 100_000, 20),
@@ -233,6 +251,15 @@ export const envSchema = z.object({
   ADMISSION_MAX_LOOP_UTILIZATION: int(1, 100, 90),
   // Refusals answered on a private loopback server before the replica listens (warm-up.ts); 0 none.
   ADMISSION_WARM_UP: int(0, 100_000, DEFAULT_ADMISSION_WARM_UP),
+  // A turn's body that had not arrived with its headers must arrive within this (ms) or is answered 408.
+  ADMISSION_BODY_TIMEOUT_MS: int(100, 300_000, 10_000),
+  // Places of the admission queue (running and waiting) one client address / one account may hold
+  // at once: unset (-1) half / a quarter of the places; 0 no share.
+  ADMISSION_PER_ADDRESS: int(0, 100_000, -1),
+  ADMISSION_PER_ACCOUNT: int(0, 100_000, -1),
+  // Node's deadlines for a request's headers, and for the whole request (headers and body), in ms.
+  HTTP_HEADERS_TIMEOUT_MS: int(1_000, 600_000, 20_000),
+  HTTP_REQUEST_TIMEOUT_MS: int(1_000, 3_600_000, 120_000),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -331,6 +358,8 @@ export interface Config {
   limits: {
     /** Sign-ups per client address per hour. */
     signupsPerHour: number;
+    /** Anonymous requests that hash a password (login, a sign-up's completion, a reset) per client address per minute, together. */
+    passwordHashesPerMinute: number;
     /**
      * Account mails (verification resends, password reset links, e-mail changes) per address and per
      * account per hour; per client address, four times as many.
@@ -362,7 +391,29 @@ export interface Config {
    * Before listening, the replica answers `warmUp` refusals on a private loopback server, so its
    * first overload runs optimized code (containers/api/src/warm-up.ts; 0: none).
    */
-  admission: { concurrency: number; queue: number; maxWaitMs: number; maxInFlight: number; maxLoopUtilization: number; warmUp: number };
+  admission: {
+    concurrency: number;
+    queue: number;
+    maxWaitMs: number;
+    maxInFlight: number;
+    maxLoopUtilization: number;
+    warmUp: number;
+    /**
+     * A place is held only by a request whose body has arrived: one whose body had not come with
+     * its headers gives its place back and takes one once the body is read, which must be within
+     * this (ms) or the request is answered 408 REQUEST_TIMEOUT and its connection closed.
+     */
+    bodyTimeoutMs: number;
+    /** Places (running and waiting) one client address, and one account (its login), may hold at once; 0: no share. */
+    perAddress: number;
+    perAccount: number;
+  };
+  /**
+   * Node's deadlines (containers/api/src/app.ts): a request's headers must arrive within
+   * `headersTimeoutMs`, the whole request (headers and body) within `requestTimeoutMs`; beyond, 408
+   * and the connection closed.
+   */
+  http: { headersTimeoutMs: number; requestTimeoutMs: number };
   /** S3 bucket of game builds; unset: a folder under dataDir (objects/). */
   gamesBucket: string | undefined;
   maintenance: {
@@ -530,6 +581,9 @@ export function loadConfig(
   if (e.PASSWORD_HASH_COST < DEFAULT_PASSWORD_HASH_COST && e.NODE_ENV !== 'test') {
     throw new ConfigError('PASSWORD_HASH_COST', `below ${DEFAULT_PASSWORD_HASH_COST} weakens every new password hash; only test runs (NODE_ENV=test) may go lower (got "${e.PASSWORD_HASH_COST}")`);
   }
+  if (e.HTTP_HEADERS_TIMEOUT_MS > e.HTTP_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS', `must not exceed HTTP_REQUEST_TIMEOUT_MS (${e.HTTP_REQUEST_TIMEOUT_MS}): the headers are part of the request (got "${e.HTTP_HEADERS_TIMEOUT_MS}")`);
+  }
   const publicOrigin = (e.PUBLIC_ORIGIN ?? `http://localhost:${e.PORT}`).replace(/\/$/, '');
   return {
     env: e.NODE_ENV,
@@ -571,7 +625,9 @@ export function loadConfig(
       e.ADMISSION_MAX_IN_FLIGHT,
       e.ADMISSION_MAX_LOOP_UTILIZATION,
       e.ADMISSION_WARM_UP,
+      { bodyTimeoutMs: e.ADMISSION_BODY_TIMEOUT_MS, perAddress: e.ADMISSION_PER_ADDRESS, perAccount: e.ADMISSION_PER_ACCOUNT },
     ),
+    http: { headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS, requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS },
     mail: {
       transport: e.MAIL_SES_SENDER ? 'ses' : e.SMTP_URL ? 'smtp' : 'outbox',
       from: e.MAIL_FROM ?? `Yumina <${defaultSender(e.MAIL_SES_SENDER, publicOrigin)}>`,
@@ -581,6 +637,7 @@ export function loadConfig(
     },
     limits: {
       signupsPerHour: e.SIGNUP_RATE_LIMIT_PER_HOUR,
+      passwordHashesPerMinute: e.PASSWORD_HASH_RATE_LIMIT_PER_MINUTE,
       accountMailPerHour: e.ACCOUNT_MAIL_RATE_LIMIT_PER_HOUR,
       aiChecksPerMinute: e.AI_CHECK_RATE_LIMIT_PER_MINUTE,
       importsPerMinute: e.IMPORT_RATE_LIMIT_PER_MINUTE,

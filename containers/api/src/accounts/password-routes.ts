@@ -9,7 +9,7 @@ import { requireAuth, startLogin } from './auth.ts';
 import { emailField, pageLink } from './email-routes.ts';
 import { isReservedAddress } from './email-address.ts';
 import { hashPassword, verifyPassword } from './password.ts';
-import { limitMailToAddress, limitPasswordCheck } from './request-limits.ts';
+import { countPasswordHash, limitMailToAddress, limitPasswordCheck, limitPasswordHashing } from './request-limits.ts';
 
 /** The rules of a new password: those of sign-up. */
 export const newPassword = z.string().min(8, 'must be at least 8 characters').max(200, 'must be at most 200 characters');
@@ -60,6 +60,12 @@ export async function passwordRoutes(app: FastifyInstance, ctx: AppContext): Pro
 
   app.post('/api/auth/password/reset', async (request, reply) => {
     const body = parseWith(resetBody, request.body);
+    // Issue 43: limited per client address, and the link checked before the password is hashed (a
+    // made-up token costs no hash); useLink checks it again, and uses it, in the transaction.
+    await limitPasswordHashing(ctx, request);
+    const found = await inspectLink(db, ['reset_password'], body.token);
+    if (found.state !== 'valid') throw linkRefusal(found.state, ASK_AGAIN);
+    countPasswordHash(ctx, 'password-reset');
     const hash = await hashPassword(body.password, ctx.config.auth.passwordHashCost);
     const { accountId, email, ended } = await db.transaction(async (tx) => {
       const link = await useLink(tx, ['reset_password'], body.token, ASK_AGAIN);

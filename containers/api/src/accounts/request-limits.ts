@@ -1,4 +1,5 @@
 import { HttpError } from '@yumina/http';
+import type { Counter } from '@yumina/telemetry';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { authenticate } from './auth.ts';
@@ -135,4 +136,31 @@ export function limitPasswordCheck(ctx: AppContext, accountId: string): Promise<
     [{ key: `password-check:account:${accountId}`, limit: ctx.config.auth.loginRateLimitPerMinute, windowSeconds: 60 }],
     'Too many password attempts. Wait a moment and try again.',
   );
+}
+
+/**
+ * Anonymous requests that hash a password (issue 43): a login (after its own limits), a sign-up's
+ * completion and a password reset share one budget per client address,
+ * PASSWORD_HASH_RATE_LIMIT_PER_MINUTE, counted before the request's link or password is checked (a
+ * refused one costs a store round trip, never a hash), so no address can keep the CPU busy with
+ * scrypt for everyone else. (A sign-up's own hash is bounded by SIGNUP_RATE_LIMIT_PER_HOUR.)
+ */
+export function limitPasswordHashing(ctx: AppContext, request: FastifyRequest): Promise<void> {
+  return enforceLimits(
+    ctx,
+    [{ key: `password-hash:address:${request.ip}`, limit: ctx.config.limits.passwordHashesPerMinute, windowSeconds: 60 }],
+    'Too many sign-in and password attempts from your network. Wait a minute and try again.',
+  );
+}
+
+const hashCounters = new WeakMap<AppContext['telemetry'], Counter>();
+
+/** Counts a password hash (or verification) a route is about to compute, by route: `yumina_password_hashes_total` in GET /metrics. */
+export function countPasswordHash(ctx: AppContext, route: 'login' | 'signup' | 'signup-complete' | 'password-reset'): void {
+  let counter = hashCounters.get(ctx.telemetry);
+  if (!counter) {
+    counter = ctx.telemetry.registry.counter('yumina_password_hashes_total', 'Password hashes and verifications computed for anonymous requests, by route.', ['route']);
+    hashCounters.set(ctx.telemetry, counter);
+  }
+  counter.inc({ route });
 }

@@ -5,7 +5,7 @@ import type { AppContext } from '../context.ts';
 import { endSession, findAccount, linkedIdentities, SESSION_COOKIE } from '@yumina/accounts';
 import { authenticate, requireAuth, startLogin } from './auth.ts';
 import { emailField, pendingEmail, REAUTH_MINUTES } from './email-routes.ts';
-import { limitLogin, limitPasswordCheck } from './request-limits.ts';
+import { countPasswordHash, limitLogin, limitPasswordCheck, limitPasswordHashing } from './request-limits.ts';
 import { dummyHash, verifyPassword } from './password.ts';
 
 const loginBody = z.strictObject({ email: emailField, password: z.string().min(1).max(200) });
@@ -15,11 +15,13 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext): Prom
   app.post('/api/auth/login', async (request, reply) => {
     const body = parseWith(loginBody, request.body);
     await limitLogin(ctx, request, body.email);
+    await limitPasswordHashing(ctx, request);
     const { rows } = await ctx.db.primary.query<{ account_id: string; password_hash: string }>(
       'select account_id, password_hash from password_credentials where lower(email) = $1',
       [body.email],
     );
     const row = rows[0];
+    countPasswordHash(ctx, 'login');
     const ok = await verifyPassword(body.password, row?.password_hash ?? (await dummyHash(ctx.config.auth.passwordHashCost)));
     if (!row || !ok) throw new HttpError(401, 'INVALID_CREDENTIALS', 'The e-mail or password is wrong.');
     const session = await startLogin(ctx, reply, row.account_id, request);

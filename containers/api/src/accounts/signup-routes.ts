@@ -16,7 +16,7 @@ import { emailField, pageLink } from './email-routes.ts';
 import { hashPassword, verifyPassword } from './password.ts';
 import { newPassword } from './password-routes.ts';
 import { displayNameField, usernameField } from './profile-routes.ts';
-import { limitMailToAddress } from './request-limits.ts';
+import { countPasswordHash, limitMailToAddress, limitPasswordHashing } from './request-limits.ts';
 
 /**
  * Verify-first sign-up (issue 35, point 5: no route tells whether an address has an account).
@@ -124,6 +124,7 @@ export async function signupRoutes(app: FastifyInstance, ctx: AppContext): Promi
 
   app.post('/api/auth/signup', async (request, reply) => {
     const body = parseWith(signUpBody, request.body);
+    // Its hash is bounded by the sign-ups allowed per client address (SIGNUP_RATE_LIMIT_PER_HOUR).
     await limitSignup(ctx, request, body.email);
     // A username belongs to the account's public profile: saying it is taken says nothing about the address.
     if (body.username) {
@@ -131,6 +132,7 @@ export async function signupRoutes(app: FastifyInstance, ctx: AppContext): Promi
       if (rowCount) throw new HttpError(409, 'USERNAME_TAKEN', 'This username is taken.');
     }
     // Hashed in both cases, so the time the answer takes does not tell them apart.
+    countPasswordHash(ctx, 'signup');
     const passwordHash = await hashPassword(body.password, ctx.config.auth.passwordHashCost);
     const returnTo = body.returnTo === undefined ? null : safeReturnTo(body.returnTo, ctx.config.publicOrigin, '/app/settings');
     await db.transaction(async (tx) => {
@@ -173,8 +175,11 @@ export async function signupRoutes(app: FastifyInstance, ctx: AppContext): Promi
 
   app.post('/api/auth/signup/complete', async (request, reply) => {
     const { token, password } = parseWith(tokenBody, request.body);
+    await limitPasswordHashing(ctx, request);
     const created = await db.transaction(async (tx) => {
+      // The link is checked (usePending) before the password is: a made-up token costs no hash.
       const pending = await usePending(tx, token);
+      countPasswordHash(ctx, 'signup-complete');
       if (!(await verifyPassword(password, pending.passwordHash))) {
         // Not used after all; the attempt counts, and the last one allowed ends the link.
         const { rows } = await tx.query<{ left: number }>(

@@ -12,7 +12,7 @@ import type { AppContext } from '../context.ts';
 import { generateTurn, swipeOf, type TurnOutput } from './generate.ts';
 import { startNewSession } from './new-session.ts';
 import { openEventStream, whenClientGone } from '../event-stream.ts';
-import { admitted as admittedSlot } from '../admission.ts';
+import { admitted as admittedSlot, learnLogin } from '../admission.ts';
 import { acquireTurnLock, breakTurnLock, markTurnFailed, releaseTurnLock, SESSION_BUSY_MESSAGE, settleStreamingReplies } from './turn-lock.ts';
 import { meteringOf } from '../ai/metering.ts';
 import { openConnection } from '../accounts/ai-connection.ts';
@@ -78,7 +78,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
    * or when the answer ends first (a refusal, an error).
    */
   const admit = async (reply: FastifyReply) => {
-    const release = await admittedSlot(ctx, reply.request.raw);
+    const release = await admittedSlot(ctx, reply.request, reply.raw);
     reply.raw.once('close', release);
     return release;
   };
@@ -330,6 +330,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     if (result.status === 'room') throw roomSessionRefusal();
     if (result.status === 'group') throw groupSessionRefusal();
     const { session, login } = result;
+    learnLogin(ctx, request, login.accountId);
     const auth: TurnAuth = { account: { id: login.accountId, username: login.username, displayName: login.displayName } };
     // The account's preference, connection and persona came with the session (one statement).
     const reads: Promise<TurnReads> = worldForViewer(db, session.world_id, { accountId: auth.account.id }, session.world).then((version) => {
@@ -427,6 +428,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   app.post<{ Params: { id: string } }>('/api/sessions/:id/regenerate', async (request, reply) => {
     const release = await admit(reply);
     const auth = await requireAuth(ctx, request, reply);
+    learnLogin(ctx, request, auth.account.id);
     const session = await ownedSession(db, request.params.id, auth.account.id);
     if (session.is_room) throw roomSessionRefusal();
     if (session.is_group) throw groupSessionRefusal();
@@ -455,6 +457,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   app.post<{ Params: { id: string } }>('/api/sessions/:id/continue', async (request, reply) => {
     const release = await admit(reply);
     const auth = await requireAuth(ctx, request, reply);
+    learnLogin(ctx, request, auth.account.id);
     const session = await ownedSession(db, request.params.id, auth.account.id);
     if (session.is_room) throw roomSessionRefusal();
     if (session.is_group) throw groupSessionRefusal();
