@@ -198,23 +198,37 @@ export const newExportId = () => `exp_${randomBytes(16).toString('base64url')}`;
 export class ExportWorker {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
+  #again = false;
   #stopped = true;
   constructor(
     private readonly ctx: AppContext,
     private readonly options: { pollMs?: number; notifyAfterMs?: number } = {},
   ) {}
 
+  /**
+   * A request wakes the worker (export-routes.ts); an idle replica only sweeps now and then
+   * (`pollMs`, default 60 s) for an export another replica took and did not finish (its claim
+   * expired) or one queued while no worker was awake.
+   */
   start(): void {
     this.#stopped = false;
-    this.#timer = setInterval(() => this.wake(), this.options.pollMs ?? 2000);
+    this.#timer = setInterval(() => this.wake(), this.options.pollMs ?? 60_000);
     this.#timer.unref();
   }
 
   wake(): void {
-    if (this.#stopped || this.#running) return;
+    if (this.#stopped) return;
+    // a wake while a build runs is looked at when it ends (an export queued meanwhile is not left to the sweep)
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
     this.#running = (async () => {
       try {
-        while (!this.#stopped && (await this.runOnce()));
+        do {
+          this.#again = false;
+          while (!this.#stopped && (await this.runOnce()));
+        } while (this.#again && !this.#stopped);
       } catch (err) {
         this.ctx.log.warn({ type: 'account.export', err: (err as Error).message }, 'export worker: poll failed');
       } finally {
