@@ -24,6 +24,7 @@ export default $config({
     const { api } = await import('./infra/api');
     const { functions } = await import('./infra/functions');
     const { web, partnerRoutes } = await import('./infra/web');
+    const { alarmTopic, alarms } = await import('./infra/alarms');
     return {
       vpc: vpc.id,
       database: database.host,
@@ -36,6 +37,8 @@ export default $config({
       web: web.url,
       url: router.url,
       partnerRoutes,
+      alarms: alarms.length,
+      alarmTopic: alarmTopic.arn,
     };
   },
 });

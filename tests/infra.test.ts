@@ -59,6 +59,14 @@ function standIn(type: string, extra: (name: string, self: Record<string, unknow
 }
 
 const globals = {
+  // Pulumi's AWS provider, for the resources SST has no component for (infra/alarms.ts)
+  aws: {
+    sns: {
+      Topic: standIn('sns.Topic', (name) => ({ arn: new Out(`${name}.arn`, `arn:aws:sns:us-east-1:123456789012:${name}`) })),
+      TopicSubscription: standIn('sns.TopicSubscription'),
+    },
+    cloudwatch: { MetricAlarm: standIn('cloudwatch.MetricAlarm') },
+  },
   $config: (c: unknown) => c,
   $app: { name: 'yumina', stage: 'production' },
   $interpolate: (strings: TemplateStringsArray, ...values: unknown[]) => new Out('interpolate', strings.reduce((a, s, i) => a + s + String(resolveValue(values[i - 1])), '')),
@@ -120,6 +128,8 @@ beforeAll(async () => {
   Object.assign(globalThis, globals);
   // The deploy's mail sender (docs/DEPLOY.md): a domain, as production has.
   process.env.MAIL_SENDER = 'yumina.example';
+  // where alarms are mailed (infra/alarms.ts)
+  process.env.ALARM_EMAIL = 'oncall@yumina.example';
   // Not a literal specifier: the code's type check must not follow it into SST's platform sources
   // (sst.config.ts and infra/ are type-checked on their own, with SST's types: scripts/typecheck.mjs).
   const entry = resolve(import.meta.dirname, '../sst.config.ts');
@@ -426,6 +436,26 @@ describe('sst.config.ts and infra/ (recorded with stand-ins for SST)', () => {
     expect(() => maxReplicas('8')).toThrow(/could open 1640 database connections, not below the database's 1600/);
     expect(() => maxReplicas('1')).toThrow(/at least 2/);
     expect(() => maxReplicas('many')).toThrow(/whole number/);
+  });
+
+  it("alarms on the operator's metrics the container writes (EMF), sent to the Alarms topic and mailed to ALARM_EMAIL", async () => {
+    const { EMF_METRICS, METRICS_NAMESPACE, METRICS_SERVICE } = await import('../containers/api/src/operator-metrics.ts');
+    const topic = one('sns.Topic', 'Alarms');
+    expect(one('sns.TopicSubscription', 'AlarmEmail').args).toMatchObject({ protocol: 'email', endpoint: 'oncall@yumina.example', topic: topic.instance.arn });
+    const alarms = recorded.filter((r) => r.type === 'cloudwatch.MetricAlarm');
+    expect(alarms.map((a) => a.args.metricName).sort()).toEqual(['AdmissionRefusals', 'EventLoopStalls', 'ProviderErrors', 'TurnLatency', 'TurnsFailed']);
+    for (const alarm of alarms) {
+      // each watches a metric the container declares, in its namespace and dimension
+      expect(Object.keys(EMF_METRICS), alarm.name).toContain(alarm.args.metricName);
+      expect(alarm.args).toMatchObject({ namespace: METRICS_NAMESPACE, dimensions: { Service: METRICS_SERVICE }, treatMissingData: 'notBreaching' });
+      expect(alarm.args.alarmActions).toEqual([topic.instance.arn]);
+      expect(Number(alarm.args.threshold)).toBeGreaterThan(0);
+      expect(Number(alarm.args.datapointsToAlarm)).toBeLessThanOrEqual(Number(alarm.args.evaluationPeriods));
+      expect(alarm.args.statistic ?? alarm.args.extendedStatistic, alarm.name).toMatch(/^(Sum|Maximum|p99)$/);
+    }
+    // the container writes those lines in production: container mode's default interval
+    const config = loadConfig(environmentOf(one('Service', 'Api')), '0', linksOf(one('Service', 'Api')));
+    expect(config.telemetry.emfIntervalMs).toBe(60_000);
   });
 
   it('links the mail component (SES) to the container, which sends every mail, and to nothing else', () => {

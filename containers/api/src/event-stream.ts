@@ -18,7 +18,11 @@ export interface EventStream {
  */
 export function openEventStream(reply: FastifyReply, options: { retryMs?: number; watch?: boolean } = {}): EventStream {
   const res = reply.raw;
-  if (options.watch) watchedBy(reply.server.server).add(res);
+  if (options.watch) {
+    const streams = watchedBy(reply.server.server);
+    streams.add(res);
+    res.once('close', () => streams.delete(res));
+  }
   // headers the reply was given before (a renewed login cookie) go with the stream's own
   const { 'content-length': _length, ...earlier } = reply.getHeaders() as OutgoingHttpHeaders;
   reply.hijack();
@@ -71,13 +75,23 @@ export function openEventStream(reply: FastifyReply, options: { retryMs?: number
 
 /** The open streams that only watch (a room's events, the live update overview), by the HTTP server serving them (one per app, whatever plugin's route opened them). */
 const watching = new WeakMap<object, Set<ServerResponse>>();
+/** The same sets, to count them (a process serves one app in production, a test run several). */
+const servers = new Set<Set<ServerResponse>>();
 function watchedBy(app: object): Set<ServerResponse> {
   let streams = watching.get(app);
   if (!streams) {
     streams = new Set();
     watching.set(app, streams);
+    servers.add(streams);
   }
   return streams;
+}
+
+/** How many watching streams this process has open (the operator's OpenStreams metric). */
+export function openWatchingStreams(): number {
+  let open = 0;
+  for (const streams of servers) for (const res of streams) if (!res.writableEnded) open++;
+  return open;
 }
 
 /**
@@ -95,6 +109,7 @@ export function installStreamDrain(app: FastifyInstance): void {
       res.end();
     }
     streams?.clear();
+    if (streams) servers.delete(streams);
     done();
   });
 }

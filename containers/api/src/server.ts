@@ -13,6 +13,7 @@ import { loadSecretBox } from './accounts/secret-box.ts';
 import { buildApp, type BuildOptions } from './app.ts';
 import { openObjectStore, publishDemoGame } from './games/demo.ts';
 import { startMaintenance } from './maintenance.ts';
+import { operatorMetricsOf } from './operator-metrics.ts';
 import { startDemoPartner } from './partners/demo-partner.ts';
 import { publishSampleWorlds } from './worlds/samples.ts';
 import { partnersFromConfig, signingKeysFromConfig } from '@yumina/identity';
@@ -132,6 +133,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   ctx.exports = new ExportWorker(ctx);
   ctx.exports.start();
   telemetry.start();
+  // the operator's metrics (GET /metrics; EMF lines on stdout in container mode, docs/OPERATIONS.md)
+  const operator = operatorMetricsOf(ctx);
   // Loads the tokenizer in 8 ms slices; counts before it finishes are heuristic and never cached.
   void sharedTokenCounter().init();
   const profiling = new AbortController();
@@ -149,6 +152,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         await demo?.app.close();
         profiling.abort();
         telemetry.stop();
+        operator.stop();
         await maintenance.stop();
         await ctx.exports?.stop();
         await mail.stop();

@@ -176,6 +176,8 @@ export const envSchema = z.object({
     .optional()
     .transform((v) => v ?? 0),
   METRICS_TOKEN: z.string().trim().min(16, 'must be at least 16 characters').optional(),
+  /** The operator's metrics as CloudWatch embedded-metric-format lines on stdout, this often (0 = off; default: every minute in container mode, off in local mode). */
+  METRICS_EMF_INTERVAL_MS: int(0, 3_600_000, -1),
   PARTNERS: z.string().trim().min(2).optional(),
   IDENTITY_SIGNING_KEY: z.string().trim().min(1).optional(),
   IDENTITY_SIGNING_KEY_NEXT: z.string().trim().min(1).optional(),
@@ -292,6 +294,8 @@ export interface Config {
     cpuProfileSeconds: number;
     /** GET /metrics is served only when set, and only with this bearer token. */
     metricsToken: string | undefined;
+    /** How often the operator's metrics are written as CloudWatch EMF lines (0 = never). */
+    emfIntervalMs: number;
   };
   partners: {
     /** JSON partner list (packages/identity parsePartners); unset: the demo partner on a second loopback port. */
@@ -666,7 +670,11 @@ export function loadConfig(
       tokenRateLimitPerMinute: e.PARTNER_TOKEN_RATE_LIMIT_PER_MINUTE,
       demoPort: e.DEMO_PARTNER_PORT >= 0 ? e.DEMO_PARTNER_PORT : e.PORT === 0 ? 0 : e.PORT + 1,
     },
-    telemetry: { cpuProfileSeconds: e.RUNTIME_CPU_PROFILE_SECONDS, metricsToken: e.METRICS_TOKEN },
+    telemetry: {
+      cpuProfileSeconds: e.RUNTIME_CPU_PROFILE_SECONDS,
+      metricsToken: e.METRICS_TOKEN,
+      emfIntervalMs: e.METRICS_EMF_INTERVAL_MS >= 0 ? e.METRICS_EMF_INTERVAL_MS : e.APP_MODE === 'container' ? 60_000 : 0,
+    },
     maintenance: { periodMs: e.MAINTENANCE_PERIOD_MS, leaseTtlMs: e.LEADER_LEASE_TTL_MS },
     identity: { region: e.REGION, replicaId: e.REPLICA_ID, deploymentId: e.DEPLOYMENT_ID },
     auth: {

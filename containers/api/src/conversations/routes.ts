@@ -15,6 +15,7 @@ import { openEventStream, whenClientGone } from '../event-stream.ts';
 import { admitted as admittedSlot, learnLogin } from '../admission.ts';
 import { acquireTurnLock, breakTurnLock, markTurnFailed, releaseTurnLock, SESSION_BUSY_MESSAGE, settleStreamingReplies } from './turn-lock.ts';
 import { meteringOf } from '../ai/metering.ts';
+import { operatorMetricsOf } from '../operator-metrics.ts';
 import { openConnection } from '../accounts/ai-connection.ts';
 import { worldForViewer } from '../worlds/version.ts';
 import { playerRoutes } from './actions.ts';
@@ -136,6 +137,9 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   ) {
     const controller = new AbortController();
     running.set(session.id, controller);
+    // the operator's turn latency (to the first text and to the end) and provider errors by kind
+    const startedAt = performance.now();
+    let firstTokenMs: number | null = null;
     // A player who leaves stops the provider call at once: settled and billed as a stop.
     whenClientGone(reply, () => controller.abort(new Error('The client went away')));
     const stream = openEventStream(reply);
@@ -160,7 +164,10 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         memory: session.memory ?? null,
         signal: controller.signal,
         onPromptReady: admitted,
-        onDelta: (text) => stream.write('delta', { text }),
+        onDelta: (text) => {
+          firstTokenMs ??= performance.now() - startedAt;
+          stream.write('delta', { text });
+        },
         onReasoning: (text) => stream.write('reasoning', { text }),
         ...(known ? { metering: known.metering, persona: known.persona } : {}),
       });
@@ -227,9 +234,12 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         skippedEntries: out.result.skippedEntries,
       });
       stream.writeJson('done', done.split(JSON.stringify(STATE)).join(stateText));
+      operatorMetricsOf(ctx).turn('complete', performance.now() - startedAt, firstTokenMs);
     } catch (err) {
       const stopped = controller.signal.aborted;
       const shown = stopped ? { code: 'AI_ABORTED', message: 'Stopped before the reply was finished.' } : publicErrorOf(err);
+      operatorMetricsOf(ctx).turn(stopped ? 'stopped' : 'failed', performance.now() - startedAt, firstTokenMs);
+      if (!stopped && shown.code.startsWith('AI_')) operatorMetricsOf(ctx).providerError(shown.code);
       if (!stopped) request.log.warn({ err, sessionId: session.id, messageId: target.id }, 'turn failed');
       // A failure is not the world's message (issue 30 A2): a new reply goes, a regenerated or
       // continued one stays as it was, and the failure is kept on the player's message (shown there
