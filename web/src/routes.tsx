@@ -42,8 +42,10 @@ const pages = {
   devSandbox: page(() => import('./sandbox/dev-route.tsx'), 'DevSandboxRoute'),
   inbox: page(() => import('./updates/InboxPage.tsx'), 'InboxPage'),
   world: page(() => import('./worlds/WorldPage.tsx'), 'WorldPage'),
+  room: page(() => import('./rooms/RoomPage.tsx'), 'RoomPage'),
+  joinRoom: page(() => import('./rooms/JoinPage.tsx'), 'JoinPage'),
 };
-const { home, auth, forgotPassword, resetPassword, verifyEmail, completeSignup, settings, models, library, player, myWorlds, studio, character, reviews, credits, board, devSandbox, inbox, world } = pages;
+const { home, auth, forgotPassword, resetPassword, verifyEmail, completeSignup, settings, models, library, player, myWorlds, studio, character, reviews, credits, board, devSandbox, inbox, world, room, joinRoom } = pages;
 
 interface Route {
   test: RegExp;
@@ -79,6 +81,8 @@ const ROUTES: Route[] = [
   { test: /^\/adventure\/demo$/, load: board.load, render: () => <board.Component /> },
   { test: /^\/dev\/sandbox$/, load: devSandbox.load, render: () => <devSandbox.Component /> },
   { test: /^\/(app\/)?inbox$/, load: inbox.load, render: () => <inbox.Component /> },
+  { test: /^\/rooms\/join\/?$/, load: joinRoom.load, render: () => <joinRoom.Component /> },
+  { test: /^\/rooms\/[^/]+\/?$/, load: room.load, render: (path) => <room.Component roomId={param(path, '/rooms/')} /> },
   { test: /^\/worlds\/[^/]+\/?$/, load: world.load, data: (path) => worldUrls(param(path, '/worlds/')), render: (path) => <world.Component id={param(path, '/worlds/')} /> },
 ];
 
