@@ -8,6 +8,7 @@ import { api } from '../lib/api.ts';
 import { Link, navigate } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
 import { useTitle } from '../lib/title.ts';
+import { shortDateTime } from '../lib/dates.ts';
 import { PageLoading } from '../shell/PageLoading.tsx';
 import './rooms.css';
 
@@ -94,7 +95,7 @@ export function JoinPage() {
           </Link>
         </div>
       )}
-      <p className="hint">The link works until {new Date(preview.expiresAt).toLocaleString()}.</p>
+      <p className="hint">The link works until {shortDateTime(preview.expiresAt)}.</p>
     </section>
   );
 }

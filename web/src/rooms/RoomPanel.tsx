@@ -7,6 +7,7 @@
 import { useEffect, useState } from 'react';
 import { displayName, formatValue } from '../player/variable-format.ts';
 import { Link } from '../lib/router.tsx';
+import { shortDateTime } from '../lib/dates.ts';
 import type { Confirm } from '../player/ConfirmDialog.tsx';
 import { payerText, type RoundState, SPEECH_LABELS, type SpeechMode, TRIGGER_LABELS, type TriggerMode } from './room-types.ts';
 import type { RoomHandle } from './use-room.ts';
@@ -226,7 +227,7 @@ function Invites({ r }: { r: RoomHandle }) {
           {live.map((i) => (
             <li key={i.id} className="spread">
               <span className="hint">
-                {i.role} link · until {new Date(i.expiresAt).toLocaleString()}
+                {i.role} link · until {shortDateTime(i.expiresAt)}
               </span>
               <button type="button" className="link" onClick={() => void r.revokeInvite(i.id)}>
                 Revoke

@@ -257,7 +257,8 @@ export function useRoom(roomId: string) {
     snap,
     world,
     streaming,
-    typing: Object.keys(typing),
+    /** Who else is writing (this member's own signal is not shown back to them). */
+    typing: Object.keys(typing).filter((id) => id !== me?.participantId),
     removed,
     missing,
     error,
