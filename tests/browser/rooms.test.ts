@@ -90,17 +90,16 @@ describe('rooms in the browser, across two replicas', () => {
     await host.page.getByTestId('room-connection').and(host.page.locator('[data-state="live"]')).waitFor();
 
     // Invite links: one for a player, one for a spectator (shown once, in the page).
-    const makeLink = async (role: 'a player' | 'a spectator') => {
-      await host.page.getByLabel('Invite as').selectOption({ label: role });
+    const makeLink = async (role: 'player' | 'spectator') => {
+      await host.page.getByLabel('Invite as').selectOption(role);
       await host.page.getByRole('button', { name: 'Make a link' }).click();
-      await expect.poll(() => host.page.getByTestId('invite-link').inputValue()).toContain('/rooms/join#');
-      const link = await host.page.getByTestId('invite-link').inputValue();
+      const link = await host.page.locator(`[data-testid="invite-link"][data-role="${role}"]`).inputValue();
       await host.page.getByRole('button', { name: 'Copy' }).waitFor();
       return `${url}${new URL(link).pathname}${new URL(link).hash}`;
     };
-    const playerLink = await makeLink('a player');
+    const playerLink = await makeLink('player');
     await expect.poll(() => host.page.getByTestId('invite-list').locator('li').count()).toBe(1);
-    const spectatorLink = await makeLink('a spectator');
+    const spectatorLink = await makeLink('spectator');
     expect(spectatorLink).not.toBe(playerLink);
 
     // The player has an account but is signed out here: the link's page says what it invites to, the
@@ -194,21 +193,56 @@ describe('rooms in the browser, across two replicas', () => {
     await player.page.getByRole('button', { name: 'Pass the turn' }).click();
     for (const page of pages) await expect.poll(() => page.getByTestId('turn-holder').textContent()).toMatch(/Hana/);
 
-    // A per-player value (setVariable with targetUserId, as Ann's interface would call it): Ann sees hers, the others the shared one.
-    const set = await player.page.evaluate(
-      async ([id, accountId]) =>
-        (await fetch(`/api/sessions/${id}/variables/gold`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ value: 77, targetUserId: accountId }) })).status,
-      [roomId, ann.account.id] as const,
-    );
-    expect(set).toBe(200);
+    // The world's interface runs in the room: it knows who it plays for, the players and the room; a
+    // per-player value it sets (setVariable with targetUserId) is seen by its player alone, in the
+    // interface and the variables panel; it cannot set another member's.
+    const yumina = async (page: Page) => {
+      const frame = await (await page.locator('iframe[title="World interface"]').elementHandle())!.contentFrame();
+      await frame!.getByText(/^Gold /).waitFor();
+      return frame!;
+    };
+    const annFrame = await yumina(player.page);
+    const wesFrame = await yumina(spectator.page);
+    const seen = await annFrame.evaluate(() => {
+      const y = (window as unknown as { yumina: Record<string, unknown> }).yumina as {
+        currentUser: { id: string };
+        players: { name: string; role: string; accountId: string }[];
+        room: { speechMode: string; triggerMode: string; turnParticipantId: string };
+        capabilities: { canSendMessage: boolean };
+      };
+      return { me: y.currentUser.id, players: y.players.map((p) => [p.name, p.role]), room: y.room, canSend: y.capabilities.canSendMessage };
+    });
+    expect(seen.me).toBe(ann.account.id);
+    expect(seen.players).toEqual([
+      ['Hana', 'host'],
+      ['Ann', 'player'],
+      ['Wes', 'spectator'],
+    ]);
+    expect(seen.room).toMatchObject({ speechMode: 'turns', triggerMode: 'instant' });
+    expect(seen.canSend).toBe(false); // Hana holds the turn
+    expect(await wesFrame.evaluate(() => (window as unknown as { yumina: { capabilities: { canSendMessage: boolean } } }).yumina.capabilities.canSendMessage)).toBe(false);
+    const setGold = (frame: typeof annFrame, accountId: string, value: number) =>
+      frame.evaluate(
+        ([id, v]) =>
+          (window as unknown as { yumina: { setVariable(i: string, v: unknown, o: unknown): Promise<unknown> } }).yumina.setVariable('gold', v, { targetUserId: id }).then(
+            () => 'ok',
+            (err: { code?: string }) => err.code ?? 'refused',
+          ),
+        [accountId, value] as const,
+      );
+    const hostAccount = await host.page.evaluate(async () => ((await (await fetch('/api/auth/session')).json()) as { account: { id: string } }).account.id);
+    expect(await setGold(annFrame, hostAccount, 5)).toBe('HOST_ONLY'); // not another member's
+    expect(await setGold(annFrame, ann.account.id, 77)).toBe('ok');
+    await annFrame.getByText('Gold 77').waitFor();
     const gold = (page: Page) => page.locator('[data-testid="room-variables"] [data-variable="gold"] dd');
     await expect.poll(() => gold(player.page).textContent()).toBe('77 (yours only)');
     for (const page of [host.page, spectator.page]) {
       await page.reload();
       await page.getByTestId('room-page').waitFor();
-      expect(await gold(page).textContent()).not.toContain('77');
+      expect(await gold(page).textContent()).toBe('10');
+      expect(await page.locator('[data-testid="room-variables"] [data-variable="gold"]').getAttribute('data-own')).toBe('false');
+      expect(await (await yumina(page)).getByText(/^Gold /).textContent()).toBe('Gold 10');
     }
-    expect(await host.page.locator('[data-testid="room-variables"] [data-variable="gold"]').getAttribute('data-own')).toBe('false');
     await shoot(player.page, 'room-player');
 
     // 5. A replica killed mid-reply: Ann (and Wes) sit on the replica writing it.

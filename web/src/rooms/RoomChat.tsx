@@ -37,7 +37,7 @@ export function writeBlock(r: RoomHandle): string | null {
 
 export function RoomChat({ r, scope }: { r: RoomHandle; scope: AssetScope | null }) {
   const s = r.snap!;
-  const [draft, setDraft] = useState('');
+  const { draft, setDraft } = r;
   const [sending, setSending] = useState(false);
   const list = useRef<HTMLOListElement>(null);
   const worldName = r.world ? characterName(r.world.world) : 'World';

@@ -3,6 +3,7 @@
  * the round, the members and, for the host, the room's controls. A member who was removed, or who
  * opens a room they are not in, is told so.
  */
+import { lazy, Suspense } from 'react';
 import { Link } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
 import { useTitle } from '../lib/title.ts';
@@ -11,9 +12,14 @@ import { useConfirm } from '../player/ConfirmDialog.tsx';
 import { PageLoading } from '../shell/PageLoading.tsx';
 import { RoomChat } from './RoomChat.tsx';
 import { RoomPanel } from './RoomPanel.tsx';
+import { roomSandboxHandlers, roomSandboxState } from './room-sandbox.ts';
 import { useRoom } from './use-room.ts';
 import '../player/player.css';
 import './rooms.css';
+
+/** The sandbox host loads only for a world with its own interface. */
+const SandboxHost = lazy(() => import('../sandbox/SandboxHost.tsx').then((m) => ({ default: m.SandboxHost })));
+const FRAME_STYLE = { width: '100%', height: 480, border: '1px solid #ddd', borderRadius: 8 };
 
 const CONNECTION_LABELS = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…' } as const;
 
@@ -57,6 +63,7 @@ export function RoomPage({ roomId }: { roomId: string }) {
   if (!r.snap) return r.error ? <p role="alert">{r.error}</p> : <PageLoading />;
   const s = r.snap;
   const me = s.members.find((m) => m.id === s.me.participantId);
+  const root = r.world?.world.rootComponent;
 
   return (
     <div className="player room" data-testid="room-page" data-role={s.me.role}>
@@ -84,6 +91,32 @@ export function RoomPage({ roomId }: { roomId: string }) {
           </button>
         </p>
       )}
+      {root && r.world && scope && (
+        <Suspense
+          fallback={
+            <div className="sandbox-frame" style={{ ...FRAME_STYLE, display: 'grid', placeItems: 'center' }} role="status" aria-live="polite">
+              Loading the world&apos;s interface…
+            </div>
+          }
+        >
+          <SandboxHost
+            world={{ id: r.world.id, name: r.world.world.name, rootComponent: root }}
+            state={roomSandboxState(r, info?.account ?? null)}
+            handlers={roomSandboxHandlers(r)}
+            assetToken={scope.token}
+            title="World interface"
+            className="sandbox-frame"
+            style={FRAME_STYLE}
+          />
+        </Suspense>
+      )}
+      <div className="toasts" aria-live="polite">
+        {r.toasts.map((t) => (
+          <p key={t.id} role="status" className={`toast toast-${t.kind}`}>
+            {t.message}
+          </p>
+        ))}
+      </div>
       <div className="player-body">
         <RoomChat r={r} scope={scope} />
         <RoomPanel r={r} confirm={confirm} />

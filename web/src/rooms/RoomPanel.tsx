@@ -188,6 +188,7 @@ function Invites({ r }: { r: RoomHandle }) {
         onSubmit={(e) => {
           e.preventDefault();
           setCopied(false);
+          setMade(null);
           void r.createInvite(role, Number(hours)).then((url) => setMade(url ? { url, role } : null));
         }}
       >
@@ -206,7 +207,7 @@ function Invites({ r }: { r: RoomHandle }) {
         <div className="room-invite-made">
           <label>
             Link for {made.role === 'player' ? 'a player' : 'a spectator'} (shown once)
-            <input readOnly value={made.url} aria-label="Invite link" data-testid="invite-link" onFocus={(e) => e.currentTarget.select()} />
+            <input readOnly value={made.url} aria-label="Invite link" data-testid="invite-link" data-role={made.role} onFocus={(e) => e.currentTarget.select()} />
           </label>
           <button
             type="button"

@@ -7,7 +7,7 @@
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, ApiError } from '../lib/api.ts';
-import type { WorldData } from '../player/player-types.ts';
+import type { Toast, WorldData } from '../player/player-types.ts';
 import type { Invite, Member, QueuedMessage, RoomMessage, RoomSnapshot, RoomState, RoomStatus } from './room-types.ts';
 
 /** The reply being written: its message, the text it continues (a `continue`), and what arrived. */
@@ -50,6 +50,15 @@ export function useRoom(roomId: string) {
   const [error, setError] = useState<string | null>(null);
   const [connection, setConnection] = useState<Connection>('connecting');
   const [invites, setInvites] = useState<Invite[] | null>(null);
+  /** The composer's text (the world's interface may fill it: setComposerDraft). */
+  const [draft, setDraft] = useState('');
+  const [toasts, setToasts] = useState<Toast[]>([]);
+  const toastId = useRef(0);
+  const toast = useCallback((message: string, kind: Toast['kind'] = 'info') => {
+    const id = ++toastId.current;
+    setToasts((list) => [...list.slice(-4), { id, message, kind }]);
+    window.setTimeout(() => setToasts((list) => list.filter((t) => t.id !== id)), 8000);
+  }, []);
   /** Where the live stream starts: bumped (with a new event id) when the room is read again after `reset`. */
   const [streamFrom, setStreamFrom] = useState<{ after: string; n: number } | null>(null);
   const snapRef = useRef<RoomSnapshot | null>(null);
@@ -265,7 +274,15 @@ export function useRoom(roomId: string) {
     setError,
     connection,
     invites,
+    draft,
+    setDraft,
+    toasts,
+    toast,
     reload,
+    /** Shows the state the platform answered an interface's action with (the stream brings the same to everyone). */
+    showState(state: RoomState) {
+      setSnap((s) => (s ? { ...s, session: { ...s.session, state } } : s));
+    },
     isHost: me?.role === 'host' || me?.role === 'owner',
     async send(content: string): Promise<boolean> {
       return (await run(roomPath(roomId, 'messages'), { json: { content } })) !== null;
