@@ -149,7 +149,6 @@ describe('rooms in the browser, across two replicas', () => {
     await say(player.page, 'I light my torch');
     for (const page of pages) await page.locator('[data-testid="room-queue"] li[data-author="Ann"]', { hasText: 'I light my torch' }).waitFor();
     for (const page of pages) await expect.poll(() => roundState(page)).toBe('collecting');
-    await shoot(host.page, 'room');
     provider.enqueue({ kind: 'completion', content: 'The torch flares over the stairs.', chunks: 3 });
     await host.page.getByRole('button', { name: 'Reply now' }).click();
     await everyoneSees('The torch flares over the stairs.');
@@ -263,6 +262,7 @@ describe('rooms in the browser, across two replicas', () => {
     await host.page.locator('[data-testid="turn-failure"] button', { hasText: 'Retry' }).click();
     await everyoneSees('The ashes settle.');
     for (const page of pages) expect(await page.locator('[data-testid="turn-failure"]').count()).toBe(0);
+    await shoot(host.page, 'room', '.player-body');
     // everything said before is still there
     for (const text of ['I light my torch', 'The torch flares over the stairs.', 'I follow Hana', 'The ghoul turns to Ann.']) {
       expect(await spectator.page.locator('[data-testid="room-messages"]', { hasText: text }).count()).toBe(1);
@@ -270,10 +270,11 @@ describe('rooms in the browser, across two replicas', () => {
   }, 240_000);
 });
 
-/** The page at 1280 px and at 390 px (docs/screens/ with UPDATE_SCREENS=1). */
-async function shoot(page: Page, name: string): Promise<void> {
+/** The page at 1280 px (from its top, or from `from`) and at 390 px, whole (docs/screens/ with UPDATE_SCREENS=1). */
+async function shoot(page: Page, name: string, from?: string): Promise<void> {
   const size = page.viewportSize()!;
   await page.evaluate(() => window.scrollTo(0, 0));
+  if (from) await page.locator(from).evaluate((el) => el.scrollIntoView({ block: 'start' }));
   await page.screenshot({ path: screenPath(`${name}-1280`), fullPage: false });
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: screenPath(`${name}-390`), fullPage: true });
