@@ -276,7 +276,13 @@ async function shoot(page: Page, name: string, from?: string): Promise<void> {
   await page.evaluate(() => window.scrollTo(0, 0));
   if (from) await page.locator(from).evaluate((el) => el.scrollIntoView({ block: 'start' }));
   await page.screenshot({ path: screenPath(`${name}-1280`), fullPage: false });
+  // the whole page in one tall viewport (a full-page capture leaves the interface's frame, a process of its own, blank)
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: screenPath(`${name}-390`), fullPage: true });
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  await page.setViewportSize({ width: 390, height: Math.min(height, 4000) });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const frame = page.locator('iframe[title="World interface"]');
+  if (await frame.count()) await frame.contentFrame().locator('body').getByText(/^Gold /).waitFor();
+  await page.screenshot({ path: screenPath(`${name}-390`) });
   await page.setViewportSize(size);
 }
