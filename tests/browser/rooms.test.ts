@@ -267,6 +267,18 @@ describe('rooms in the browser, across two replicas', () => {
     for (const text of ['I light my torch', 'The torch flares over the stairs.', 'I follow Hana', 'The ghoul turns to Ann.']) {
       expect(await spectator.page.locator('[data-testid="room-messages"]', { hasText: text }).count()).toBe(1);
     }
+
+    // The host removes the spectator, who is told at once; then ends the room: nobody writes any more.
+    await host.page.getByRole('listitem').filter({ has: host.page.locator('strong', { hasText: /^Wes$/ }) }).getByRole('button', { name: 'Remove' }).click();
+    await host.page.getByRole('alertdialog').getByRole('button', { name: 'Confirm' }).click();
+    await spectator.page.getByTestId('room-removed').waitFor();
+    await host.page.locator('[data-testid="room-members"] li[data-member="Wes"]').waitFor({ state: 'detached' });
+    await host.page.getByRole('button', { name: 'End the room' }).click();
+    await host.page.getByRole('alertdialog').getByRole('button', { name: 'Confirm' }).click();
+    for (const page of [host.page, player.page]) {
+      await page.getByTestId('room-ended').waitFor();
+      expect(await page.getByLabel('Your message').isDisabled()).toBe(true);
+    }
   }, 240_000);
 });
 
