@@ -77,6 +77,7 @@ describe('rooms in the browser, across two replicas', () => {
     await allow.click();
     await host.page.getByText('Players may now open rooms on this world.').waitFor();
     expect(await allow.isChecked()).toBe(true);
+    await shoot(host.page, 'room-allow', '[aria-label="Overview"]');
     await host.page.goto(`${url}/worlds/${world.id}`);
     await host.page.getByTestId('play-together').click();
     const dialog = host.page.getByRole('dialog', { name: /together/ });
@@ -84,6 +85,7 @@ describe('rooms in the browser, across two replicas', () => {
     await dialog.getByLabel(/^Free/).check();
     // who pays is said before the room opens: the host's own connection, with its model
     await expect.poll(() => dialog.getByTestId('room-payer-terms').textContent()).toMatch(/host’s own AI connection \(model room-model\)/);
+    await shoot(host.page, 'room-open');
     await dialog.getByRole('button', { name: 'Open the room' }).click();
     await host.page.waitForURL(/\/rooms\/[^/]+$/);
     const roomId = new URL(host.page.url()).pathname.split('/').pop()!;
@@ -279,6 +281,11 @@ describe('rooms in the browser, across two replicas', () => {
       await page.getByTestId('room-ended').waitFor();
       expect(await page.getByLabel('Your message').isDisabled()).toBe(true);
     }
+    // the world's page lists the host's rooms (this one ended)
+    await host.page.goto(`${url}/worlds/${world.id}`);
+    await host.page.getByTestId('world-rooms').getByText('Your room').waitFor();
+    expect(await host.page.getByTestId('world-rooms').textContent()).toContain('ended');
+    await shoot(host.page, 'room-world');
   }, 240_000);
 });
 

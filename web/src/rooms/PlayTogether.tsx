@@ -41,7 +41,7 @@ export function PlayTogetherDialog({ worldId, worldName, onClose }: { worldId: s
   }
 
   return (
-    <div className="confirm-backdrop" onClick={(e) => e.target === e.currentTarget && onClose()}>
+    <div className="room-backdrop" onClick={(e) => e.target === e.currentTarget && onClose()}>
       <form role="dialog" aria-modal="true" aria-labelledby="play-together-title" className="card room-dialog" onSubmit={open}>
         <h2 id="play-together-title">Play {worldName} together</h2>
         <p className="hint">You host the room: you invite friends with a link, and you can change these any time.</p>

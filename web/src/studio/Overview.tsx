@@ -188,7 +188,7 @@ export function Overview({ server, dirty, onServer }: { server: ServerWorld | nu
         </a>
       </div>
       {owner && (
-        <label className="row" data-testid="rooms-allowed">
+        <label className="rooms-switch" data-testid="rooms-allowed">
           <input type="checkbox" role="switch" checked={server.roomsAllowed === true} disabled={busy} onChange={(e) => void allowRooms(e.target.checked)} />
           <span>
             Allow rooms <span className="hint">— players can open a room with "Play together" and play this world with friends; applies at once, without review</span>

@@ -264,11 +264,14 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   app.get<{ Params: { worldId: string } }>('/api/worlds/:worldId/sessions', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     // Newest first, a keyset page at a time (../keyset.ts): `cursor` is the last page's nextCursor.
+    // The account's own sessions, not the rooms it hosts (GET /api/rooms lists those): the player
+    // opens the newest of these, and a room's session is played on its room page.
     const q = parseWith(sessionListQuery, request.query, 'query');
     const params: unknown[] = [auth.account.id, request.params.worldId, q.limit + 1];
     const after = afterCursor(q.cursor, 'updated_at', 'id', 'desc', params);
     const { rows } = await db.query<SessionRow & { k: string } & Record<string, unknown>>(
-      `select *, ${timeKey('updated_at')} as k from chat_sessions where account_id = $1 and world_id = $2${after ? ` and ${after}` : ''}
+      `select *, ${timeKey('updated_at')} as k from chat_sessions
+        where account_id = $1 and world_id = $2 and not exists (select 1 from chat_rooms r where r.session_id = chat_sessions.id)${after ? ` and ${after}` : ''}
         order by updated_at desc, id desc limit $3`,
       params,
     );
