@@ -8,14 +8,10 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, ApiError } from '../lib/api.ts';
 import type { Toast, WorldData } from '../player/player-types.ts';
+import { newerRoom, type Streaming, withDelta, withMessage, withReplyStarted, withRoomStatus } from './room-events.ts';
 import type { Invite, Member, QueuedMessage, RoomMessage, RoomSnapshot, RoomState, RoomStatus } from './room-types.ts';
 
-/** The reply being written: its message, the text it continues (a `continue`), and what arrived. */
-export interface Streaming {
-  messageId: string;
-  base: string;
-  text: string;
-}
+export type { Streaming };
 
 export type Connection = 'connecting' | 'live' | 'reconnecting';
 
@@ -26,19 +22,6 @@ const TYPING_SHOWN_MS = 4000;
 const TYPING_EVERY_MS = 2500;
 
 const roomPath = (id: string, ...rest: string[]) => `/api/rooms/${encodeURIComponent(id)}${rest.map((r) => `/${encodeURIComponent(r)}`).join('')}`;
-
-/** A snapshot read while the stream already applied a newer room status keeps the newer one. */
-function newerRoom(shown: RoomSnapshot | null, next: RoomSnapshot): RoomSnapshot {
-  if (shown && shown.room.version > next.room.version) return { ...next, room: shown.room, queue: shown.queue };
-  return next;
-}
-
-/** A message list with `m` in it (replacing the one of its id), in position order. */
-function withMessage(list: RoomMessage[], m: RoomMessage): RoomMessage[] {
-  const at = list.findIndex((x) => x.id === m.id);
-  if (at >= 0) return list.map((x, i) => (i === at ? m : x));
-  return [...list, m].sort((a, b) => a.position - b.position);
-}
 
 export function useRoom(roomId: string) {
   const [snap, setSnap] = useState<RoomSnapshot | null>(null);
@@ -107,9 +90,7 @@ export function useRoom(roomId: string) {
     (type: (typeof ROOM_EVENTS)[number], data: Record<string, unknown>) => {
       switch (type) {
         case 'room': {
-          const room = data.room as RoomStatus;
-          const queue = data.queue as QueuedMessage[];
-          setSnap((s) => (s && room.version > s.room.version ? { ...s, room, queue } : s));
+          setSnap((s) => withRoomStatus(s, data.room as RoomStatus, data.queue as QueuedMessage[]));
           break;
         }
         case 'members':
@@ -121,42 +102,13 @@ export function useRoom(roomId: string) {
           const redo = data.redo as 'regenerate' | 'continue' | undefined;
           const existing = snapRef.current?.messages.find((m) => m.id === messageId);
           setStreaming({ messageId, base: redo === 'continue' ? (existing?.content ?? '') : '', text: '' });
-          setSnap((s) => {
-            if (!s) return s;
-            let messages = s.messages;
-            for (const m of round) messages = withMessage(messages, m);
-            const shown = messages.find((m) => m.id === messageId);
-            const placeholder: RoomMessage = {
-              ...(shown ?? {
-                id: messageId,
-                role: 'assistant',
-                content: '',
-                errorMessage: null,
-                stateChanges: [],
-                swipes: [],
-                activeSwipeIndex: 0,
-                stateSnapshot: null,
-                model: null,
-                tokenCount: null,
-                generationTimeMs: null,
-                compacted: false,
-                attachments: [],
-                createdAt: new Date().toISOString(),
-              }),
-              position: (data.position as number) ?? shown?.position ?? (messages.at(-1)?.position ?? 0) + 1,
-              status: 'streaming',
-              failure: null,
-            };
-            // a retried round: its last message's failure is gone
-            messages = messages.map((m) => (m.failure ? { ...m, failure: null } : m));
-            return { ...s, messages: withMessage(messages, placeholder) };
-          });
+          setSnap((s) => withReplyStarted(s, messageId, (data.position as number | undefined) ?? null, round));
           break;
         }
         case 'delta': {
           const at = data.at as number;
           const text = data.text as string;
-          setStreaming((s) => (s && s.messageId === data.messageId ? { ...s, text: s.text.slice(0, Math.min(at, s.text.length)) + text } : s));
+          setStreaming((s) => withDelta(s, data.messageId as string, at, text));
           break;
         }
         case 'reply:done': {
