@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser as Chromium, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seriousViolations } from '../support/axe.ts';
 import { launchBrowser } from '../support/browser.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
@@ -85,6 +86,7 @@ describe('rooms in the browser, across two replicas', () => {
     await dialog.getByLabel(/^Free/).check();
     // who pays is said before the room opens: the host's own connection, with its model
     await expect.poll(() => dialog.getByTestId('room-payer-terms').textContent()).toMatch(/host’s own AI connection \(model room-model\)/);
+    expect(await seriousViolations(host.page)).toEqual([]);
     await shoot(host.page, 'room-open');
     await dialog.getByRole('button', { name: 'Open the room' }).click();
     await host.page.waitForURL(/\/rooms\/[^/]+$/);
@@ -112,6 +114,7 @@ describe('rooms in the browser, across two replicas', () => {
     expect(await player.page.getByTestId('join-world').textContent()).toBe(sample.name);
     expect(await player.page.getByTestId('join-host').textContent()).toBe('Hana');
     expect(await player.page.getByTestId('join-role').textContent()).toBe('a player');
+    expect(await seriousViolations(player.page)).toEqual([]);
     await shoot(player.page, 'room-join');
     await player.page.getByRole('link', { name: 'Sign in to join' }).click();
     await player.page.getByLabel('E-mail').fill(ann.email);
@@ -244,6 +247,7 @@ describe('rooms in the browser, across two replicas', () => {
       expect(await page.locator('[data-testid="room-variables"] [data-variable="gold"]').getAttribute('data-own')).toBe('false');
       expect(await (await yumina(page)).getByText(/^Gold /).textContent()).toBe('Gold 10');
     }
+    expect(await seriousViolations(player.page)).toEqual([]);
     await shoot(player.page, 'room-player');
 
     // 5. A replica killed mid-reply: Ann (and Wes) sit on the replica writing it.
@@ -264,6 +268,7 @@ describe('rooms in the browser, across two replicas', () => {
     await host.page.locator('[data-testid="turn-failure"] button', { hasText: 'Retry' }).click();
     await everyoneSees('The ashes settle.');
     for (const page of pages) expect(await page.locator('[data-testid="turn-failure"]').count()).toBe(0);
+    expect(await seriousViolations(host.page)).toEqual([]);
     await shoot(host.page, 'room', '.player-body');
     // everything said before is still there
     for (const text of ['I light my torch', 'The torch flares over the stairs.', 'I follow Hana', 'The ghoul turns to Ann.']) {

@@ -71,7 +71,7 @@ export function RoomChat({ r, scope }: { r: RoomHandle; scope: AssetScope | null
 
   return (
     <section className="card room-chat" aria-label="Conversation">
-      <ol className="chat-list room-messages" ref={list} data-testid="room-messages">
+      <ol className="chat-list room-messages" ref={list} data-testid="room-messages" tabIndex={0} aria-label="Messages">
         {s.messages.map((m, i) => {
           const mine = m.role === 'user' && !!m.participantId && m.participantId === s.me.participantId;
           const name = m.role === 'user' ? (m.authorName ?? 'Player') : m.role === 'assistant' ? worldName : 'System';
