@@ -268,6 +268,14 @@ describe('rooms in the browser, across two replicas', () => {
     await host.page.locator('[data-testid="turn-failure"] button', { hasText: 'Retry' }).click();
     await everyoneSees('The ashes settle.');
     for (const page of pages) expect(await page.locator('[data-testid="turn-failure"]').count()).toBe(0);
+    // the host's tools on the reply: a new alternative, then back to the first (everyone follows)
+    provider.enqueue({ kind: 'completion', content: 'The ashes settle into a circle.', chunks: 2 });
+    await host.page.getByRole('button', { name: 'Regenerate' }).click();
+    await everyoneSees('The ashes settle into a circle.');
+    await host.page.getByText('2/2').waitFor();
+    await host.page.getByRole('button', { name: 'Previous alternative' }).click();
+    for (const page of pages) await expect.poll(() => replies(page).last().locator('.chat-text').textContent()).toBe('The ashes settle.');
+    expect(await player.page.getByRole('button', { name: 'Regenerate' }).count()).toBe(0); // the host's alone
     expect(await seriousViolations(host.page)).toEqual([]);
     await shoot(host.page, 'room', '.player-body');
     // everything said before is still there

@@ -10,6 +10,7 @@ import { displayedText } from '@yumina/world/directives';
 import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { renderMarkdown } from '../sandbox/frame/markdown.ts';
 import { TurnFailure } from '../player/TurnFailure.tsx';
+import type { Confirm } from '../player/ConfirmDialog.tsx';
 import type { RoomMessage } from './room-types.ts';
 import type { RoomHandle } from './use-room.ts';
 
@@ -35,8 +36,48 @@ export function writeBlock(r: RoomHandle): string | null {
   return null;
 }
 
-export function RoomChat({ r, scope }: { r: RoomHandle; scope: AssetScope | null }) {
+/** The host's tools on a message: edit and delete; on the last reply regenerate, continue and its alternatives. */
+function HostTools(props: { r: RoomHandle; m: RoomMessage; last: boolean; disabled: boolean; onEdit(): void; confirm: Confirm }) {
+  const { r, m, last, disabled, onEdit, confirm } = props;
+  const reply = m.role === 'assistant';
+  return (
+    <div className="chat-tools">
+      <button type="button" className="link" disabled={disabled} onClick={onEdit}>
+        Edit
+      </button>
+      <button type="button" className="link" disabled={disabled} onClick={() => confirm('Delete this message and everything after it, for everyone?', () => r.session(['messages', m.id], 'DELETE'))}>
+        Delete
+      </button>
+      {reply && last && (
+        <>
+          <button type="button" className="link" disabled={disabled} onClick={() => void r.regenerate()}>
+            Regenerate
+          </button>
+          <button type="button" className="link" disabled={disabled} onClick={() => void r.continueReply()}>
+            Continue
+          </button>
+          {m.swipes.length > 1 && (
+            <span className="row" aria-label="Alternatives">
+              <button type="button" className="link" aria-label="Previous alternative" disabled={disabled || m.activeSwipeIndex === 0} onClick={() => void r.session(['swipe', 'left'], 'POST')}>
+                ‹
+              </button>
+              <span className="hint">
+                {m.activeSwipeIndex + 1}/{m.swipes.length}
+              </span>
+              <button type="button" className="link" aria-label="Next alternative" disabled={disabled || m.activeSwipeIndex >= m.swipes.length - 1} onClick={() => void r.session(['swipe', 'right'], 'POST')}>
+                ›
+              </button>
+            </span>
+          )}
+        </>
+      )}
+    </div>
+  );
+}
+
+export function RoomChat({ r, scope, confirm }: { r: RoomHandle; scope: AssetScope | null; confirm: Confirm }) {
   const s = r.snap!;
+  const [editing, setEditing] = useState<{ id: string; text: string } | null>(null);
   const { draft, setDraft } = r;
   const [sending, setSending] = useState(false);
   const list = useRef<HTMLOListElement>(null);
@@ -99,23 +140,33 @@ export function RoomChat({ r, scope }: { r: RoomHandle; scope: AssetScope | null
                   ) : (
                     <div className="chat-text" dangerouslySetInnerHTML={{ __html: chatHtml(text, scope) }} />
                   )}
-                  {r.isHost && m.role === 'assistant' && i === lastIndex && (
+                  {r.isHost && m.status === 'streaming' && (
                     <div className="chat-tools">
-                      {m.status === 'streaming' ? (
-                        <button type="button" className="link" onClick={() => void r.stop()}>
-                          Stop
-                        </button>
-                      ) : (
-                        <>
-                          <button type="button" className="link" disabled={replying || !!s.room.endedAt} onClick={() => void r.regenerate()}>
-                            Regenerate
-                          </button>
-                          <button type="button" className="link" disabled={replying || !!s.room.endedAt} onClick={() => void r.continueReply()}>
-                            Continue
-                          </button>
-                        </>
-                      )}
+                      <button type="button" className="link" onClick={() => void r.stop()}>
+                        Stop
+                      </button>
                     </div>
+                  )}
+                  {r.isHost && m.status !== 'streaming' && !s.room.endedAt && editing?.id !== m.id && (
+                    <HostTools r={r} m={m} last={i === lastIndex} disabled={replying} onEdit={() => setEditing({ id: m.id, text: m.content })} confirm={confirm} />
+                  )}
+                  {editing?.id === m.id && (
+                    <form
+                      className="chat-edit"
+                      aria-label="Message editor"
+                      onSubmit={(e) => {
+                        e.preventDefault();
+                        void r.session(['messages', m.id], 'PATCH', { content: editing.text }).then((ok) => ok && setEditing(null));
+                      }}
+                    >
+                      <textarea aria-label="Edit message" value={editing.text} rows={4} onChange={(e) => setEditing({ id: m.id, text: e.target.value })} />
+                      <div className="row">
+                        <button type="submit">Save edit</button>
+                        <button type="button" className="secondary" onClick={() => setEditing(null)}>
+                          Cancel
+                        </button>
+                      </div>
+                    </form>
                   )}
                 </div>
                 {failure && i === lastUserIndex && (

@@ -118,7 +118,7 @@ export function RoomPage({ roomId }: { roomId: string }) {
         ))}
       </div>
       <div className="player-body">
-        <RoomChat r={r} scope={scope} />
+        <RoomChat r={r} scope={scope} confirm={confirm} />
         <RoomPanel r={r} confirm={confirm} />
       </div>
       {dialog}

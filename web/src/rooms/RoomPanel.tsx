@@ -6,6 +6,7 @@
  */
 import { useEffect, useState } from 'react';
 import { displayName, formatValue } from '../player/variable-format.ts';
+import { api } from '../lib/api.ts';
 import { Link } from '../lib/router.tsx';
 import { shortDateTime } from '../lib/dates.ts';
 import type { Confirm } from '../player/ConfirmDialog.tsx';
@@ -241,6 +242,62 @@ function Invites({ r }: { r: RoomHandle }) {
   );
 }
 
+interface Checkpoint {
+  id: string;
+  name: string;
+  messageCount: number;
+}
+
+/** The host's checkpoints and restart of the room's story (every member sees the result at once). */
+function Story({ r, confirm }: { r: RoomHandle; confirm: Confirm }) {
+  const [checkpoints, setCheckpoints] = useState<Checkpoint[] | null>(null);
+  const sessionId = r.snap!.session.id;
+  const messages = r.snap!.messages.length;
+  useEffect(() => {
+    let live = true;
+    api<{ checkpoints: Checkpoint[] }>(`/api/sessions/${encodeURIComponent(sessionId)}/checkpoints`).then(
+      (c) => live && setCheckpoints(c.checkpoints),
+      () => live && setCheckpoints([]),
+    );
+    return () => {
+      live = false;
+    };
+  }, [sessionId, messages]);
+  const list = checkpoints ?? [];
+  return (
+    <section className="card" aria-label="Story">
+      <h3>Story</h3>
+      <div className="row">
+        <button type="button" className="secondary" onClick={() => void r.session(['checkpoints'], 'POST', { name: `Checkpoint ${list.length + 1}` })}>
+          Save a checkpoint
+        </button>
+        <button type="button" className="secondary" onClick={() => confirm('Restart the story for everyone? The conversation goes back to the greeting and the variables to their defaults.', () => r.session(['restart'], 'POST'))}>
+          Restart
+        </button>
+      </div>
+      {list.length > 0 && (
+        <ul className="list" data-testid="room-checkpoints">
+          {list.map((c) => (
+            <li key={c.id} className="spread">
+              <span>
+                {c.name} <span className="hint">({c.messageCount} messages)</span>
+              </span>
+              <span className="row">
+                <button type="button" className="link" onClick={() => confirm(`Restore "${c.name}" for everyone? Messages after it will be cleared.`, () => r.session(['checkpoints', c.id, 'restore'], 'POST'))}>
+                  Restore
+                </button>
+                <button type="button" className="link" onClick={() => confirm(`Delete the checkpoint "${c.name}"?`, () => r.session(['checkpoints', c.id], 'DELETE'))}>
+                  Delete
+                </button>
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
 /** The session's variables as this member sees them: the shared values, with their own per-player ones over them (marked). */
 function Variables({ r }: { r: RoomHandle }) {
   const s = r.snap!;
@@ -283,6 +340,7 @@ export function RoomPanel({ r, confirm }: { r: RoomHandle; confirm: Confirm }) {
       </p>
       {r.isHost && !ended && <Modes r={r} />}
       {r.isHost && !ended && <Invites r={r} />}
+      {r.isHost && !ended && <Story r={r} confirm={confirm} />}
       <Variables r={r} />
       <div className="row">
         <Link to={`/worlds/${encodeURIComponent(s.room.worldId)}`} className="button secondary">

@@ -259,6 +259,14 @@ export function useRoom(roomId: string) {
     kick: (participantId: string, bar: boolean) => run(`${roomPath(roomId, 'members', participantId)}?bar=${bar}`, { method: 'DELETE' }),
     setRole: (participantId: string, role: 'player' | 'spectator') => run(roomPath(roomId, 'members', participantId), { method: 'PATCH', json: { role } }),
     loadInvites,
+    /** The host's changes to the conversation, through the session's own routes (every member reads the room again: `sync`). */
+    async session(parts: string[], method: string, json?: unknown): Promise<boolean> {
+      const sessionId = snapRef.current?.session.id;
+      if (!sessionId) return false;
+      const done = await run(`/api/sessions/${[sessionId, ...parts].map(encodeURIComponent).join('/')}`, { method, ...(json === undefined ? {} : { json }) });
+      if (done !== null) await reload();
+      return done !== null;
+    },
     async createInvite(role: 'player' | 'spectator', hours?: number): Promise<string | null> {
       const r = await run<{ url: string }>(roomPath(roomId, 'invites'), { json: { role, ...(hours ? { hours } : {}) } });
       void loadInvites();
