@@ -34,7 +34,8 @@ await serveParent(
   async () => {
     // ADMISSION_* settings of the bench's environment reach the server (to try other limits).
     const admission = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('ADMISSION_') && e[1] !== undefined));
-    server = await startTestServer({ SIGNUP_RATE_LIMIT_PER_HOUR: '100000', DATABASE_POOL_MAX: '10', DATABASE_READ_POOL_MAX: '5', LOG_LEVEL: 'fatal', ...admission });
+    // The players name their own addresses through the loopback hop, as a load balancer would (issue 43: the admission queue's share per client address).
+    server = await startTestServer({ SIGNUP_RATE_LIMIT_PER_HOUR: '100000', DATABASE_POOL_MAX: '10', DATABASE_READ_POOL_MAX: '5', LOG_LEVEL: 'fatal', TRUST_PROXY: 'loopback', ...admission });
     delay.enable();
     // The records wrap the server's one request listener instead of adding one: a second listener,
     // and a 'finish' listener on each of 2,000 refusals, cost the server a few µs each during the

@@ -92,8 +92,22 @@ interface TurnRequest {
 function prepared(url: string, player: Browser, session: string): TurnRequest {
   const path = `/api/sessions/${session}/messages`;
   const body = Buffer.from(JSON.stringify({ content: 'I light a torch.' }));
-  return { path, bytes: serializeRequest('POST', `${url}${path}`, { cookie: player.cookieHeader, 'content-type': 'application/json' }, body) };
+  const headers = { cookie: player.cookieHeader, 'content-type': 'application/json', 'x-forwarded-for': addressOf(player) };
+  return { path, bytes: serializeRequest('POST', `${url}${path}`, headers, body) };
 }
+
+/**
+ * Each player's own client address, as the load balancer in front of a replica names it
+ * (X-Forwarded-For; the server trusts its loopback hop, overload-server.ts): 100 browsers are 100
+ * addresses, and the admission queue's share per client address (issue 43) applies to each, not to
+ * the whole burst as if it came from one client.
+ */
+const addresses = new Map<Browser, string>();
+const addressOf = (player: Browser): string => {
+  let address = addresses.get(player);
+  if (!address) addresses.set(player, (address = `198.18.${Math.floor(addresses.size / 250)}.${(addresses.size % 250) + 1}`));
+  return address;
+};
 
 /** Sends one turn on `connection` and classifies its answer: a reply ending with `done`, a 503 SERVER_BUSY with Retry-After, or a failure. */
 function turn(connection: RawConnection, request: Buffer, start: number): Promise<Outcome> {

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { database } from './database';
+import { database, LAMBDA_POOL_MAX, LAMBDA_RESERVED_CONCURRENCY } from './database';
 import { vpc } from './network';
 import { FUNCTION_TRUST_PROXY } from './proxy-proof';
 import { publicOrigin } from './router';
@@ -7,9 +7,7 @@ import { BUNDLE_HANDLER, FUNCTION_ROUTES, type FunctionName, type FunctionRoute,
 import { secrets } from './secrets';
 import { store } from './store';
 
-/** Per Lambda instance of a function that opens the database; with reserved concurrency this bounds what the functions may open. */
-export const LAMBDA_POOL_MAX = 2;
-export const LAMBDA_RESERVED_CONCURRENCY = 50;
+export { LAMBDA_POOL_MAX, LAMBDA_RESERVED_CONCURRENCY };
 
 /**
  * Every handler of the design card (infra/routes.ts FUNCTION_ROUTES) as its own Lambda: the

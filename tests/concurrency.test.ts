@@ -94,7 +94,7 @@ for (const backend of backends) {
       // count as lost turns; here every turn waits for its slot as long as the test allows, and the
       // turn gate's saturated-loop refusal is off (the 50 turns at once keep this process's loop busy).
       const config = loadConfig({
-        PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'fatal', DATA_DIR: dataDir, SIGNUP_RATE_LIMIT_PER_HOUR: '100000',
+        PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'fatal', DATA_DIR: dataDir, SIGNUP_RATE_LIMIT_PER_HOUR: '100000', PASSWORD_HASH_RATE_LIMIT_PER_MINUTE: '100000',
         ADMISSION_MAX_WAIT_MS: '25000', ADMISSION_MAX_LOOP_UTILIZATION: '100', ...pools, ...prepared.env,
       });
       server = await startServer(config, { web: false });

@@ -388,8 +388,10 @@ describe('sst.config.ts and infra/ (recorded with stand-ins for SST)', () => {
   it('keeps every possible database connection under the database’s limit', () => {
     const api = one('Service', 'Api');
     const env = environmentOf(api);
-    const replicas = (api.args.scaling as { max: number }).max;
-    expect(replicas).toBe(2);
+    // autoscaling (issue 51): from 2 replicas up to API_MAX_REPLICAS (6 by default); the sum below is for the maximum
+    const scaling = api.args.scaling as Record<string, unknown>;
+    expect(scaling).toMatchObject({ min: 2, max: 6, cpuUtilization: 60, memoryUtilization: 75, requestCount: 3000, scaleOutCooldown: '60 seconds', scaleInCooldown: '300 seconds' });
+    const replicas = scaling.max as number;
     const perReplica = Number(env.DATABASE_POOL_MAX) + Number(env.DATABASE_READ_POOL_MAX);
     expect(perReplica).toBe(180);
     // The functions that open the database: those linked to it.
@@ -408,6 +410,22 @@ describe('sst.config.ts and infra/ (recorded with stand-ins for SST)', () => {
     const operations = readFileSync(resolve(import.meta.dirname, '../docs/OPERATIONS.md'), 'utf8');
     const lambdaPool = Number(environmentOf(withDatabase[0]!).DATABASE_POOL_MAX);
     expect(operations).toContain(`${replicas} × (${env.DATABASE_POOL_MAX} + ${env.DATABASE_READ_POOL_MAX}) + ${lambdas / lambdaPool} × ${lambdaPool} = ${replicas * perReplica + lambdas} < ${limit}`);
+  });
+
+  it('scales in gracefully: the load balancer drains a leaving replica, then the server drains within the stop timeout; a maximum the database cannot hold is refused at deploy', async () => {
+    const api = one('Service', 'Api');
+    const target: { deregistrationDelay?: number } = {};
+    (api.args.transform as { target(a: typeof target): void }).target(target);
+    const env = environmentOf(api);
+    const { STOP_TIMEOUT_SECONDS, maxReplicas } = (await import(/* @vite-ignore */ resolve(import.meta.dirname, '../infra/api.ts'))) as { STOP_TIMEOUT_SECONDS: number; maxReplicas(v: string | undefined): number };
+    expect(target.deregistrationDelay).toBeGreaterThan(0);
+    // SIGTERM comes after the deregistration delay; the server's own grace is below ECS's stop timeout (then SIGKILL)
+    expect(Number(env.SHUTDOWN_GRACE_MS)).toBeLessThan(STOP_TIMEOUT_SECONDS * 1000);
+    expect(maxReplicas(undefined)).toBe(6);
+    expect(maxReplicas('7')).toBe(7);
+    expect(() => maxReplicas('8')).toThrow(/could open 1640 database connections, not below the database's 1600/);
+    expect(() => maxReplicas('1')).toThrow(/at least 2/);
+    expect(() => maxReplicas('many')).toThrow(/whole number/);
   });
 
   it('links the mail component (SES) to the container, which sends every mail, and to nothing else', () => {

@@ -37,4 +37,17 @@ describe('development pages in production mode', () => {
     expect(res.status).toBe(404);
     expect((await res.json()).error.code).toBe('NOT_FOUND');
   });
+
+  it('a page that sends mail says it stays in the outbox folder, without a link to the page that is not served (issue 44, point 5)', async () => {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(30_000);
+    await page.goto(`${server.url}/forgot-password`);
+    await page.getByLabel('E-mail').fill(`nobody-${Date.now()}@example.com`);
+    await page.getByRole('button', { name: 'Send the link' }).click();
+    await page.getByTestId('forgot-sent').waitFor();
+    const note = page.getByTestId('outbox-note');
+    await expect.poll(() => note.textContent(), { timeout: 20_000 }).toMatch(/local outbox.*outbox folder \(MAIL_OUTBOX_DIR\)/);
+    expect(await note.getByRole('link').count()).toBe(0);
+    await page.close();
+  }, 60_000);
 });

@@ -1,7 +1,8 @@
 import type { Browser } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { TestServer } from '../support/server.ts';
-import { finishSignUpInPage } from '../support/sign-up.ts';
+import { screenPath } from '../support/screens.ts';
+import { finishSignUpInPage, signUp } from '../support/sign-up.ts';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 
 describe('settings in a real browser', () => {
@@ -46,5 +47,36 @@ describe('settings in a real browser', () => {
     await expect.poll(() => page.getByRole('status').textContent()).toMatch(/stored API key was removed.*Enter the key for this base URL/);
     expect(await page.getByTestId('masked-key').count()).toBe(0);
     await page.close();
+  }, 90_000);
+
+  it('deletes the account only with its password, from a dialog (issue 43, point 7)', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(40_000);
+    const { account } = await signUp(server, page, { password: 'delete me carefully', displayName: 'Leaving Player' });
+    await page.goto(`${server.url}/app/settings#delete-account`);
+    await page.getByRole('button', { name: 'Delete my account…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete your account?' });
+    await dialog.waitFor();
+    await page.screenshot({ path: screenPath('delete-account-1280') });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: screenPath('delete-account-390') });
+
+    // Cancel closes it and changes nothing.
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await page.getByRole('button', { name: 'Delete my account…' }).click();
+    await dialog.getByLabel('Your password').fill('not my password');
+    await dialog.getByRole('button', { name: 'Delete my account' }).click();
+    await expect.poll(() => dialog.getByRole('alert').textContent()).toMatch(/password is wrong/);
+    expect((await server.ctx.db.primary.query('select 1 from accounts where id = $1', [account.id])).rowCount).toBe(1);
+
+    await dialog.getByLabel('Your password').fill('delete me carefully');
+    await dialog.getByRole('button', { name: 'Delete my account' }).click();
+    await page.waitForURL(`${server.url}/`);
+    expect((await server.ctx.db.primary.query('select 1 from accounts where id = $1', [account.id])).rowCount).toBe(0);
+    const session = (await (await page.request.get(`${server.url}/api/auth/session`)).json()) as { account: unknown };
+    expect(session.account).toBeNull();
+    await context.close();
   }, 90_000);
 });

@@ -161,6 +161,8 @@ describe('logins, profile and data export', () => {
     expect((await browser.fetch('/api/personas', { method: 'POST', json: { name: 'Wanderer', description: 'A quiet traveller.' } })).status).toBe(201);
     const KEY = 'sk-never-in-an-export-4242';
     expect((await browser.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: 'https://llm.example/v1', defaultModel: 'story-1', apiKey: KEY } })).status).toBe(200);
+    // what the world's interface chose for this player in this world (issue 43 point 9) is the player's data too
+    expect((await browser.fetch(`/api/worlds/${worldId}/player/model`, { method: 'PUT', json: { model: 'story-2' } })).status).toBe(200);
     // A large account: 120 sessions of 20 messages each (built in pages of 50 sessions).
     await server.ctx.db.primary.query(
       `insert into chat_sessions (id, world_id, account_id, title, seed, state, initial_state, message_count)
@@ -194,7 +196,7 @@ describe('logins, profile and data export', () => {
     const archive = JSON.parse(text) as {
       format: string;
       account: { id: string; email: string };
-      settings: { aiConnection: Record<string, unknown> };
+      settings: { aiConnection: Record<string, unknown>; aiChoicesByWorld: Record<string, unknown>[] };
       personas: { name: string }[];
       worlds: { id: string; name: string; definition: { name: string } }[];
       sessions: { id: string; worldName: string; messages: { position: number; role: string; content: string }[] }[];
@@ -202,6 +204,7 @@ describe('logins, profile and data export', () => {
     expect(archive.format).toBe('yumina-account-export');
     expect(archive.account).toMatchObject({ id, email });
     expect(archive.settings.aiConnection).toEqual(expect.objectContaining({ baseUrl: 'https://llm.example/v1', defaultModel: 'story-1', keyStored: true }));
+    expect(archive.settings.aiChoicesByWorld).toEqual([expect.objectContaining({ worldId, provider: null, model: 'story-2' })]);
     expect(archive.personas.map((p) => p.name)).toEqual(['Wanderer']);
     expect(archive.worlds).toHaveLength(1);
     expect(archive.worlds[0]).toMatchObject({ id: worldId, name: 'Exported world', definition: { name: 'Exported world' } });

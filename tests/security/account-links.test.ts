@@ -171,10 +171,15 @@ describe('account links by mail: verification, reset, change', () => {
   it('“forgot password” is limited per address and per client, alike for known and unknown addresses', async () => {
     await signUp('limited@example.com');
     for (const email of ['limited@example.com', 'nobody-here@example.com']) {
-      for (let i = 0; i < 3; i++) expect((await post(anonymous(), '/api/auth/password/forgot', { email })).status).toBe(202);
-      const refused = await post(anonymous(), '/api/auth/password/forgot', { email });
+      // One client: the fourth for an address is refused (issue 43, point 8: only its own allowance for it).
+      const one = fromClient();
+      for (let i = 0; i < 3; i++) expect((await post(anonymous(), '/api/auth/password/forgot', { email }, one)).status).toBe(202);
+      const refused = await post(anonymous(), '/api/auth/password/forgot', { email }, one);
       expect(refused.status).toBe(429);
       expect(((await refused.json()) as ErrorBody).error.code).toBe('RATE_LIMITED');
+      // Changing clients: the address's total, four times as many, then 429 (tests/security/mail-allowance.test.ts: the owner's floor).
+      for (let i = 3; i < 12; i++) expect((await post(anonymous(), '/api/auth/password/forgot', { email })).status).toBe(202);
+      expect((await post(anonymous(), '/api/auth/password/forgot', { email })).status).toBe(429);
     }
     // One client, many addresses: four times the per-address limit, then 429.
     const one = fromClient();

@@ -77,8 +77,22 @@ describe('outbound AI requests: refused private addresses (AI_PRIVATE_NETWORK_AC
       const body = await res.json();
       expect({ baseUrl, status: res.status }).toEqual({ baseUrl, status: 400 });
       expect(isCleanErrorBody(body)).toBe(true);
+      // The unsaved form's model list and test (issue 44, point 1) apply the same guard.
+      const probe = await player.fetch('/api/settings/ai/probe', { method: 'POST', json: { baseUrl, apiKey: 'sk-attacker' } });
+      expect({ baseUrl, probe: probe.status }).toEqual({ baseUrl, probe: 400 });
+      expect(isCleanErrorBody(await probe.json())).toBe(true);
     }
     expect(await (await player.fetch('/api/settings/ai')).json()).toEqual({ configured: false });
+    expect(collector.requests).toHaveLength(0);
+  });
+
+  it('the unsaved form’s probe of a rebinding name (public-looking, private at call) sends nothing and never echoes the key', async () => {
+    const baseUrl = `http://${hostname()}:${collector.port}/v1`;
+    const res = await player.fetch('/api/settings/ai/probe', { method: 'POST', json: { baseUrl, apiKey: 'sk-probe-secret-1234' } });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).not.toContain('sk-probe-secret');
+    expect(JSON.parse(text)).toMatchObject({ ok: false, message: expect.stringMatching(/private network/) });
     expect(collector.requests).toHaveLength(0);
   });
 

@@ -20,7 +20,7 @@ import { containerSettings } from './container-settings.ts';
  */
 export async function contextFor(env: Record<string, string>, options: { store?: Store; observer?: QueryObserver } = {}): Promise<AppContext> {
   const dataDir = mkdtempSync(join(tmpdir(), 'yumina-ctx-'));
-  const config = loadConfig({ ...containerSettings(), LOG_LEVEL: 'silent', DATA_DIR: dataDir, ...env });
+  const config = loadConfig({ ...containerSettings(), LOG_LEVEL: 'silent', DATA_DIR: dataDir, PASSWORD_HASH_RATE_LIMIT_PER_MINUTE: '100000', ...env });
   const identity = replicaIdentity(config);
   const log = pino({ level: 'silent' });
   const db = await openDatabase(config, options.observer);

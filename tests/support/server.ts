@@ -32,6 +32,9 @@ export async function startTestServer(
     // each, and a run makes ~800): the same code and format. A suite that measures what a hash
     // costs sets production's (tests/security/signup.test.ts); one that runs as production gets it.
     ...(given.NODE_ENV === undefined || given.NODE_ENV === 'test' ? { NODE_ENV: 'test', PASSWORD_HASH_COST: '10' } : {}),
+    // Suites sign up and sign in many accounts from one address within a minute: the per-address
+    // budget of password hashes is raised (tests/security/password-hashing.test.ts sets its own).
+    PASSWORD_HASH_RATE_LIMIT_PER_MINUTE: '100000',
     DATABASE_URL: database.url,
     ...(options.redis === false ? {} : { REDIS_URL: sharedRedisUrl, REDIS_KEY_PREFIX: testPrefix() }),
     ...given,

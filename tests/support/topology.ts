@@ -42,6 +42,7 @@ export async function startTopology(options: { databaseUrl: string; dataDir: str
       // The fake provider listens on loopback, which container mode refuses by default (docs/SECURITY.md).
       AI_PRIVATE_NETWORK_ACCESS: 'allow',
       SIGNUP_RATE_LIMIT_PER_HOUR: '1000',
+      PASSWORD_HASH_RATE_LIMIT_PER_MINUTE: '1000',
       LOG_LEVEL: 'error',
       ...options.env,
     },

@@ -42,10 +42,12 @@ const pages = {
   devSandbox: page(() => import('./sandbox/dev-route.tsx'), 'DevSandboxRoute'),
   inbox: page(() => import('./updates/InboxPage.tsx'), 'InboxPage'),
   world: page(() => import('./worlds/WorldPage.tsx'), 'WorldPage'),
+  groups: page(() => import('./groups/GroupsPage.tsx'), 'GroupsPage'),
+  groupScene: page(() => import('./groups/GroupScenePage.tsx'), 'GroupScenePage'),
   room: page(() => import('./rooms/RoomPage.tsx'), 'RoomPage'),
   joinRoom: page(() => import('./rooms/JoinPage.tsx'), 'JoinPage'),
 };
-const { home, auth, forgotPassword, resetPassword, verifyEmail, completeSignup, settings, models, library, player, myWorlds, studio, character, reviews, credits, board, devSandbox, inbox, world, room, joinRoom } = pages;
+const { home, auth, forgotPassword, resetPassword, verifyEmail, completeSignup, settings, models, library, player, myWorlds, studio, character, reviews, credits, board, devSandbox, inbox, world, groups, groupScene, room, joinRoom } = pages;
 
 interface Route {
   test: RegExp;
@@ -73,6 +75,8 @@ const ROUTES: Route[] = [
   { test: /^\/app\/models$/, load: models.load, render: () => <models.Component /> },
   { test: /^\/library$/, load: library.load, data: (_p, search) => [libraryPageUrl(search), LIBRARY_TAGS_URL], render: () => <library.Component /> },
   { test: /^\/play\/[^/]+$/, load: player.load, preload: (path, search) => preloadPlayer(param(path, '/play/'), search), render: (path) => <player.Component worldId={param(path, '/play/')} /> },
+  { test: /^\/groups\/?$/, load: groups.load, render: () => <groups.Component /> },
+  { test: /^\/groups\/[^/]+$/, load: groupScene.load, render: (path) => <groupScene.Component sessionId={param(path, '/groups/')} key={path} /> },
   { test: /^\/studio\/?$/, load: myWorlds.load, render: () => <myWorlds.Component /> },
   { test: /^\/studio\/[^/]+\/?$/, load: studio.load, render: (path) => <studio.Component path={path} /> },
   { test: /^\/studio\/[^/]+\/character\/?$/, load: character.load, render: (path) => <character.Component path={path} /> },

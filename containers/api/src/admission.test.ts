@@ -4,7 +4,42 @@ import { Admission, LoopUtilization } from './admission.ts';
 
 const settle = () => new Promise((r) => setImmediate(r));
 
+/** A raw request as the routes hand it to admitted(): Fastify's request over it (its client address, no login cookie). */
+const asRequest = (req: import('node:http').IncomingMessage) => ({ raw: req, ip: '127.0.0.1', cookies: {} }) as unknown as import('fastify').FastifyRequest;
+
 describe('admission queue', () => {
+  it('a client holds at most its share of the places: per address and per login, given back with the place (issue 43)', () => {
+    const admission = new Admission({ concurrency: 4, queue: 4, maxWaitMs: 1000, perAddress: 3, perAccount: 2 });
+    const a = [admission.claim('198.51.100.1', undefined), admission.claim('198.51.100.1', undefined), admission.claim('198.51.100.1', undefined)];
+    expect(a.every((give) => give !== null)).toBe(true);
+    expect(admission.claim('198.51.100.1', undefined)).toBeNull();
+    // another address is not affected
+    const login = [admission.claim('198.51.100.2', 'cookie-1'), admission.claim('198.51.100.3', 'cookie-1')];
+    expect(login.every((give) => give !== null)).toBe(true);
+    // the same login from a third address: over the account's share
+    expect(admission.claim('198.51.100.4', 'cookie-1')).toBeNull();
+    expect(admission.claim('198.51.100.4', 'cookie-2')).not.toBeNull();
+    expect(admission.heldBy('198.51.100.1')).toEqual({ address: 3, login: 0 });
+    expect(admission.refusedShares).toBe(2);
+    a[0]!();
+    a[0]!(); // twice: once
+    expect(admission.heldBy('198.51.100.1').address).toBe(2);
+    expect(admission.claim('198.51.100.1', undefined)).not.toBeNull();
+    login[0]!();
+    expect(admission.claim('198.51.100.4', 'cookie-1')).not.toBeNull();
+    // once a route read the logins' account, they count together for it
+    const learning = new Admission({ concurrency: 4, queue: 4, maxWaitMs: 1000, perAccount: 2 });
+    learning.learn('cookie-a', 'acc_1');
+    learning.learn('cookie-b', 'acc_1');
+    expect(learning.claim('198.51.100.1', 'cookie-a')).not.toBeNull();
+    expect(learning.claim('198.51.100.2', 'cookie-b')).not.toBeNull();
+    expect(learning.claim('198.51.100.3', 'cookie-a')).toBeNull();
+    expect(learning.claim('198.51.100.3', 'cookie-c')).not.toBeNull();
+    // no share configured: never refused
+    const open = new Admission({ concurrency: 1, queue: 0, maxWaitMs: 1000 });
+    for (let i = 0; i < 10; i++) expect(open.claim('198.51.100.9', 'c')).not.toBeNull();
+  });
+
   it('runs `concurrency` at once, queues `queue` more in order, refuses the rest at once with 503 SERVER_BUSY and Retry-After', async () => {
     const admission = new Admission({ concurrency: 2, queue: 2, maxWaitMs: 10_000 });
     const order: string[] = [];
@@ -253,7 +288,7 @@ describe('shedding before routing', () => {
       routed++;
       // As Fastify: the route runs later (after its hooks and the body), then takes the slot the callback reserved.
       setTimeout(() => {
-        void admitted(ctx, req).then((release) => {
+        void admitted(ctx, asRequest(req), res).then((release) => {
           setTimeout(() => {
             release();
             res.end('done');
@@ -332,7 +367,7 @@ describe('shedding before routing', () => {
       if (shed(req, res)) return;
       req.resume();
       // As a turn: the slot goes back once the prompt is built; the answer (the provider's reply) runs on.
-      void admitted(ctx, req).then((release) => {
+      void admitted(ctx, asRequest(req), res).then((release) => {
         release();
         res.writeHead(200);
         res.write('start');

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { PassThrough } from 'node:stream';
+import { SESSION_COOKIE } from '@yumina/accounts';
 import { HttpError } from '@yumina/http';
+import type { FastifyRequest, preParsingHookHandler } from 'fastify';
 import type { AppContext } from './context.ts';
 
 /**
@@ -32,6 +35,12 @@ export interface AdmissionLimits {
   maxInFlight?: number;
   /** No new turn while the event loop's utilization (0–1, over the last 10–50 ms) is above this and `concurrency` or more turns are in flight; unset or 1: never. */
   maxLoopUtilization?: number;
+  /** Places (running and waiting) one client address may hold at once (claim); 0 or unset: no share. */
+  perAddress?: number;
+  /** Places one account may hold at once (claim; by its login cookie, and by the account once a route read it: learn); 0 or unset: no share. */
+  perAccount?: number;
+  /** How long a body that had not arrived with its headers may take to arrive (ms; bodyDeadline); unset: none here. */
+  bodyTimeoutMs?: number;
 }
 
 export const ADMISSION_RETRY_AFTER_S = 2;
@@ -48,6 +57,9 @@ interface Waiter {
 const QUIET_MS = 5;
 /** The longest an admitted request's start waits for the refusals to pause (ms; startWhenQuiet). */
 const MAX_HOLD_MS = 100;
+
+/** Logins whose account a replica remembers for the shares (Admission.learn). */
+const LOGINS_REMEMBERED = 10_000;
 
 /** Weight of the newest hold time in the moving average. */
 const HOLD_WEIGHT = 0.1;
@@ -138,6 +150,9 @@ export class Admission {
   #heldSince = 0;
   #heldTimer: NodeJS.Timeout | null = null;
 
+  /** Places held (claim) by client address (`a:` keys) and by login (`l:` keys). */
+  readonly #holders = new Map<string, number>();
+
   constructor(
     readonly limits: AdmissionLimits,
     readonly loop: { readonly value: number } = new LoopUtilization(),
@@ -210,8 +225,10 @@ export class Admission {
    * statements, prompts and provider calls ran in the middle of the refusals, and a liveness check
    * waited behind both (bench/overload.bench.ts). With no refusal lately it costs one loop turn.
    */
-  startWhenQuiet(start: () => void): void {
+  startWhenQuiet(start: () => void, first?: () => void): void {
     setImmediate(() => {
+      // `first` runs once the requests read with this one are (first: keepIfArrived, whether its body came).
+      first?.();
       if (!this.#held.length && performance.now() - this.#lastRefusalAt >= QUIET_MS) return start();
       if (!this.#held.length) this.#heldSince = performance.now();
       this.#held.push(start);
@@ -282,6 +299,73 @@ export class Admission {
       };
       this.#waiting.push(waiter);
     });
+  }
+
+  /**
+   * The share of one client (issue 43): counts a place for the client address and for the login
+   * (the session cookie: each belongs to one account), or refuses (null, counted) when either
+   * already holds its share (`perAddress`, `perAccount`) of places, so that one client cannot hold
+   * the queue however many requests it sends. The returned function gives the share back (again:
+   * nothing).
+   */
+  claim(address: string, login: string | undefined): (() => void) | null {
+    const { perAddress = 0, perAccount = 0 } = this.limits;
+    const keys: string[] = [];
+    if (perAddress > 0) {
+      const key = `a:${address}`;
+      if ((this.#holders.get(key) ?? 0) >= perAddress) return this.#refuseShare();
+      keys.push(key);
+    }
+    if (perAccount > 0 && login) {
+      const account = this.#accounts.get(login);
+      const key = account ? `u:${account}` : `l:${login}`;
+      if ((this.#holders.get(key) ?? 0) >= perAccount) return this.#refuseShare();
+      keys.push(key);
+    }
+    for (const key of keys) this.#holders.set(key, (this.#holders.get(key) ?? 0) + 1);
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      for (const key of keys) {
+        const left = (this.#holders.get(key) ?? 1) - 1;
+        if (left > 0) this.#holders.set(key, left);
+        else this.#holders.delete(key);
+      }
+    };
+  }
+
+  /** The account of each login seen lately (learn), oldest first: a login's places count for its account. */
+  readonly #accounts = new Map<string, string>();
+
+  /**
+   * Notes the account a login (session cookie) belongs to, once a route has read it: from then on
+   * that login's places count toward its account's share (claim), with every other login of the
+   * account seen on this replica. Keeps the latest LOGINS_REMEMBERED logins.
+   */
+  learn(login: string | undefined, accountId: string): void {
+    if (!login || this.#accounts.get(login) === accountId) return;
+    this.#accounts.set(login, accountId);
+    if (this.#accounts.size > LOGINS_REMEMBERED) this.#accounts.delete(this.#accounts.keys().next().value!);
+  }
+
+  #refuseShare(): null {
+    this.#refused++;
+    this.#refusedShares++;
+    return null;
+  }
+  #refusedShares = 0;
+
+  /** Requests refused because their client (address or login) held its share (claim), of counts.refused. */
+  get refusedShares(): number {
+    return this.#refusedShares;
+  }
+
+  /** Places held under a client's share now: by address, and by login (its account's, once learned). */
+  heldBy(address: string, login?: string): { address: number; login: number } {
+    const account = login && this.#accounts.get(login);
+    const key = account ? `u:${account}` : `l:${login}`;
+    return { address: this.#holders.get(`a:${address}`) ?? 0, login: login ? (this.#holders.get(key) ?? 0) : 0 };
   }
 
   /** Whether a request arriving now would be refused (no free slot, no room to wait). */
@@ -401,14 +485,81 @@ function writeBusy(req: IncomingMessage, res: ServerResponse, requestId: string)
   res.end();
 }
 
-/** Slots taken in the server's request callback (shedFastPath), each picked up by its request's route (admitted). */
-const reserved = new WeakMap<IncomingMessage, Promise<() => void>>();
+/** A place taken in the server's request callback (shedFastPath): its slot and, for a turn, the end of its turn in flight. */
+interface Reservation {
+  slot: Promise<() => void>;
+  done?: () => void;
+}
+
+/** Places taken in the server's request callback (shedFastPath), each picked up by its request's route (admitted) or given back (keepIfArrived). */
+const reserved = new WeakMap<IncomingMessage, Reservation>();
+/** When the body of a request that gave its place back for want of it must have arrived (performance.now(); keepIfArrived, bodyDeadline). */
+const bodyDue = new WeakMap<IncomingMessage, number>();
+
+const giveBack = (release: () => void) => release();
+const ignore = () => {};
 
 /**
  * Whether the request took its admission slot in the request callback (a turn or a stream open
  * let through by shedFastPath); app.ts starts such a request's route through startWhenQuiet.
  */
 export const holdsSlot = (req: IncomingMessage): boolean => reserved.has(req);
+
+/**
+ * Issue 43: a place is held only by a request whose body has arrived. Run one turn of the event
+ * loop after the request callback took the place (startWhenQuiet's `first`), when node:http's
+ * parser has read what came with the headers: a request whose body came whole (`complete`; a
+ * bodyless GET's at once) keeps its place; one whose body has not (yet) gives its place back at once,
+ * and its turn's place among the turns in flight, and takes them again in its route once its body
+ * has been read (admitted), which must be within `bodyTimeoutMs` (bodyDeadline: 408 and the
+ * connection closed). So sockets that send a turn's headers and a few bytes of its body, then
+ * nothing, hold no place however long they stay, and a burst of whole requests still takes and is
+ * refused its places in the request callback.
+ */
+export function keepIfArrived(ctx: AppContext, req: IncomingMessage): void {
+  if (req.complete) return;
+  const reservation = reserved.get(req);
+  if (!reservation) return;
+  reserved.delete(req);
+  reservation.done?.();
+  void reservation.slot.then(giveBack, ignore);
+  const limit = admissionOf(ctx).limits.bodyTimeoutMs;
+  if (limit && req.method !== 'GET') bodyDue.set(req, performance.now() + limit);
+}
+
+const BODY_LATE_MESSAGE = 'The request’s body did not arrive in time. Check your connection and send it again.';
+
+/**
+ * Fastify's preParsing hook of the body deadline (keepIfArrived): the body of a turn that gave its
+ * place back for want of it is read through a stream that fails with 408 REQUEST_TIMEOUT (and
+ * `connection: close`: the rest of that body is never read) when it has not ended by its due time.
+ * Every other request passes untouched (one WeakMap look-up).
+ */
+export const bodyDeadline: preParsingHookHandler = (request, _reply, payload, done) => {
+  const due = bodyDue.get(request.raw);
+  if (due === undefined) return done(null, payload);
+  bodyDue.delete(request.raw);
+  if (request.raw.complete) return done(null, payload);
+  const through = new PassThrough();
+  const stop = () => {
+    clearTimeout(timer);
+    payload.off('error', fail);
+  };
+  const fail = (err: Error) => {
+    stop();
+    through.destroy(err);
+  };
+  const timer = setTimeout(() => {
+    stop();
+    payload.unpipe(through);
+    through.destroy(new HttpError(408, 'REQUEST_TIMEOUT', BODY_LATE_MESSAGE, { connection: 'close' }));
+  }, Math.max(0, due - performance.now()));
+  payload.on('error', fail);
+  through.once('close', stop);
+  through.once('end', stop);
+  payload.pipe(through);
+  done(null, through);
+};
 
 /**
  * Admission before routing, like the liveness fast path (health.ts): a turn or a stream open takes
@@ -418,26 +569,27 @@ export const holdsSlot = (req: IncomingMessage): boolean => reserved.has(req);
  * each and only the admitted ones reach Fastify. (Checking only whether the queue was full let a
  * whole burst through: its requests all arrive in one turn of the event loop, before the first
  * reached its route and took a slot, so each went through routing and body parsing to be refused
- * in its route.) The place taken is the request's (admitted), and goes back when its answer ends
- * at the latest. Returns whether it answered.
+ * in its route.) The place taken is the request's (admitted) if its body came with it
+ * (keepIfArrived; else it is given back a loop turn later), and goes back when its answer ends at
+ * the latest. Returns whether it answered.
  */
 export function shedFastPath(ctx: AppContext): (req: IncomingMessage, res: ServerResponse) => boolean {
   const admission = admissionOf(ctx);
-  const giveBack = (release: () => void) => release();
-  const ignore = () => {};
   return (req, res) => {
     if ((req.method !== 'POST' && req.method !== 'GET') || !req.url || !ADMITTED.test(req.url)) return false;
     let slot: Promise<() => void> | null;
+    let done: (() => void) | undefined;
     if (req.method === 'POST') {
       // A turn: the whole of it (until its answer ends) counts in flight.
       const turn = admission.tryEnterTurn();
       slot = turn?.slot ?? null;
-      if (turn) res.once('close', turn.done);
+      done = turn?.done;
+      if (done) res.once('close', done);
     } else slot = admission.tryEnter();
     if (slot) {
       // A wait that ends in SERVER_BUSY is answered by the route (admitted() rejects).
       slot.catch(ignore);
-      reserved.set(req, slot);
+      reserved.set(req, { slot, done });
       const taken = slot;
       res.once('close', () => void taken.then(giveBack, ignore));
       return false;
@@ -451,13 +603,56 @@ export function shedFastPath(ctx: AppContext): (req: IncomingMessage, res: Serve
 }
 
 /**
- * The admission slot of a turn or stream open: the place its request callback took (shedFastPath),
- * or one taken now (a request that did not come through the server, e.g. app.inject). Resolves
- * with the slot's release; rejects with 503 SERVER_BUSY when its wait passed the limit.
+ * The admission slot of a turn or stream open, once its body has arrived and its client is known:
+ * the place its request callback took (shedFastPath, kept by keepIfArrived), or one taken now (a
+ * request whose body came later, or that did not come through the server, e.g. app.inject: a POST
+ * passes the turn gate too, in flight until `res` closes). Within the client's share (claim: its
+ * address, `request.ip` as TRUST_PROXY derives it, and its login cookie), else 503 SERVER_BUSY and
+ * the place given back. Resolves with the release of the slot and the share; rejects with 503
+ * SERVER_BUSY when its wait passed the limit.
  */
-export function admitted(ctx: AppContext, req: IncomingMessage): Promise<() => void> {
-  const slot = reserved.get(req);
-  if (!slot) return admissionOf(ctx).enter();
+export async function admitted(ctx: AppContext, request: FastifyRequest, res: ServerResponse): Promise<() => void> {
+  const admission = admissionOf(ctx);
+  const req = request.raw;
+  const reservation = reserved.get(req);
   reserved.delete(req);
-  return slot;
+  const share = admission.claim(request.ip, request.cookies?.[SESSION_COOKIE]);
+  if (!share) {
+    if (reservation) {
+      reservation.done?.();
+      void reservation.slot.then(giveBack, ignore);
+    }
+    throw busy();
+  }
+  let slot = reservation?.slot;
+  if (!slot) {
+    if (req.method === 'POST') {
+      const turn = admission.tryEnterTurn();
+      if (turn) {
+        res.once('close', turn.done);
+        res.once('finish', turn.done);
+      }
+      slot = turn?.slot;
+    } else slot = admission.tryEnter() ?? undefined;
+  }
+  if (!slot) {
+    share();
+    throw busy();
+  }
+  let release: () => void;
+  try {
+    release = await slot;
+  } catch (err) {
+    share();
+    throw err;
+  }
+  return () => {
+    release();
+    share();
+  };
+}
+
+/** The account of the request's login, as its route read it: its places count for the account from now on (Admission.learn). */
+export function learnLogin(ctx: AppContext, request: FastifyRequest, accountId: string): void {
+  admissionOf(ctx).learn(request.cookies?.[SESSION_COOKIE], accountId);
 }

@@ -32,7 +32,8 @@ import { gameDeliveryRoutes } from './games/delivery.ts';
 import { gameSaveRoutes } from './games/saves.ts';
 import { SESSION_COOKIE } from '@yumina/accounts';
 import type { AppContext } from './context.ts';
-import { admissionOf, holdsSlot, shedFastPath } from './admission.ts';
+import { admissionOf, bodyDeadline, holdsSlot, keepIfArrived, shedFastPath } from './admission.ts';
+import { installStreamDrain } from './event-stream.ts';
 import { healthRoutes, livenessFastPath } from './health.ts';
 import { outboxPage } from './mail/outbox-page.ts';
 import { installFramePolicy, serveWeb, webNotFound } from './web.ts';
@@ -40,6 +41,7 @@ import { worldRoutes } from './worlds/routes.ts';
 import { studioRoutes } from './studio/routes.ts';
 import { updateRoutes } from './updates/routes.ts';
 import { roomRoutes } from './rooms/routes.ts';
+import { groupRoutes } from './groups/routes.ts';
 
 /** The smallest API answer worth compressing (bytes): below it the headers cost more than they save. */
 export const API_COMPRESS_THRESHOLD = 1024;
@@ -76,17 +78,27 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     serverFactory: (handler, options) => {
       // What Fastify applies to the server it creates; it passes its options with defaults filled in.
       const o = options as { http?: ServerOptions; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket: number };
-      const server = createServer(o.http ?? {}, (req, res) => {
+      // Node's deadlines (issue 43): a request's headers within HTTP_HEADERS_TIMEOUT_MS, the whole
+      // request within HTTP_REQUEST_TIMEOUT_MS, else 408 and the connection closed; connections are
+      // checked against them every second (Node's default: every 30 s), or twice per headers deadline.
+      const { headersTimeoutMs, requestTimeoutMs } = ctx.config.http;
+      const deadlines: ServerOptions = {
+        headersTimeout: headersTimeoutMs,
+        requestTimeout: requestTimeoutMs,
+        connectionsCheckingInterval: Math.min(1000, Math.ceil(headersTimeoutMs / 2)),
+      };
+      const server = createServer({ ...o.http, ...deadlines }, (req, res) => {
         checkProxyProof(req);
         if (live(req, res) || shed(req, res)) return;
-        // A turn or stream open let through starts once the requests read with it are answered, and
-        // during a burst once its refusals pause: they, and a liveness check caught among them, go
-        // out before the admitted work begins (admission.ts, startWhenQuiet).
-        if (holdsSlot(req)) admission.startWhenQuiet(() => handler(req, res));
+        // A turn or stream open let through keeps its place if its body came with its headers (else
+        // it gives it back and takes one once its body is read: admission.ts, keepIfArrived), and
+        // starts once the requests read with it are answered, and during a burst once its refusals
+        // pause: they, and a liveness check caught among them, go out before the admitted work
+        // begins (admission.ts, startWhenQuiet).
+        if (holdsSlot(req)) admission.startWhenQuiet(() => handler(req, res), () => keepIfArrived(ctx, req));
         else handler(req, res);
       });
       server.keepAliveTimeout = o.keepAliveTimeout;
-      server.requestTimeout = o.requestTimeout;
       server.setTimeout(o.connectionTimeout);
       if (o.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = o.maxRequestsPerSocket;
       return server;
@@ -100,6 +112,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     app.server.once('close', () => clearInterval(sweep));
     done();
   });
+  installStreamDrain(app);
   installErrorHandling(app, {
     notFound: web ? webNotFound(ctx.config.webDist, ctx.config.env) : undefined,
     onServerError: (err, request) => ctx.telemetry.captureError(err, `${request.method} ${request.routeOptions.url ?? 'unmatched'}`),
@@ -110,6 +123,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   installIdParamCheck(app);
   installFramePolicy(app);
   app.addHook('onResponse', ctx.telemetry.onResponse);
+  // The body deadline of a turn whose body did not come with its headers (admission.ts, keepIfArrived).
+  app.addHook('preParsing', bodyDeadline);
   // The health endpoints sit outside the cookie and cross-site machinery: they touch nothing.
   await healthRoutes(app, ctx);
   await app.register(async (app) => {
@@ -141,6 +156,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     await studioRoutes(app, ctx);
     await updateRoutes(app, ctx);
     await roomRoutes(app, ctx);
+    await groupRoutes(app, ctx);
     await billingRoutes(app, ctx);
     await modelRoutes(app, ctx);
     await gameDeliveryRoutes(app, ctx.objects);

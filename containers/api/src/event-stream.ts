@@ -1,6 +1,6 @@
-import type { OutgoingHttpHeaders } from 'node:http';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { HttpError } from '@yumina/http';
-import type { FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 
 /** A server-sent events response: `write(event, data)` sends one event (JSON data) while the response is open. */
 export interface EventStream {
@@ -16,8 +16,9 @@ export interface EventStream {
  * live update overview): headers sent at once, no caching, no proxy buffering; `retryMs` tells
  * EventSource clients how long to wait before reconnecting.
  */
-export function openEventStream(reply: FastifyReply, options: { retryMs?: number } = {}): EventStream {
+export function openEventStream(reply: FastifyReply, options: { retryMs?: number; watch?: boolean } = {}): EventStream {
   const res = reply.raw;
+  if (options.watch) watchedBy(reply.server.server).add(res);
   // headers the reply was given before (a renewed login cookie) go with the stream's own
   const { 'content-length': _length, ...earlier } = reply.getHeaders() as OutgoingHttpHeaders;
   reply.hijack();
@@ -66,6 +67,36 @@ export function openEventStream(reply: FastifyReply, options: { retryMs?: number
       }
     },
   };
+}
+
+/** The open streams that only watch (a room's events, the live update overview), by the HTTP server serving them (one per app, whatever plugin's route opened them). */
+const watching = new WeakMap<object, Set<ServerResponse>>();
+function watchedBy(app: object): Set<ServerResponse> {
+  let streams = watching.get(app);
+  if (!streams) {
+    streams = new Set();
+    watching.set(app, streams);
+  }
+  return streams;
+}
+
+/**
+ * A replica that stops (a deployment, or a scale-in: SIGTERM, then SIGKILL after ECS's stop
+ * timeout) ends its watching streams at once with a `reconnect` event: their clients resume on
+ * another replica (after the last event id they saw) instead of holding this one until it is
+ * killed. Streams of a reply being written are not ended: the reply finishes first.
+ */
+export function installStreamDrain(app: FastifyInstance): void {
+  app.addHook('preClose', (done) => {
+    const streams = watching.get(app.server);
+    for (const res of streams ?? []) {
+      if (res.writableEnded) continue;
+      res.write('event: reconnect\ndata: {"reason":"This server is stopping: reconnect."}\n\n');
+      res.end();
+    }
+    streams?.clear();
+    done();
+  });
 }
 
 /**

@@ -4,8 +4,8 @@ import type { FastifyInstance } from 'fastify';
 
 /** The path parameters that name a platform id: a world, session, message or checkpoint. */
 const ID_PARAMS = new Set(['worldId', 'messageId', 'checkpointId', 'participantId', 'queuedId', 'inviteId']);
-/** `:id` names a platform id on these routes (a session, a world, a library record of a world, a room: its session). */
-const ID_ROUTES = /^\/api\/(sessions|worlds|library|rooms)\/:id(\/|$)/;
+/** `:id` names a platform id on these routes (a session, a world, a library record of a world, a room or a group scene: its session). */
+const ID_ROUTES = /^\/api\/(sessions|worlds|library|rooms|groups)\/:id(\/|$)/;
 
 /**
  * Defence in depth for the routes of worlds and sessions: a path parameter that names a platform id
@@ -21,7 +21,7 @@ export function installIdParamCheck(app: FastifyInstance): void {
     if (!params) return;
     const idRoute = ID_ROUTES.exec(request.routeOptions.url ?? '')?.[1];
     for (const [name, value] of Object.entries(params)) {
-      const what = ID_PARAMS.has(name) ? name.slice(0, -2) : name === 'id' && idRoute ? ({ sessions: 'session', rooms: 'room' } as Record<string, string>)[idRoute] ?? 'world' : null;
+      const what = ID_PARAMS.has(name) ? name.slice(0, -2) : name === 'id' && idRoute ? ({ sessions: 'session', rooms: 'room', groups: 'group scene' } as Record<string, string>)[idRoute] ?? 'world' : null;
       if (what && !isPlatformId(value))
         throw new HttpError(404, 'NOT_FOUND', `No such ${what}: ${JSON.stringify(String(value).slice(0, 80))} is not an id of this platform.`);
     }

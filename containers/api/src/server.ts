@@ -8,6 +8,7 @@ import { openStore } from '@yumina/store';
 import type { FastifyInstance } from 'fastify';
 import type pino from 'pino';
 import { ExportWorker } from './accounts/data-export.ts';
+import { administratorExists, MAKE_ADMIN_COMMAND } from './accounts/first-admin.ts';
 import { loadSecretBox } from './accounts/secret-box.ts';
 import { buildApp, type BuildOptions } from './app.ts';
 import { openObjectStore, publishDemoGame } from './games/demo.ts';
@@ -105,6 +106,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   if (config.sampleWorlds) {
     const published = await publishSampleWorlds(ctx);
     if (published) log.info({ type: 'startup', sampleWorlds: published }, `Published ${published} sample worlds to the library`);
+  }
+  // Publishing waits for an administrator's review: say at start when nobody can give it (issue 44, point 2).
+  if (!(await administratorExists(db.primary))) {
+    if (config.auth.firstAccountAdmin) log.info({ type: 'startup', administrators: 0 }, 'No administrator yet: the first account made here becomes the administrator');
+    else
+      log.warn(
+        { type: 'startup', administrators: 0 },
+        `No administrator exists: published worlds wait for a review nobody can give. Make one with ${MAKE_ADMIN_COMMAND} (scripts/admin.ts)`,
+      );
   }
   const app = await buildApp(ctx, options);
   // The replica's first overload runs optimized code, not cold code (warm-up.ts, ADMISSION_WARM_UP).

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 
 export interface StoredObject {
@@ -73,10 +73,20 @@ export class FolderObjectStore implements ObjectStore {
   async put(key: string, bytes: Uint8Array, contentType?: string): Promise<void> {
     const path = this.#path(key);
     await mkdir(dirname(path), { recursive: true });
-    const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
-    await writeFile(tmp, bytes);
-    if (contentType) await writeFile(`${path}.__type`, contentType);
-    await rename(tmp, path);
+    // A temporary file of this write's own ('wx': never one another write has open): two writes of
+    // one key at once (identical uploads, named by their content) each rename a whole file into place.
+    const replace = async (target: string, data: Uint8Array | string) => {
+      const tmp = `${target}.${randomUUID()}.tmp`;
+      try {
+        await writeFile(tmp, data, { flag: 'wx' });
+        await rename(tmp, target);
+      } catch (err) {
+        await rm(tmp, { force: true });
+        throw err;
+      }
+    };
+    if (contentType) await replace(`${path}.__type`, contentType);
+    await replace(path, bytes);
   }
 
   async list(prefix: string): Promise<string[]> {

@@ -10,15 +10,30 @@ export { type LinkedResources, settingsFromLinks, UNSET_SECRET, SECRET_LINKS, CO
  */
 
 /** The admission limits: what is set, else derived from the primary pool's size. */
-function admissionLimits(concurrency: number, queue: number, maxWaitMs: number, poolMax: number, maxInFlight: number, loopPercent: number, warmUp: number) {
+function admissionLimits(
+  concurrency: number,
+  queue: number,
+  maxWaitMs: number,
+  poolMax: number,
+  maxInFlight: number,
+  loopPercent: number,
+  warmUp: number,
+  share: { bodyTimeoutMs: number; perAddress: number; perAccount: number },
+) {
   const running = concurrency > 0 ? concurrency : Math.max(1, Math.floor((poolMax * 3) / 4));
+  const waiting = queue >= 0 ? queue : running * 8;
+  const places = running + waiting;
   return {
     concurrency: running,
-    queue: queue >= 0 ? queue : running * 8,
+    queue: waiting,
     maxWaitMs,
     maxInFlight: maxInFlight >= 0 ? maxInFlight : running * ADMISSION_IN_FLIGHT_PER_SLOT,
     maxLoopUtilization: loopPercent / 100,
     warmUp,
+    bodyTimeoutMs: share.bodyTimeoutMs,
+    // Unset: half of the places (running and waiting) per client address, a quarter per account.
+    perAddress: share.perAddress >= 0 ? share.perAddress : Math.max(1, Math.floor(places / 2)),
+    perAccount: share.perAccount >= 0 ? share.perAccount : Math.max(1, Math.floor(places / 4)),
   };
 }
 
@@ -123,11 +138,14 @@ const oauthShape = Object.fromEntries(
   ),
 ) as Record<`OAUTH_${Uppercase<OAuthProvider>}_${(typeof OAUTH_FIELDS)[number]}`, z.ZodOptional<z.ZodString>>;
 
+/** Guest preview turns an hour per address when GUEST_PREVIEW_TURNS_PER_HOUR is unset and the platform's provider is configured. */
+export const DEFAULT_GUEST_TURNS_PER_HOUR = 5;
+
 export const envSchema = z.object({
   ...oauthShape,
   NODE_ENV: z.enum(['development', 'production', 'test']).optional().default('development'),
   PORT: int(0, 65535, 3000),
-  HOST: text('0.0.0.0'),
+  HOST: z.string().trim().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
   APP_MODE: z.enum(['local', 'container']).optional().default('local'),
   DATA_DIR: text('.data'),
@@ -170,7 +188,10 @@ export const envSchema = z.object({
   SUMMARY_MODEL: z.string().trim().min(1).optional(),
   SUMMARY_FALLBACK_MODEL: z.string().trim().min(1).optional(),
   GAME_COMPANION_DISABLED: z.enum(['0', '1', 'true', 'false']).optional(),
-  GUEST_PREVIEW_TURNS_PER_HOUR: int(0, 10_000, 0),
+  /** Unset: 5 when the platform's provider is configured (guests get a few turns), else 0. */
+  GUEST_PREVIEW_TURNS_PER_HOUR: int(0, 10_000, -1),
+  /** The first account made becomes the administrator. Unset: on in local mode on the embedded database (a fresh data folder has nobody to review). */
+  FIRST_ACCOUNT_ADMIN: z.enum(['0', '1', 'true', 'false']).optional(),
   WELCOME_CREDITS: int(0, 1_000_000, 100),
   SAMPLE_WORLDS: z.enum(['0', '1', 'true', 'false']).optional(),
   SECRETS_KEY: z
@@ -197,6 +218,9 @@ export const envSchema = z.object({
     .regex(/^[A-Za-z0-9+/=_-]{32,128}$/, 'must be 32 to 128 letters, digits or + / = _ - (for example `openssl rand -hex 32`)')
     .optional(),
   SIGNUP_RATE_LIMIT_PER_HOUR: int(1, 100_000, 30),
+  // Anonymous requests that hash a password (login, a sign-up's completion, a password reset) per
+  // client address per minute, all of them together.
+  PASSWORD_HASH_RATE_LIMIT_PER_MINUTE: int(1, 100_000, 30),
   AI_CHECK_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 30),
   IMPORT_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 20),
   EVENT_STREAMS_PER_ADDRESS: int(1, 100_000, 20),
@@ -227,6 +251,15 @@ export const envSchema = z.object({
   ADMISSION_MAX_LOOP_UTILIZATION: int(1, 100, 90),
   // Refusals answered on a private loopback server before the replica listens (warm-up.ts); 0 none.
   ADMISSION_WARM_UP: int(0, 100_000, DEFAULT_ADMISSION_WARM_UP),
+  // A turn's body that had not arrived with its headers must arrive within this (ms) or is answered 408.
+  ADMISSION_BODY_TIMEOUT_MS: int(100, 300_000, 10_000),
+  // Places of the admission queue (running and waiting) one client address / one account may hold
+  // at once: unset (-1) half / a quarter of the places; 0 no share.
+  ADMISSION_PER_ADDRESS: int(0, 100_000, -1),
+  ADMISSION_PER_ACCOUNT: int(0, 100_000, -1),
+  // Node's deadlines for a request's headers, and for the whole request (headers and body), in ms.
+  HTTP_HEADERS_TIMEOUT_MS: int(1_000, 600_000, 20_000),
+  HTTP_REQUEST_TIMEOUT_MS: int(1_000, 3_600_000, 120_000),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -234,6 +267,7 @@ export type Env = z.input<typeof envSchema>;
 export interface Config {
   env: 'development' | 'production' | 'test';
   port: number;
+  /** HOST: the listen address; default 127.0.0.1 in local mode (the embedded default), 0.0.0.0 in container mode. */
   host: string;
   logLevel: string;
   mode: 'local' | 'container';
@@ -324,6 +358,8 @@ export interface Config {
   limits: {
     /** Sign-ups per client address per hour. */
     signupsPerHour: number;
+    /** Anonymous requests that hash a password (login, a sign-up's completion, a reset) per client address per minute, together. */
+    passwordHashesPerMinute: number;
     /**
      * Account mails (verification resends, password reset links, e-mail changes) per address and per
      * account per hour; per client address, four times as many.
@@ -355,7 +391,29 @@ export interface Config {
    * Before listening, the replica answers `warmUp` refusals on a private loopback server, so its
    * first overload runs optimized code (containers/api/src/warm-up.ts; 0: none).
    */
-  admission: { concurrency: number; queue: number; maxWaitMs: number; maxInFlight: number; maxLoopUtilization: number; warmUp: number };
+  admission: {
+    concurrency: number;
+    queue: number;
+    maxWaitMs: number;
+    maxInFlight: number;
+    maxLoopUtilization: number;
+    warmUp: number;
+    /**
+     * A place is held only by a request whose body has arrived: one whose body had not come with
+     * its headers gives its place back and takes one once the body is read, which must be within
+     * this (ms) or the request is answered 408 REQUEST_TIMEOUT and its connection closed.
+     */
+    bodyTimeoutMs: number;
+    /** Places (running and waiting) one client address, and one account (its login), may hold at once; 0: no share. */
+    perAddress: number;
+    perAccount: number;
+  };
+  /**
+   * Node's deadlines (containers/api/src/app.ts): a request's headers must arrive within
+   * `headersTimeoutMs`, the whole request (headers and body) within `requestTimeoutMs`; beyond, 408
+   * and the connection closed.
+   */
+  http: { headersTimeoutMs: number; requestTimeoutMs: number };
   /** S3 bucket of game builds; unset: a folder under dataDir (objects/). */
   gamesBucket: string | undefined;
   maintenance: {
@@ -370,6 +428,11 @@ export interface Config {
     secretsKey: string | undefined;
     sessionTtlDays: number;
     loginRateLimitPerMinute: number;
+    /**
+     * FIRST_ACCOUNT_ADMIN: the first account made (when no other account and no administrator
+     * exists) becomes the administrator. Default on in local mode without DATABASE_URL.
+     */
+    firstAccountAdmin: boolean;
     /**
      * scrypt's cost for new password hashes, as log2 of N (14: N = 16,384, 16 MiB and ~50 ms a
      * hash). A stored hash keeps the cost it was made with. Below 14 only with NODE_ENV=test.
@@ -518,11 +581,16 @@ export function loadConfig(
   if (e.PASSWORD_HASH_COST < DEFAULT_PASSWORD_HASH_COST && e.NODE_ENV !== 'test') {
     throw new ConfigError('PASSWORD_HASH_COST', `below ${DEFAULT_PASSWORD_HASH_COST} weakens every new password hash; only test runs (NODE_ENV=test) may go lower (got "${e.PASSWORD_HASH_COST}")`);
   }
+  if (e.HTTP_HEADERS_TIMEOUT_MS > e.HTTP_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS', `must not exceed HTTP_REQUEST_TIMEOUT_MS (${e.HTTP_REQUEST_TIMEOUT_MS}): the headers are part of the request (got "${e.HTTP_HEADERS_TIMEOUT_MS}")`);
+  }
   const publicOrigin = (e.PUBLIC_ORIGIN ?? `http://localhost:${e.PORT}`).replace(/\/$/, '');
   return {
     env: e.NODE_ENV,
     port: e.PORT,
-    host: e.HOST,
+    // The embedded default serves only this machine (its mail outbox holds every account's links);
+    // container mode sits behind a load balancer and listens on every interface.
+    host: e.HOST || (e.APP_MODE === 'container' ? '0.0.0.0' : '127.0.0.1'),
     logLevel: e.LOG_LEVEL,
     mode: e.APP_MODE,
     dataDir: e.DATA_DIR,
@@ -542,7 +610,9 @@ export function loadConfig(
     store: { redisUrl: e.REDIS_URL, prefix: e.REDIS_KEY_PREFIX },
     gamesBucket: e.GAMES_BUCKET,
     companion: { disabled: e.GAME_COMPANION_DISABLED === '1' || e.GAME_COMPANION_DISABLED === 'true' },
-    guestPreviewTurnsPerHour: e.GUEST_PREVIEW_TURNS_PER_HOUR,
+    // Unset: with the platform's provider configured, a guest gets a few turns (5 an hour per address).
+    guestPreviewTurnsPerHour:
+      e.GUEST_PREVIEW_TURNS_PER_HOUR >= 0 ? e.GUEST_PREVIEW_TURNS_PER_HOUR : e.OFFICIAL_AI_BASE_URL && e.OFFICIAL_AI_API_KEY ? DEFAULT_GUEST_TURNS_PER_HOUR : 0,
     welcomeCredits: e.WELCOME_CREDITS,
     sampleWorlds: e.SAMPLE_WORLDS === undefined ? e.APP_MODE === 'local' : e.SAMPLE_WORLDS === '1' || e.SAMPLE_WORLDS === 'true',
     trustProxy,
@@ -555,7 +625,9 @@ export function loadConfig(
       e.ADMISSION_MAX_IN_FLIGHT,
       e.ADMISSION_MAX_LOOP_UTILIZATION,
       e.ADMISSION_WARM_UP,
+      { bodyTimeoutMs: e.ADMISSION_BODY_TIMEOUT_MS, perAddress: e.ADMISSION_PER_ADDRESS, perAccount: e.ADMISSION_PER_ACCOUNT },
     ),
+    http: { headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS, requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS },
     mail: {
       transport: e.MAIL_SES_SENDER ? 'ses' : e.SMTP_URL ? 'smtp' : 'outbox',
       from: e.MAIL_FROM ?? `Yumina <${defaultSender(e.MAIL_SES_SENDER, publicOrigin)}>`,
@@ -565,6 +637,7 @@ export function loadConfig(
     },
     limits: {
       signupsPerHour: e.SIGNUP_RATE_LIMIT_PER_HOUR,
+      passwordHashesPerMinute: e.PASSWORD_HASH_RATE_LIMIT_PER_MINUTE,
       accountMailPerHour: e.ACCOUNT_MAIL_RATE_LIMIT_PER_HOUR,
       aiChecksPerMinute: e.AI_CHECK_RATE_LIMIT_PER_MINUTE,
       importsPerMinute: e.IMPORT_RATE_LIMIT_PER_MINUTE,
@@ -600,6 +673,8 @@ export function loadConfig(
       secretsKey: e.SECRETS_KEY,
       sessionTtlDays: e.SESSION_TTL_DAYS,
       loginRateLimitPerMinute: e.LOGIN_RATE_LIMIT_PER_MINUTE,
+      firstAccountAdmin:
+        e.FIRST_ACCOUNT_ADMIN === undefined ? e.APP_MODE === 'local' && !e.DATABASE_URL : e.FIRST_ACCOUNT_ADMIN === '1' || e.FIRST_ACCOUNT_ADMIN === 'true',
       passwordHashCost: e.PASSWORD_HASH_COST,
       secureCookies: (e.PUBLIC_ORIGIN ?? '').startsWith('https:'),
       oauth: Object.fromEntries(

@@ -16,6 +16,7 @@ export {
   type TurnHistoryMessage,
   type TurnLogin,
   type TurnSessionRow,
+  TURN_LOCK_TTL_SECONDS,
   type WorldStamp,
 } from './turn.ts';
 export { ChatFormatError, chatMarkdown, chatText, MAX_IMPORTED_MESSAGE, MAX_IMPORTED_MESSAGES, type ReadChat, readSillyTavernChat, sillyTavernChat, type Transcript, type TranscriptMessage } from './sillytavern-chat.ts';
@@ -63,3 +64,19 @@ export {
   updateRoomSettings,
   withdrawQueued,
 } from './rooms.ts';
+export {
+  CARD_MODES,
+  type CardMode,
+  GROUP_MAX,
+  GROUP_MIN,
+  type GroupCharacter,
+  groupCharacters,
+  groupOfSession,
+  type GroupSettings,
+  mentionAt,
+  pickSpeakers,
+  REPLY_MODES,
+  type ReplyMode,
+  type SceneMessage,
+  speakerHistory,
+} from './group.ts';

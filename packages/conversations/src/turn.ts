@@ -91,11 +91,12 @@ function sessionOf(r: Record<string, unknown>): TurnSessionRow {
         }
       : null,
     account: {
-      billingPreference: (r.billing_preference as string | null) ?? null,
+      // What the world's interface chose for the player in this world overrides the account's choice there.
+      billingPreference: (r.world_provider as string | null) ?? (r.billing_preference as string | null) ?? null,
       connection: r.has_connection
         ? {
             base_url: r.base_url as string,
-            default_model: r.default_model as string,
+            default_model: (r.world_model as string | null) ?? (r.default_model as string),
             key_ciphertext: r.key_ciphertext as Buffer | null,
             key_iv: r.key_iv as Buffer | null,
             key_tag: r.key_tag as Buffer | null,
@@ -151,7 +152,8 @@ const START_SQL = {
                          from login_sessions l join accounts a on a.id = l.account_id
                         where l.token_hash = $7 and l.ended_at is null and l.expires_at > now()),
               snap as (select s.id, (s.turn_token is not null and s.turn_until >= now()) as busy,
-                              exists (select 1 from chat_rooms r where r.session_id = s.id) as room
+                              exists (select 1 from chat_rooms r where r.session_id = s.id) as room,
+                              exists (select 1 from chat_groups g where g.session_id = s.id) as grp
                          from chat_sessions s join login on login.account_id = s.account_id where s.id = $3),
               n as (select count(*)::int as c,
                            (bit_xor(h) filter (where position < $8))::text as fp_known,
@@ -161,7 +163,7 @@ const START_SQL = {
                               from chat_messages where session_id = (select id from snap)) m),
               own as (update chat_sessions set turn_token = $9, turn_until = now() + make_interval(secs => $10),
                              message_count = (select c from n) + 2, updated_at = now()
-                       where id = (select id from snap where not busy and not room) and (turn_token is null or turn_until < now())
+                       where id = (select id from snap where not busy and not room and not grp) and (turn_token is null or turn_until < now())
                          and ($6::int is null or (select c from n) = $6::int)
                    returning state),
               settled as (update chat_messages set status = 'failed', error_message = $5
@@ -169,11 +171,11 @@ const START_SQL = {
               u as (insert into chat_messages (id, session_id, position, role, content, state_snapshot) select $1, $3, c, 'user', $4, (select state from own) from n where exists (select 1 from own)),
               a as (insert into chat_messages (id, session_id, position, role, content, status) select $2, $3, c + 1, 'assistant', '', 'streaming' from n where exists (select 1 from own))
          select login.login_id, login.account_id, login.username, login.display_name, login.expires_at as login_expires_at, login.last_seen_at as login_last_seen_at,
-                (snap.id is not null) as found, coalesce(snap.busy, false) as busy, coalesce(snap.room, false) as room,
+                (snap.id is not null) as found, coalesce(snap.busy, false) as busy, coalesce(snap.room, false) as room, coalesce(snap.grp, false) as grp,
                 s.id, s.world_id, s.seed, s.summary, s.memory, s.message_count,
                 w.owner_id, w.status as world_status, w.revision, w.updated_at as world_updated_at, w.live_revision, w.live_updated_at,
                 (w.live_definition is not null) as has_live, (w.id is not null) as world_found,
-                b.preference as billing_preference,
+                b.preference as billing_preference, wc.provider as world_provider, wc.model as world_model,
                 (cn.account_id is not null) as has_connection, cn.base_url, cn.default_model, cn.key_ciphertext, cn.key_iv, cn.key_tag, cn.key_id, cn.key_last4, cn.private_enabled,
                 (p.id is not null) as has_persona, p.name as persona_name, p.description as persona_description,
                 p.appearance as persona_appearance, p.personality as persona_personality, p.backstory as persona_backstory,
@@ -185,6 +187,7 @@ const START_SQL = {
            left join worlds w on w.id = s.world_id
            left join billing_accounts b on b.account_id = login.account_id
            left join ai_connections cn on cn.account_id = login.account_id
+           left join world_ai_choices wc on wc.account_id = login.account_id and wc.world_id = s.world_id
            left join personas p on p.account_id = login.account_id and p.is_active`,
 };
 
@@ -228,6 +231,8 @@ export type StartTurnResult =
   | { status: 'stale'; login: TurnLogin }
   /** The session is a room: its players write through the room (docs/ROOMS.md); nothing written. */
   | { status: 'room'; login: TurnLogin }
+  /** The session is a group scene: its characters answer through the scene (docs/GROUPS.md); nothing written. */
+  | { status: 'group'; login: TurnLogin }
   | {
       status: 'started';
       login: TurnLogin;
@@ -248,7 +253,7 @@ export type StartTurnResult =
 export async function startTurn(db: Queryable, input: StartTurnInput, cache?: HistoryCache): Promise<StartTurnResult> {
   const known = cache?.get(input.sessionId);
   const { rows } = await db.query<
-    Record<string, unknown> & { found: boolean; busy: boolean; room: boolean; turn_state: string | null; c: number; fp_known: string | null; fp_all: string | null; changed: [TurnHistoryMessage['role'], string, TurnHistoryMessage['status']][] | null }
+    Record<string, unknown> & { found: boolean; busy: boolean; room: boolean; grp: boolean; turn_state: string | null; c: number; fp_known: string | null; fp_all: string | null; changed: [TurnHistoryMessage['role'], string, TurnHistoryMessage['status']][] | null }
   >(START_SQL, [
     input.userMessageId,
     input.replyId,
@@ -273,6 +278,7 @@ export async function startTurn(db: Queryable, input: StartTurnInput, cache?: Hi
   };
   if (!head.found) return { status: 'not-found', login };
   if (head.room) return { status: 'room', login };
+  if (head.grp) return { status: 'group', login };
   if (head.turn_state === null) {
     if (input.expectedMessageCount !== undefined && input.expectedMessageCount !== head.c && !head.busy) return { status: 'stale', login };
     // busy when looked at, or taken by a send of the same moment (the row's re-check)

@@ -5,3 +5,4 @@ export * from './input-guards.ts';
 export * from './login.ts';
 export * from './function-resources.ts';
 export * from './proxy-trust.ts';
+export * from './one-line.ts';

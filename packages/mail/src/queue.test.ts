@@ -159,4 +159,18 @@ describe('the mail queue (real PostgreSQL)', () => {
       await queue.stop();
     }
   });
+
+  it('an idle worker does no work (issue 51, point 8): the running worker retries a failed message when its retry is due, without a poll', async () => {
+    const transport = scriptedTransport([new MailSendError('SMTP: connect ECONNREFUSED', false)]);
+    // the fallback sweep far away: only the enqueue and the retry's own timer can wake the worker
+    const queue = new MailQueue({ db, transport, from: 'f@platform.test', key, log, pollMs: 600_000, baseDelayMs: 300, maxDelayMs: 300 });
+    queue.start();
+    try {
+      await queue.enqueue(db, request({ subject: 'second time lucky' }));
+      await expect.poll(() => transport.sent.some((m) => m.subject === 'second time lucky'), { timeout: 5_000 }).toBe(true);
+      expect(transport.calls).toBe(2);
+    } finally {
+      await queue.stop();
+    }
+  });
 });

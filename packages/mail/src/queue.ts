@@ -31,7 +31,11 @@ export interface MailQueueOptions {
   /** 32 bytes: seals queued content (see seal.ts). */
   key: Buffer;
   log: MailLog;
-  /** How often each replica looks for due messages (default 1 s); an enqueue wakes it at once. */
+  /**
+   * The fallback sweep: how often an idle replica looks for due messages anyway (default 60 s: a
+   * message another replica queued and could not send, a claim a dead replica left). An enqueue
+   * wakes the worker at once, and a retry wakes it when it is due: an idle replica does no work.
+   */
   pollMs?: number;
   /** The first retry's delay (default 30 s); each further retry doubles it, up to maxDelayMs. */
   baseDelayMs?: number;
@@ -76,7 +80,7 @@ export class MailQueue {
   #stopped = true;
 
   constructor(options: MailQueueOptions) {
-    this.#o = { pollMs: 1000, baseDelayMs: 30_000, maxDelayMs: 3_600_000, maxAttempts: 8, claimMs: 120_000, ...options };
+    this.#o = { pollMs: 60_000, baseDelayMs: 30_000, maxDelayMs: 3_600_000, maxAttempts: 8, claimMs: 120_000, ...options };
     this.#seal = new MailSeal(options.key);
   }
 
@@ -95,8 +99,9 @@ export class MailQueue {
       this.#seal.seal(payload),
       mail.notAfter ?? null,
     ]);
-    // The caller's transaction commits a moment later; the poll catches it otherwise.
+    // The caller's transaction commits a moment later: looked for at once, and once more after a second.
     this.wake(30);
+    setTimeout(() => this.wake(0), 1000).unref();
     return id;
   }
 
@@ -127,7 +132,10 @@ export class MailQueue {
       do {
         this.#again = false;
         try {
-          while (!this.#stopped && (await this.runOnce()) > 0);
+          let handled = 0;
+          for (let n; !this.#stopped && (n = await this.runOnce()) > 0; ) handled += n;
+          // a message that failed waits for its retry: the worker wakes when it is due, not before
+          if (handled > 0) await this.#wakeForRetry();
         } catch (err) {
           this.#o.log.warn({ type: 'mail.worker', err: (err as Error).message }, 'mail queue: poll failed; trying again');
         }
@@ -140,11 +148,22 @@ export class MailQueue {
     }
   }
 
+  #retry: NodeJS.Timeout | undefined;
+  async #wakeForRetry(): Promise<void> {
+    const { rows } = await this.#o.db.query<{ due: Date | null }>(`select min(next_attempt_at) as due from mail_queue where status = 'queued'`);
+    const due = rows[0]?.due;
+    if (!due || this.#stopped) return;
+    clearTimeout(this.#retry);
+    this.#retry = setTimeout(() => this.wake(0), Math.max(0, due.getTime() - Date.now()) + 50);
+    this.#retry.unref();
+  }
+
   /** Stops polling and waits for a send in flight; closes the transport. */
   async stop(): Promise<void> {
     this.#stopped = true;
     clearInterval(this.#timer);
     clearTimeout(this.#wake);
+    clearTimeout(this.#retry);
     this.#wake = undefined;
     await this.#running?.catch(() => {});
     await this.#o.transport.close();

@@ -2,6 +2,7 @@ import { type FormEvent, useState } from 'react';
 import { api } from '../lib/api.ts';
 import { Link } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
+import { OutboxNote } from './OutboxNote.tsx';
 import { type AccountView, useAccount } from './use-account.ts';
 
 const NO_ADDRESS = /@users\.invalid$/;
@@ -51,7 +52,8 @@ function AccountDetails({ view, reload }: { view: AccountView; reload(): Promise
         </p>
       )}
       {message && <p role="status">{message}</p>}
-      <ChangeEmail needsPassword={view.hasPassword} onDone={reload} />
+      {(message || view.pendingEmail || (!noAddress && !account.emailVerified)) && <OutboxNote />}
+      <ChangeEmail needsPassword={view.hasPassword} onDone={reload} notedAbove={!!view.pendingEmail} />
       <h4>Password</h4>
       {view.hasPassword ? (
         <ChangePassword onDone={refresh} />
@@ -64,7 +66,8 @@ function AccountDetails({ view, reload }: { view: AccountView; reload(): Promise
   );
 }
 
-function ChangeEmail({ needsPassword, onDone }: { needsPassword: boolean; onDone(): Promise<void> }) {
+/** `notedAbove`: the section already says where the mail went (a change waiting for its link). */
+function ChangeEmail({ needsPassword, onDone, notedAbove }: { needsPassword: boolean; onDone(): Promise<void>; notedAbove: boolean }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
@@ -103,6 +106,7 @@ function ChangeEmail({ needsPassword, onDone }: { needsPassword: boolean; onDone
             {message.text}
           </p>
         )}
+        {message?.ok && !notedAbove && <OutboxNote />}
       </form>
     </details>
   );

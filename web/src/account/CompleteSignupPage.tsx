@@ -6,7 +6,7 @@ import { useSession } from '../lib/session.tsx';
 import { useTitle } from '../lib/title.ts';
 import { takeLinkToken } from './link-token.ts';
 
-type Outcome = { kind: 'done'; email: string; returnTo: string } | { kind: 'refused'; message: string };
+type Outcome = { kind: 'done'; email: string; returnTo: string; firstAdministrator: boolean } | { kind: 'refused'; message: string };
 
 /**
  * /complete-signup#token=…: the link of a sign-up mail. Asks for the password chosen at sign-up
@@ -36,10 +36,10 @@ export function CompleteSignupPage() {
     setBusy(true);
     setWrong(null);
     try {
-      const r = await api<{ account: { email: string }; returnTo: string | null }>('/api/auth/signup/complete', { json: { token, password } });
+      const r = await api<{ account: { email: string }; returnTo: string | null; firstAdministrator?: boolean }>('/api/auth/signup/complete', { json: { token, password } });
       await refresh();
       const returnTo = safeReturnTo(r.returnTo ?? '/app/settings', window.location.origin, '/app/settings');
-      setOutcome({ kind: 'done', email: r.account.email, returnTo });
+      setOutcome({ kind: 'done', email: r.account.email, returnTo, firstAdministrator: r.firstAdministrator === true });
     } catch (err) {
       const e = err as ApiError;
       if (e.code === 'WRONG_PASSWORD') setWrong(e.message);
@@ -75,6 +75,14 @@ export function CompleteSignupPage() {
           <p role="status" data-testid="signup-done">
             Welcome: your account for {outcome.email} is ready, and you are signed in.
           </p>
+          {outcome.firstAdministrator && (
+            <div className="callout" role="note" data-testid="first-administrator">
+              <p>
+                <strong>You are this installation’s administrator.</strong> Yours is the first account on a fresh install, so it reviews
+                what authors publish: held worlds wait in the <Link to="/admin/reviews">review queue</Link>.
+              </p>
+            </div>
+          )}
           <p>
             <button
               type="button"

@@ -2,6 +2,7 @@ import { type FormEvent, useState } from 'react';
 import { api } from '../lib/api.ts';
 import { Link } from '../lib/router.tsx';
 import { useTitle } from '../lib/title.ts';
+import { OutboxNote } from './OutboxNote.tsx';
 
 /** /forgot-password: asks for a reset link. The answer is the same whether or not the address has an account. */
 export function ForgotPasswordPage() {
@@ -28,9 +29,12 @@ export function ForgotPasswordPage() {
     <section className="card narrow">
       <h1>Forgot your password?</h1>
       {sent ? (
-        <p role="status" data-testid="forgot-sent">
-          {sent}
-        </p>
+        <>
+          <p role="status" data-testid="forgot-sent">
+            {sent}
+          </p>
+          <OutboxNote />
+        </>
       ) : (
         <form onSubmit={submit} aria-label="Forgot password">
           <p className="hint">Enter the address of your account; we send it a link to choose a new password.</p>

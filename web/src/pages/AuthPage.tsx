@@ -4,6 +4,7 @@ import { api } from '../lib/api.ts';
 import { Link, navigate } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
 import { useTitle } from '../lib/title.ts';
+import { OutboxNote } from '../account/OutboxNote.tsx';
 
 /** Sign-up and login with e-mail and password, plus the configured OAuth providers. */
 export function AuthPage({ mode }: { mode: 'login' | 'signup' }) {
@@ -143,6 +144,7 @@ export function CheckInbox({ email, onBack }: { email: string; onBack: () => voi
       <p data-testid="signup-sent">
         We sent a mail to <strong>{email}</strong>. Follow its link within 24 hours to finish creating your account; it signs you in.
       </p>
+      <OutboxNote />
       <p className="hint">Nothing arrived? Look in your spam folder, or send it again. If this address already has an account, the mail says so instead.</p>
       <div className="row">
         <button type="button" onClick={resend} disabled={busy}>

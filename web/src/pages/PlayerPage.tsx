@@ -23,7 +23,7 @@ export function PlayerPage({ worldId, embedded = false }: { worldId: string; emb
   const { confirm, dialog } = useConfirm();
   // Built per render from the latest data: SandboxHost sends only what changed, and answers each request with the handlers it holds then.
   const state = sandboxState(p);
-  const handlers = sandboxHandlers(p);
+  const handlers = sandboxHandlers(p, confirm);
 
   if (p.error && !p.data) return <p role="alert">{p.error}</p>;
   if (!p.world || !p.data || !p.assetScope) return <PageLoading />;

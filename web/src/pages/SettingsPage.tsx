@@ -1,11 +1,12 @@
 import { AccountSection } from '../account/AccountSection.tsx';
+import { DeleteAccountSection } from '../account/DeleteAccountSection.tsx';
 import { ExportSection } from '../account/ExportSection.tsx';
 import { LoginsSection } from '../account/LoginsSection.tsx';
 import { ProfileSection } from '../account/ProfileSection.tsx';
 import { BillingSection } from '../billing/BillingSection.tsx';
 import { type FormEvent, useEffect, useState } from 'react';
 import { api, onFilePicked, uploadFile } from '../lib/api.ts';
-import { type CatalogueModel, connectionModels } from '../lib/models.ts';
+import type { CatalogueModel } from '../lib/models.ts';
 import { navigate } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
 import { useTitle } from '../lib/title.ts';
@@ -54,9 +55,27 @@ export function SettingsPage() {
       <Personas />
       <LinkedProviders identities={info.identities ?? {}} />
       <ExportSection />
+      <DeleteAccountSection />
     </div>
   );
 }
+
+/** What the provider answered for the form's current base URL and key (POST /api/settings/ai/probe). */
+interface Probe {
+  /** The base URL and key it was asked for: an answer for other values is stale. */
+  for: string;
+  state: 'checking' | 'ok' | 'failed';
+  models: CatalogueModel[];
+  message: string | null;
+}
+
+interface ProbeAnswer {
+  ok: boolean;
+  models?: Array<{ id: string; name: string; contextLength: number | null }>;
+  message?: string;
+}
+
+const probeKey = (baseUrl: string, key: string) => `${baseUrl.trim()}\n${key.trim()}`;
 
 function AiConnection() {
   const [view, setView] = useState<AiView | null>(null);
@@ -65,6 +84,7 @@ function AiConnection() {
   const [key, setKey] = useState('');
   const [privateEnabled, setPrivateEnabled] = useState(true);
   const [message, setMessage] = useState<string | null>(null);
+  const [probe, setProbe] = useState<Probe | null>(null);
 
   const load = (v: AiView) => {
     setView(v);
@@ -77,29 +97,81 @@ function AiConnection() {
     api<AiView>('/api/settings/ai').then(load, (e: Error) => setMessage(e.message));
   }, []);
 
+  // The provider can answer once the form holds a base URL and a key for it: one typed, the stored
+  // one (which the server uses for the base URL it was saved with only), or none for a local http server.
+  const trimmedUrl = baseUrl.trim();
+  const probeable =
+    view !== null &&
+    /^https?:\/\/./i.test(trimmedUrl) &&
+    (!!key.trim() || trimmedUrl.startsWith('http://') || (!!view.apiKey && view.baseUrl === trimmedUrl));
+  const current = probeKey(baseUrl, key);
+
+  async function runProbe(): Promise<Probe> {
+    const asked = probeKey(baseUrl, key);
+    setProbe({ for: asked, state: 'checking', models: [], message: null });
+    const answer = await api<ProbeAnswer>('/api/settings/ai/probe', {
+      method: 'POST',
+      json: { baseUrl: trimmedUrl, ...(key.trim() ? { apiKey: key.trim() } : {}) },
+    }).catch((e: Error): ProbeAnswer => ({ ok: false, message: e.message }));
+    const done: Probe = {
+      for: asked,
+      state: answer.ok ? 'ok' : 'failed',
+      models: (answer.models ?? []).map((m) => ({ ...m, provider: 'private' as const })),
+      message: answer.ok ? null : (answer.message ?? 'The connection failed.'),
+    };
+    setProbe((p) => (p?.for === asked ? done : p));
+    return done;
+  }
+
+  // Typing settles, then the provider is asked (its models listed, the connection tested): nothing is saved.
+  useEffect(() => {
+    if (!probeable) return;
+    const timer = setTimeout(() => void runProbe(), 600);
+    return () => clearTimeout(timer);
+    // runProbe reads the values `current` names.
+  }, [probeable, current]);
+
+  const shown = probe && probe.for === current && probeable ? probe : null;
+  // The list's choice: once the provider lists its models, an empty model takes the first of them.
+  useEffect(() => {
+    const first = shown?.models[0];
+    if (first && !model) setModel(first.id);
+  }, [shown, model]);
+
   async function save(e: FormEvent) {
     e.preventDefault();
     setMessage(null);
     try {
-      const saved = await api<AiView>('/api/settings/ai', { method: 'PUT', json: { baseUrl, defaultModel: model, privateEnabled, ...(key ? { apiKey: key } : {}) } });
+      const saved = await api<AiView>('/api/settings/ai', {
+        method: 'PUT',
+        json: { baseUrl, privateEnabled, ...(model.trim() ? { defaultModel: model.trim() } : {}), ...(key ? { apiKey: key } : {}) },
+      });
       load(saved);
       setMessage(
         saved.keyCleared
           ? 'Saved. The stored API key was removed: a key belongs to the base URL it was saved with and is never sent to another host. Enter the key for this base URL.'
-          : 'Saved.',
+          : model.trim()
+            ? 'Saved.'
+            : `Saved with the model ${saved.defaultModel ?? ''}, the first your provider lists.`,
       );
     } catch (err) {
       setMessage((err as Error).message);
     }
   }
   async function test() {
-    type TestResult = { ok: boolean; models?: number; message?: string };
-    const r = await api<TestResult>('/api/settings/ai/test', { method: 'POST' }).catch((e: Error): TestResult => ({ ok: false, message: e.message }));
-    setMessage(r.ok ? `Connection works: ${r.models} models available.` : (r.message ?? 'The connection failed.'));
+    setMessage(null);
+    const r = await runProbe();
+    const unsaved = !view?.configured || view.baseUrl !== trimmedUrl || !!key.trim();
+    setMessage(
+      r.state === 'ok'
+        ? `Connection works: ${r.models.length} models available.${unsaved ? ' Not saved yet: press Save to keep it.' : ''}`
+        : (r.message ?? 'The connection failed.'),
+    );
   }
   async function clear() {
     if (!window.confirm('Remove your AI connection and its stored key?')) return;
     load(await api<AiView>('/api/settings/ai', { method: 'DELETE' }));
+    setProbe(null);
     setMessage('Cleared.');
   }
 
@@ -113,16 +185,15 @@ function AiConnection() {
         <fieldset disabled={view === null} className="plain">
         <label>
           Base URL
-          <input name="baseUrl" required placeholder="https://api.openai.com/v1" value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} />
+          <input name="baseUrl" required placeholder="e.g. https://api.openai.com/v1" value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} />
         </label>
-        <ModelField view={view} model={model} setModel={setModel} />
         <label>
           API key
           <input
             name="apiKey"
             type="password"
             autoComplete="off"
-            placeholder={view?.apiKey ? `Saved: ${view.apiKey} (leave empty to keep; a new base URL needs the key again)` : 'sk-…'}
+            placeholder={view?.apiKey ? `Saved: ${view.apiKey} (leave empty to keep; a new base URL needs the key again)` : 'Paste your key'}
             value={key}
             onChange={(e) => setKey(e.target.value)}
           />
@@ -133,12 +204,13 @@ function AiConnection() {
             {view.keyStatus === 'undecryptable' && ' — can no longer be decrypted; enter it again.'}
           </p>
         )}
+        <ModelField probe={shown} probeable={probeable} model={model} setModel={setModel} />
         <label className="inline">
           <input type="checkbox" checked={privateEnabled} onChange={(e) => setPrivateEnabled(e.target.checked)} /> Use for my own play (private use)
         </label>
         <div className="row">
           <button type="submit">Save</button>
-          <button type="button" className="secondary" onClick={test} disabled={!view?.configured}>
+          <button type="button" className="secondary" onClick={test} disabled={!probeable || shown?.state === 'checking'}>
             Test connection
           </button>
           <button type="button" className="secondary" onClick={clear} disabled={!view?.configured}>
@@ -155,41 +227,30 @@ function AiConnection() {
 const OTHER_MODEL = '__other_model__';
 
 /**
- * The connection's model: chosen from the list the saved connection answers (../lib/models.ts, the
- * model browser's catalogue), or typed when the list cannot be fetched (no connection saved yet, a
- * server without a model list) or the model is not in it.
+ * The connection's model: chosen from the list the provider answers for the form's base URL and key
+ * (asked before anything is saved), or typed when the list cannot be fetched or the model is not in
+ * it. Left empty, Save takes the first model the provider lists.
  */
-function ModelField({ view, model, setModel }: { view: AiView | null; model: string; setModel(m: string): void }) {
-  const [list, setList] = useState<{ models: CatalogueModel[]; error: string | null } | null>(null);
+function ModelField({ probe, probeable, model, setModel }: { probe: Probe | null; probeable: boolean; model: string; setModel(m: string): void }) {
   const [typing, setTyping] = useState(false);
-  const listable = !!view?.configured && view.privateEnabled !== false;
-  useEffect(() => {
-    setList(null);
-    if (!listable) return;
-    let live = true;
-    connectionModels().then(
-      (l) => live && setList(l),
-      (e: Error) => live && setList({ models: [], error: e.message }),
-    );
-    return () => {
-      live = false;
-    };
-  }, [listable, view]);
-  const models = list?.models ?? [];
+  const models = probe?.models ?? [];
   const choosing = models.length > 0 && !typing;
+  const status =
+    probe?.state === 'checking'
+      ? 'Checking the connection…'
+      : probe?.state === 'ok'
+        ? `Connection works: ${models.length} models listed.`
+        : probe?.state === 'failed'
+          ? `The connection failed: ${probe.message ?? 'no answer'}`
+          : null;
   if (choosing) {
     const options = model && !models.some((m) => m.id === model) ? [{ id: model, name: model } as CatalogueModel, ...models] : models;
     return (
       <>
       <label>
         Default model
-        <select
-          name="defaultModel"
-          required
-          value={model}
-          onChange={(e) => (e.target.value === OTHER_MODEL ? setTyping(true) : setModel(e.target.value))}
-        >
-          {!model && <option value="">Choose a model…</option>}
+        <select name="defaultModel" value={model} onChange={(e) => (e.target.value === OTHER_MODEL ? setTyping(true) : setModel(e.target.value))}>
+          {!model && <option value="">First listed model</option>}
           {options.map((m) => (
             <option key={m.id} value={m.id}>
               {m.name && m.name !== m.id ? `${m.name} (${m.id})` : m.id}
@@ -199,8 +260,8 @@ function ModelField({ view, model, setModel }: { view: AiView | null; model: str
           <option value={OTHER_MODEL}>Another model (type its id)…</option>
         </select>
       </label>
-      <p className="hint" data-testid="model-list-note">
-        {models.length} models listed by your connection.
+      <p className="hint" data-testid="model-list-note" aria-live="polite">
+        {status}
       </p>
       </>
     );
@@ -209,18 +270,22 @@ function ModelField({ view, model, setModel }: { view: AiView | null; model: str
     <>
     <label>
       Default model
-      <input name="defaultModel" required value={model} placeholder="gpt-4o-mini" onChange={(e) => setModel(e.target.value)} />
+      <input
+        name="defaultModel"
+        value={model}
+        placeholder="Optional: the first listed model"
+        onChange={(e) => {
+          // Typed by hand: a list that arrives later does not replace what is being typed (it can still be chosen).
+          setTyping(true);
+          setModel(e.target.value);
+        }}
+      />
     </label>
-    <p className="hint" data-testid="model-list-note">
-        {!listable
-          ? 'Type the model id; once the connection is saved, its models are listed here.'
-          : list === null
-            ? 'Fetching the models of your connection…'
-            : list.error
-              ? `Could not fetch the model list (${list.error}): type the model id.`
-              : models.length === 0
-                ? 'Your connection listed no models: type the model id.'
-                : ''}
+    <p className={probe?.state === 'failed' ? 'hint error' : 'hint'} data-testid="model-list-note" aria-live="polite">
+        {status ??
+          (probeable
+            ? 'Checking the connection…'
+            : 'Enter the base URL and API key: the provider’s models are listed here and the connection is tested before you save. Left empty, the model is the first one the provider lists.')}
         {typing && models.length > 0 && (
           <button type="button" className="link" onClick={() => setTyping(false)}>
             Choose from the list

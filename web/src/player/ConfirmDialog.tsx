@@ -1,11 +1,19 @@
 /** A confirmation before something that cannot be undone (restoring a checkpoint, clearing, deleting). */
 import { useCallback, useState } from 'react';
 
-export type Confirm = (message: string, run: () => unknown) => void;
+/** Asks `message`; `run` on Confirm, `cancel` (when given) on Cancel or when another question replaces this one. */
+export type Confirm = (message: string, run: () => unknown, cancel?: () => void) => void;
 
 export function useConfirm(): { confirm: Confirm; dialog: React.ReactNode } {
-  const [pending, setPending] = useState<{ message: string; run: () => unknown } | null>(null);
-  const confirm = useCallback<Confirm>((message, run) => setPending({ message, run }), []);
+  const [pending, setPending] = useState<{ message: string; run: () => unknown; cancel?: () => void } | null>(null);
+  const confirm = useCallback<Confirm>(
+    (message, run, cancel) =>
+      setPending((before) => {
+        before?.cancel?.();
+        return { message, run, cancel };
+      }),
+    [],
+  );
   const dialog = pending ? (
     <div className="confirm-backdrop">
       <div role="alertdialog" aria-modal="true" aria-label="Please confirm" className="card confirm">
@@ -22,7 +30,14 @@ export function useConfirm(): { confirm: Confirm; dialog: React.ReactNode } {
           >
             Confirm
           </button>
-          <button type="button" className="secondary" onClick={() => setPending(null)}>
+          <button
+            type="button"
+            className="secondary"
+            onClick={() => {
+              pending.cancel?.();
+              setPending(null);
+            }}
+          >
             Cancel
           </button>
         </div>

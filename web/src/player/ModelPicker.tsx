@@ -1,8 +1,8 @@
 /**
  * The model the player's own AI connection writes with, chosen in the player: a list fetched from
  * that connection (the same catalogue as the model browser the companion opens, ../lib/models.ts),
- * saved as the connection's model (PUT /api/player/model, which the interface's setModel calls
- * too). On platform credits the platform's model writes, and there is nothing to choose.
+ * saved as the connection's model (PUT /api/player/model), account-wide; on a world's page it
+ * also replaces what that world's interface chose with setModel there. On platform credits the platform's model writes, and there is nothing to choose.
  */
 import { useEffect, useState } from 'react';
 import { api } from '../lib/api.ts';
@@ -53,7 +53,7 @@ export function ModelPicker({ p }: { p: Player }) {
             onChange={(e) => {
               const model = e.target.value;
               setSaving(true);
-              api<{ selectedModel: string }>('/api/player/model', { method: 'PUT', json: { model } })
+              api<{ selectedModel: string }>('/api/player/model', { method: 'PUT', json: { model, ...(p.world ? { worldId: p.world.id } : {}) } })
                 .then((saved) => {
                   p.setPrefs({ ...prefs, selectedModel: saved.selectedModel });
                   p.toast(`Replies are now written by ${saved.selectedModel}.`, 'success');

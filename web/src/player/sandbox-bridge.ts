@@ -10,6 +10,7 @@ import { readEvents } from './event-stream.ts';
 import { SignInRequired } from './guest-preview.ts';
 import { playInterfaceAudio, stopInterfaceAudio } from './interface-audio.ts';
 import type { Player } from './use-player.ts';
+import type { Confirm } from './ConfirmDialog.tsx';
 import { CONNECTION_FAILURES } from './TurnFailure.tsx';
 import type { Checkpoint, PlayerMessage, PlayerPreferences, PlayerSession } from './player-types.ts';
 import { refreshHeader } from '../shell/header-data.ts';
@@ -161,8 +162,8 @@ const GUEST_METHODS = new Set<string>([
 ]);
 
 /** Every remote method of seed 002 §4, answered by the platform (in guest preview, what a guest may do). */
-export function sandboxHandlers(p: Player): SandboxHandlers {
-  const handlers = sessionHandlers(p);
+export function sandboxHandlers(p: Player, confirm?: Confirm): SandboxHandlers {
+  const handlers = sessionHandlers(p, confirm);
   if (!p.guest) return handlers;
   const guarded: Record<string, unknown> = {};
   for (const [name, handler] of Object.entries(handlers)) {
@@ -183,7 +184,7 @@ export function sandboxHandlers(p: Player): SandboxHandlers {
  * player's model choices. A session id from the frame is used only once this world's session list
  * holds it. Each member answers only the fields it documents.
  */
-function sessionHandlers(p: Player): SandboxHandlers {
+function sessionHandlers(p: Player, confirm?: Confirm): SandboxHandlers {
   const worldId = p.world?.id ?? '';
   const openSession = () => {
     const id = p.data?.session.id;
@@ -334,8 +335,9 @@ function sessionHandlers(p: Player): SandboxHandlers {
     },
     showToast: (message, kind) => done(p.toast(message, kind ?? 'info')),
     // Models (the player's own choices)
+    // A world's model choice is the player's for this world only (issue 43 point 9), never account-wide.
     setModel: async (id) => {
-      const answer = await api<{ selectedModel: string }>('/api/player/model', { method: 'PUT', json: { model: id } });
+      const answer = await api<{ selectedModel: string }>(apiPath('worlds', worldId, 'player', 'model'), { method: 'PUT', json: { model: id } });
       p.setPrefs((prefs) => (prefs ? { ...prefs, selectedModel: answer.selectedModel } : prefs));
     },
     getModels: async () => {
@@ -348,8 +350,15 @@ function sessionHandlers(p: Player): SandboxHandlers {
     },
     pinModel: (id) => done(api(apiPath('models', 'pins', id), { method: 'PUT' })),
     unpinModel: (id) => done(api(apiPath('models', 'pins', id), { method: 'DELETE' })),
+    // For this world only; a switch to the platform's credits is asked of the player here, in the platform's page.
     setPreferredProvider: async (provider) => {
-      const answer = await api<{ ok: boolean; provider?: 'official' | 'private'; error?: string }>('/api/player/provider', { method: 'PUT', json: { provider } });
+      type Answer = { ok: boolean; provider?: 'official' | 'private'; error?: string; consentRequired?: boolean };
+      const path = apiPath('worlds', worldId, 'player', 'provider');
+      let answer = await api<Answer>(path, { method: 'PUT', json: { provider } });
+      if (answer.consentRequired) {
+        if (!(await creditsAllowed(p, confirm))) return { ok: false, error: 'The player kept their own AI connection for this world.' };
+        answer = await api<Answer>(path, { method: 'PUT', json: { provider, consent: true } });
+      }
       if (answer.ok) await p.loadPrefs();
       return {
         ok: answer.ok === true,
@@ -360,6 +369,25 @@ function sessionHandlers(p: Player): SandboxHandlers {
     // AI completion
     'ai.complete': (options: AiCompleteOptions, onDelta: (text: string) => void) => aiComplete(openSession(), options, onDelta),
   };
+}
+
+/** Worlds whose switch to credits the player declined on this page: they are not asked again until it reloads (no nagging). */
+const declinedCredits = new Set<string>();
+
+/** The player's consent, in the platform's own dialog, before a world switches its turns to the platform's credits. */
+async function creditsAllowed(p: Player, confirm: Confirm | undefined): Promise<boolean> {
+  const worldId = p.world?.id ?? '';
+  if (!confirm || declinedCredits.has(worldId)) return false;
+  const name = p.world?.world.name ?? 'This world';
+  const allowed = await new Promise<boolean>((resolve) =>
+    confirm(
+      `“${name}” asks to write its replies with the platform's AI, paid with your credits, instead of your own AI connection. This applies to this world only. Allow it?`,
+      () => resolve(true),
+      () => resolve(false),
+    ),
+  );
+  if (!allowed) declinedCredits.add(worldId);
+  return allowed;
 }
 
 async function aiComplete(sessionId: string, options: AiCompleteOptions, onDelta: (text: string) => void): Promise<string> {

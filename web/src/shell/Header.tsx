@@ -42,6 +42,7 @@ export function Header() {
       <nav id="site-nav" className="nav-main" aria-label="Main">
         {item('/library', 'Library')}
         {item('/studio', account ? 'My worlds' : 'Studio')}
+        {account && item('/groups', 'Group scenes')}
         {account &&
           item(
             '/app/inbox',

@@ -3,6 +3,7 @@ import { type ComponentType, useCallback, useEffect, useState } from 'react';
 import { Link } from '../lib/router.tsx';
 import { type ServerWorld, send } from './server.ts';
 import { shortDateTime } from '../lib/dates.ts';
+import { ReviewWait } from './ReviewWait.tsx';
 
 interface Review {
   id: string;
@@ -16,6 +17,9 @@ interface Review {
 interface ReviewInfo {
   review: Review | null;
   pending: boolean;
+  /** With a pending review: whether this installation has any administrator, and whether the reader is one. */
+  administratorExists?: boolean;
+  youReview?: boolean;
   events: { action: string; actorName: string | null; revision: number | null; reason: string | null; at: string }[];
 }
 
@@ -152,6 +156,9 @@ export function Overview({ server, dirty, onServer }: { server: ServerWorld | nu
         <p data-testid="held-edit">
           Your edit (revision {review!.revision}) is held for review; revision {server.liveRevision} keeps serving until it is approved.
         </p>
+      )}
+      {info?.pending && review && (
+        <ReviewWait kind={review.kind} administratorExists={info.administratorExists !== false} youReview={info.youReview === true} />
       )}
       {review?.state === 'rejected' && (
         <p className="error" data-testid="review-reason">

@@ -93,10 +93,18 @@ export function WorldPage({ id }: { id: string }) {
   }, [signedIn, id]);
   // A guest is offered the preview when the platform allows it (guest turns on its provider).
   const [guestPreview, setGuestPreview] = useState(false);
+  const [guestTurns, setGuestTurns] = useState(0);
   useEffect(() => {
     if (loading || signedIn) return;
     let live = true;
-    api<{ guestPreview?: boolean }>('/api/platform').then((r) => live && setGuestPreview(r.guestPreview === true), () => {});
+    api<{ guestPreview?: boolean; guestTurnsPerHour?: number }>('/api/platform').then(
+      (r) => {
+        if (!live) return;
+        setGuestPreview(r.guestPreview === true);
+        setGuestTurns(r.guestTurnsPerHour ?? 0);
+      },
+      () => {},
+    );
     return () => {
       live = false;
     };
@@ -136,8 +144,13 @@ export function WorldPage({ id }: { id: string }) {
             ) : (
               <>
                 {guestPreview && world.status === 'published' && (
-                  <Link to={`/play/${encodeURIComponent(id)}`} className="button" data-testid="guest-play">
-                    Play as a guest
+                  <Link
+                    to={`/play/${encodeURIComponent(id)}`}
+                    className="button"
+                    data-testid="guest-play"
+                    aria-describedby="guest-turns"
+                  >
+                    Try it now
                   </Link>
                 )}
                 <Link
@@ -155,6 +168,11 @@ export function WorldPage({ id }: { id: string }) {
               </button>
             )}
             <FavoriteButton worldId={id} signedIn={signedIn} />
+            {!signedIn && guestPreview && world.status === 'published' && (
+              <span className="hint" id="guest-turns" data-testid="guest-turns">
+                No account needed: {guestTurns > 0 ? `${guestTurns} turns an hour` : 'a few turns'} as a guest.
+              </span>
+            )}
             {world.canEdit && !inspecting && (
               <Link to={`/studio/${encodeURIComponent(id)}`} className="button secondary">
                 Edit in the studio

@@ -50,9 +50,13 @@ export type LinkState = { state: 'valid'; link: ValidLink } | { state: 'invalid'
 export async function inspectLink(db: Queryable, purposes: readonly LinkPurpose[], token: unknown, lock = false): Promise<LinkState> {
   const parts = typeof token === 'string' ? TOKEN.exec(token) : null;
   if (!parts) return { state: 'invalid' };
-  const { rows } = await db.query<{ account_id: string; purpose: LinkPurpose; email: string; secret_hash: Buffer; used_at: Date | null; expired: boolean }>(
-    `select account_id, purpose, email, secret_hash, used_at, expires_at <= now() as expired
-       from account_links where id = $1 and purpose = any($2::text[])${lock ? ' for update' : ''}`,
+  // `addressed`: the account still signs in with the address the link went to (its own address, or
+  // its password sign-in's). A reset link mailed to an address the account has left is over.
+  const { rows } = await db.query<{ account_id: string; purpose: LinkPurpose; email: string; secret_hash: Buffer; used_at: Date | null; expired: boolean; addressed: boolean }>(
+    `select l.account_id, l.purpose, l.email, l.secret_hash, l.used_at, l.expires_at <= now() as expired,
+            exists (select 1 from accounts a where a.id = l.account_id and lower(a.email) = lower(l.email))
+              or exists (select 1 from password_credentials p where p.account_id = l.account_id and lower(p.email) = lower(l.email)) as addressed
+       from account_links l where l.id = $1 and l.purpose = any($2::text[])${lock ? ' for update of l' : ''}`,
     [parts[1], purposes],
   );
   const row = rows[0];
@@ -61,6 +65,7 @@ export async function inspectLink(db: Queryable, purposes: readonly LinkPurpose[
   const matches = timingSafeEqual(hashSecret(parts[2]!), expected) && row !== undefined;
   if (!row || !matches) return { state: 'invalid' };
   if (row.used_at) return { state: 'used' };
+  if (row.purpose === 'reset_password' && !row.addressed) return { state: 'used' };
   if (row.expired) return { state: 'expired' };
   return { state: 'valid', link: { id: parts[1]!, accountId: row.account_id, purpose: row.purpose, email: row.email } };
 }
@@ -78,6 +83,15 @@ export async function useLink(tx: Queryable, purposes: readonly LinkPurpose[], t
   if (found.state !== 'valid') throw linkRefusal(found.state, again);
   await tx.query('update account_links set used_at = now() where id = $1', [found.link.id]);
   return found.link;
+}
+
+/**
+ * Ends the account's outstanding links of `purposes` (marked used): an address change or a password
+ * change ends every reset link mailed before it.
+ */
+export async function endLinks(db: Queryable, accountId: string, purposes: readonly LinkPurpose[]): Promise<number> {
+  const { rowCount } = await db.query('update account_links set used_at = now() where account_id = $1 and purpose = any($2::text[]) and used_at is null', [accountId, purposes]);
+  return rowCount ?? 0;
 }
 
 /** Scheduled maintenance: forget links that ended more than a week ago. */

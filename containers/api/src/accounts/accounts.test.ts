@@ -112,7 +112,7 @@ describe('accounts and login sessions (real PostgreSQL and Redis)', () => {
     const a = new Browser(server.url);
     const res = await signUpAccount(server, a, { email: uniqueEmail(), password: 'long enough pw' });
     const { account } = res;
-    expect((await a.fetch('/api/account', { method: 'DELETE' })).status).toBe(200);
+    expect((await a.fetch('/api/account', { method: 'DELETE', json: { password: 'long enough pw' } })).status).toBe(200);
     const db = server.ctx.db.primary;
     expect((await db.query('select 1 from login_sessions where account_id = $1', [account.id])).rowCount).toBe(0);
     expect((await db.query('select 1 from password_credentials where account_id = $1', [account.id])).rowCount).toBe(0);

@@ -108,6 +108,37 @@ describe('private AI connection, encrypted at rest', () => {
     }
   });
 
+  it('an unsaved connection is probed (models listed, tested) before anything is stored; Save without a model takes the first listed', async () => {
+    const a = new Browser(server.url);
+    await signUp(server, a, { email: `ai-probe-${Date.now()}@example.com`, password: 'long enough pw' });
+    const probe = await a.fetch('/api/settings/ai/probe', { method: 'POST', json: { baseUrl: providerUrl, apiKey: secretApiKey } });
+    const text = await probe.text();
+    expect(text).not.toContain(secretApiKey);
+    expect(JSON.parse(text)).toMatchObject({ ok: true, keySource: 'typed', models: [{ id: 'model-a' }, { id: 'model-b' }] });
+    expect(seenAuth.at(-1)).toBe(`Bearer ${secretApiKey}`);
+    // Nothing was saved.
+    expect(await (await a.fetch('/api/settings/ai')).json()).toEqual({ configured: false });
+    // A wrong key: the provider's answer, not a stored key.
+    expect(await (await a.fetch('/api/settings/ai/probe', { method: 'POST', json: { baseUrl: providerUrl, apiKey: 'sk-wrong' } })).json()).toMatchObject({
+      ok: false,
+      status: 401,
+    });
+    // Without a model, Save takes the first model the provider lists.
+    const saved = await a.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: providerUrl, apiKey: secretApiKey } });
+    expect(await saved.json()).toMatchObject({ configured: true, defaultModel: 'model-a' });
+    // Without a typed key, the stored key is used for its own base URL only.
+    expect(await (await a.fetch('/api/settings/ai/probe', { method: 'POST', json: { baseUrl: providerUrl } })).json()).toMatchObject({ ok: true, keySource: 'stored' });
+    const before = seenAuth.length;
+    const elsewhere = providerUrl.replace('127.0.0.1', 'localhost');
+    expect(await (await a.fetch('/api/settings/ai/probe', { method: 'POST', json: { baseUrl: elsewhere } })).json()).toMatchObject({ ok: false, keySource: 'none' });
+    expect(seenAuth.slice(before).some((h) => h.includes(secretApiKey))).toBe(false);
+    // Bad input is a 400; signed out is a 401.
+    expect((await a.fetch('/api/settings/ai/probe', { method: 'POST', json: { baseUrl: 'ftp://x' } })).status).toBe(400);
+    expect((await a.fetch('/api/settings/ai/probe', { method: 'POST', json: { baseUrl: providerUrl, extra: 1 } })).status).toBe(400);
+    expect((await new Browser(server.url).fetch('/api/settings/ai/probe', { method: 'POST', json: { baseUrl: providerUrl } })).status).toBe(401);
+    expect(logLines.join('\n')).not.toContain(secretApiKey);
+  });
+
   it('bad input is a 400 and changes nothing; signed-out is 401', async () => {
     const a = new Browser(server.url);
     expect((await a.fetch('/api/settings/ai')).status).toBe(401);
@@ -115,7 +146,7 @@ describe('private AI connection, encrypted at rest', () => {
     for (const json of [
       { baseUrl: 'ftp://x', defaultModel: 'm', apiKey: 'k' },
       { baseUrl: 'https://user:pw@host/v1', defaultModel: 'm', apiKey: 'k' },
-      { baseUrl: 'https://api.example.com/v1', defaultModel: '', apiKey: 'k' },
+      { baseUrl: 'https://api.example.com/v1', defaultModel: 'm'.repeat(201), apiKey: 'k' },
       { baseUrl: 'https://api.example.com/v1', defaultModel: 'm' },
     ]) {
       expect((await a.fetch('/api/settings/ai', { method: 'PUT', json })).status).toBe(400);

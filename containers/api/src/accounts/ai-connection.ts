@@ -12,10 +12,18 @@ const httpUrl = z.string().trim().min(1, 'must not be empty').max(500);
 
 const saveBody = z.strictObject({
   baseUrl: httpUrl,
-  defaultModel: z.string().trim().min(1, 'must not be empty').max(200),
+  /** Omitted or empty: the first model the provider lists (the form states this default). */
+  defaultModel: z.string().trim().max(200).optional(),
   /** Omitted: keep the stored key. */
   apiKey: z.string().trim().min(1).max(500).optional(),
   privateEnabled: z.boolean().default(true),
+});
+
+/** A connection the form has not saved yet: its models listed, its key used once and never stored or echoed. */
+const probeBody = z.strictObject({
+  baseUrl: httpUrl,
+  /** Omitted: the stored key, when the base URL is the one it was saved with (and only then). */
+  apiKey: z.string().trim().min(1).max(500).optional(),
 });
 
 export interface ConnectionRow {
@@ -72,6 +80,26 @@ export function openConnection(ctx: AppContext, row: ConnectionRow): PrivateConn
   return { baseUrl: row.base_url, defaultModel: row.default_model, apiKey, privateEnabled: row.private_enabled };
 }
 
+/** The guard's rules on a base URL a user typed (the same at save and at probe): a refusal is a 400 naming the field. */
+function guardedBaseUrl(ctx: AppContext, raw: string): string {
+  try {
+    return normalizeBaseUrl(raw, ctx.config.ai.privateNetworkAccess);
+  } catch (err) {
+    if (err instanceof AiUrlRefusedError) throw new HttpError(400, 'INVALID_REQUEST', `Invalid request body: baseUrl: ${err.message}`);
+    throw err;
+  }
+}
+
+/** The stored key, decrypted, when it belongs to `baseUrl` (a key is only ever sent to the base URL it was saved with). */
+function storedKeyFor(ctx: AppContext, row: ConnectionRow | undefined, baseUrl: string): string | null {
+  return row && row.base_url === baseUrl ? openConnection(ctx, row).apiKey : null;
+}
+
+function listWith(ctx: AppContext, baseUrl: string, apiKey: string | null) {
+  // Through the guarded client, like every provider call.
+  return listModels({ baseUrl, apiKey, privateNetwork: ctx.config.ai.privateNetworkAccess }, { timeoutMs: 10_000 });
+}
+
 export async function aiConnectionRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   app.get('/api/settings/ai', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
@@ -82,13 +110,7 @@ export async function aiConnectionRoutes(app: FastifyInstance, ctx: AppContext):
   app.put('/api/settings/ai', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     const body = parseWith(saveBody, request.body);
-    let baseUrl: string;
-    try {
-      baseUrl = normalizeBaseUrl(body.baseUrl, ctx.config.ai.privateNetworkAccess);
-    } catch (err) {
-      if (err instanceof AiUrlRefusedError) throw new HttpError(400, 'INVALID_REQUEST', `Invalid request body: baseUrl: ${err.message}`);
-      throw err;
-    }
+    const baseUrl = guardedBaseUrl(ctx, body.baseUrl);
     const sealed = body.apiKey ? ctx.secrets.seal(body.apiKey) : undefined;
     const existing = await loadRow(ctx, auth.account.id);
     // A stored key belongs to the base URL it was saved with: a new base URL without a new key
@@ -100,6 +122,22 @@ export async function aiConnectionRoutes(app: FastifyInstance, ctx: AppContext):
       // A hosted provider without a key cannot work; local servers (Ollama) may not need one.
       const why = keyCleared ? 'the saved key belonged to the previous base URL; enter the key for this one' : 'an API key is required for this provider';
       throw new HttpError(400, 'INVALID_REQUEST', `Invalid request body: apiKey: ${why}`);
+    }
+    let defaultModel = body.defaultModel ?? '';
+    if (!defaultModel) {
+      // No model typed or chosen: the stated default, the first model the provider lists.
+      await limitAiCheck(ctx, auth.account.id);
+      let listed: Awaited<ReturnType<typeof listWith>>;
+      try {
+        listed = await listWith(ctx, baseUrl, body.apiKey ?? (keyKept ? storedKeyFor(ctx, existing, baseUrl) : null));
+      } catch (err) {
+        if (err instanceof SecretsKeyMismatchError) throw new HttpError(400, 'INVALID_REQUEST', `Invalid request body: apiKey: ${err.message}`);
+        request.log.info({ err }, 'AI model list at save failed');
+        throw new HttpError(400, 'INVALID_REQUEST', `Invalid request body: defaultModel: type a model id; the provider's model list could not be fetched (${publicErrorOf(err).message})`);
+      }
+      const first = listed[0];
+      if (!first) throw new HttpError(400, 'INVALID_REQUEST', 'Invalid request body: defaultModel: type a model id; the provider listed no models');
+      defaultModel = first.id.slice(0, 200);
     }
     await ctx.db.primary.query(
       `insert into ai_connections (account_id, base_url, default_model, key_ciphertext, key_iv, key_tag, key_id, key_last4, private_enabled, updated_at)
@@ -114,7 +152,7 @@ export async function aiConnectionRoutes(app: FastifyInstance, ctx: AppContext):
       [
         auth.account.id,
         baseUrl,
-        body.defaultModel,
+        defaultModel,
         sealed?.ciphertext ?? null,
         sealed?.iv ?? null,
         sealed?.tag ?? null,
@@ -146,16 +184,53 @@ export async function aiConnectionRoutes(app: FastifyInstance, ctx: AppContext):
     if (!connection) throw new HttpError(404, 'NOT_CONFIGURED', 'No AI connection is saved yet.');
     const started = Date.now();
     try {
-      // Through the guarded client, like every provider call: the key travels only to the base URL it was saved with.
-      const models = await listModels(
-        { baseUrl: connection.baseUrl, apiKey: connection.apiKey, privateNetwork: ctx.config.ai.privateNetworkAccess },
-        { timeoutMs: 10_000 },
-      );
+      // The key travels only to the base URL it was saved with.
+      const models = await listWith(ctx, connection.baseUrl, connection.apiKey);
       return { ok: true, models: models.length, latencyMs: Date.now() - started };
     } catch (err) {
       request.log.info({ err }, 'AI connection test failed');
       const status = (err as { status?: unknown }).status;
       return { ok: false, ...(typeof status === 'number' ? { status } : {}), message: publicErrorOf(err).message };
+    }
+  });
+
+  /**
+   * Tests a connection the form holds but has not saved (issue 44, point 1): lists the models of the
+   * typed base URL with the typed key, so the form can offer them and say whether it works before
+   * anything is stored. The same guard as a save (normalizeBaseUrl, then the guarded client at call);
+   * without a typed key, the stored one is used only for the base URL it was saved with. Nothing is
+   * written; the answer never carries the key.
+   */
+  app.post('/api/settings/ai/probe', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    reply.header('cache-control', 'no-store');
+    const body = parseWith(probeBody, request.body);
+    const baseUrl = guardedBaseUrl(ctx, body.baseUrl);
+    await limitAiCheck(ctx, auth.account.id);
+    let apiKey: string | null = body.apiKey ?? null;
+    let keySource: 'typed' | 'stored' | 'none' = apiKey ? 'typed' : 'none';
+    if (!apiKey) {
+      try {
+        apiKey = storedKeyFor(ctx, await loadRow(ctx, auth.account.id), baseUrl);
+      } catch (err) {
+        if (err instanceof SecretsKeyMismatchError) return { ok: false, keySource, message: err.message };
+        throw err;
+      }
+      if (apiKey) keySource = 'stored';
+    }
+    const started = Date.now();
+    try {
+      const models = await listWith(ctx, baseUrl, apiKey);
+      return {
+        ok: true,
+        keySource,
+        latencyMs: Date.now() - started,
+        models: models.slice(0, 2000).map((m) => ({ id: m.id, name: m.name, contextLength: m.contextLength })),
+      };
+    } catch (err) {
+      request.log.info({ err }, 'AI connection probe failed');
+      const status = (err as { status?: unknown }).status;
+      return { ok: false, keySource, ...(typeof status === 'number' ? { status } : {}), message: publicErrorOf(err).message };
     }
   });
 }

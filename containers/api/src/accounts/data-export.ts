@@ -40,6 +40,10 @@ export async function buildArchive(db: Queryable, accountId: string, now = new D
     [accountId],
   );
   const billing = await db.query<{ plan: string; credits: string; preference: string }>('select plan, credits::text, preference from billing_accounts where account_id = $1', [accountId]);
+  const worldChoices = await db.query<{ world_id: string; provider: string | null; model: string | null; updated_at: Date }>(
+    'select world_id, provider, model, updated_at from world_ai_choices where account_id = $1 order by world_id',
+    [accountId],
+  );
   const companion = await db.query<{ occasional_visits: boolean; proactive_comments: boolean }>('select occasional_visits, proactive_comments from game_companion_preferences where account_id = $1', [accountId]);
   const ledger = await db.query<{ amount: string; kind: string; detail: string; created_at: Date }>(
     'select amount::text, kind, detail, created_at from credit_ledger where account_id = $1 order by created_at, id',
@@ -68,6 +72,8 @@ export async function buildArchive(db: Queryable, accountId: string, now = new D
       aiConnection: ai.rows[0]
         ? { baseUrl: ai.rows[0].base_url, defaultModel: ai.rows[0].default_model, privateUse: ai.rows[0].private_enabled, keyStored: ai.rows[0].has_key, updatedAt: ai.rows[0].updated_at.toISOString() }
         : null,
+      // What worlds' interfaces chose for the player in those worlds (setPreferredProvider, setModel).
+      aiChoicesByWorld: worldChoices.rows.map((r) => ({ worldId: r.world_id, provider: r.provider, model: r.model, updatedAt: r.updated_at.toISOString() })),
       billing: billing.rows[0] ? { plan: billing.rows[0].plan, credits: Number(billing.rows[0].credits), sourceOfAi: billing.rows[0].preference } : null,
       companion: companion.rows[0] ? { occasionalVisits: companion.rows[0].occasional_visits, proactiveComments: companion.rows[0].proactive_comments } : null,
     },
@@ -192,23 +198,37 @@ export const newExportId = () => `exp_${randomBytes(16).toString('base64url')}`;
 export class ExportWorker {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
+  #again = false;
   #stopped = true;
   constructor(
     private readonly ctx: AppContext,
     private readonly options: { pollMs?: number; notifyAfterMs?: number } = {},
   ) {}
 
+  /**
+   * A request wakes the worker (export-routes.ts); an idle replica only sweeps now and then
+   * (`pollMs`, default 60 s) for an export another replica took and did not finish (its claim
+   * expired) or one queued while no worker was awake.
+   */
   start(): void {
     this.#stopped = false;
-    this.#timer = setInterval(() => this.wake(), this.options.pollMs ?? 2000);
+    this.#timer = setInterval(() => this.wake(), this.options.pollMs ?? 60_000);
     this.#timer.unref();
   }
 
   wake(): void {
-    if (this.#stopped || this.#running) return;
+    if (this.#stopped) return;
+    // a wake while a build runs is looked at when it ends (an export queued meanwhile is not left to the sweep)
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
     this.#running = (async () => {
       try {
-        while (!this.#stopped && (await this.runOnce()));
+        do {
+          this.#again = false;
+          while (!this.#stopped && (await this.runOnce()));
+        } while (this.#again && !this.#stopped);
       } catch (err) {
         this.ctx.log.warn({ type: 'account.export', err: (err as Error).message }, 'export worker: poll failed');
       } finally {

@@ -4,7 +4,7 @@ import { HttpError, parseWith } from '@yumina/http';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { issueLink, LINK_TTL_MINUTES, useLink } from './account-links.ts';
+import { endLinks, issueLink, LINK_TTL_MINUTES, useLink } from './account-links.ts';
 import { accountMail } from './account-mail.ts';
 import { requireAuth } from './auth.ts';
 import { isReservedAddress } from './email-address.ts';
@@ -44,7 +44,8 @@ export async function pendingEmail(db: Queryable, accountId: string): Promise<st
 
 const SEND_AGAIN = 'Sign in and send a new link from Settings.';
 /** An account without a password may change its address only from a login this recent. */
-const REAUTH_MINUTES = 15;
+/** An account without a password proves it is its owner by a login this fresh (an address change, a deletion). */
+export const REAUTH_MINUTES = 15;
 
 /**
  * E-mail verification and address changes (issue 35, point 2):
@@ -152,6 +153,8 @@ async function changeAddress(tx: DbClient, accountId: string, email: string): Pr
   try {
     await tx.query('update accounts set email = $2, email_verified = true where id = $1', [accountId, email]);
     await tx.query('update password_credentials set email = $2, updated_at = now() where account_id = $1', [accountId, email]);
+    // Reset links mailed to the old address (or before the move) work no more.
+    await endLinks(tx, accountId, ['reset_password']);
   } catch (err) {
     // The unique indexes decide (migration 088): the whole transaction rolls back, nothing changes.
     if ((err as { code?: string }).code !== '23505') throw err;

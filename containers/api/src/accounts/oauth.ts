@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { OAUTH_PROVIDERS, type OAuthProvider, type OAuthProviderConfig } from '@yumina/config';
-import { HttpError } from '@yumina/http';
+import { HttpError, oneLineText } from '@yumina/http';
 import { safeReturnTo } from '@yumina/identity/browser';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
@@ -239,7 +239,7 @@ export async function oauthRoutes(app: FastifyInstance, ctx: AppContext): Promis
         ]);
         if (found.rows[0]) return found.rows[0].account_id;
         const id = newId('acc');
-        const displayName = (identity.name ?? '').trim().slice(0, 60) || `${provider} player`;
+        const displayName = oneLineText(identity.name ?? '').slice(0, 60).trim() || `${provider} player`;
         const insert = (email: string, verified: boolean, onConflict: string) =>
           tx.query(
             `insert into accounts (id, email, email_verified, display_name, picture)

@@ -3,13 +3,13 @@ import { HttpError, parseWith } from '@yumina/http';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { inspectLink, issueLink, linkRefusal, useLink } from './account-links.ts';
+import { endLinks, inspectLink, issueLink, linkRefusal, useLink } from './account-links.ts';
 import { accountMail } from './account-mail.ts';
 import { requireAuth, startLogin } from './auth.ts';
 import { emailField, pageLink } from './email-routes.ts';
 import { isReservedAddress } from './email-address.ts';
 import { hashPassword, verifyPassword } from './password.ts';
-import { limitAccountMail, limitPasswordCheck } from './request-limits.ts';
+import { countPasswordHash, limitMailToAddress, limitPasswordCheck, limitPasswordHashing } from './request-limits.ts';
 
 /** The rules of a new password: those of sign-up. */
 export const newPassword = z.string().min(8, 'must be at least 8 characters').max(200, 'must be at most 200 characters');
@@ -42,7 +42,7 @@ export async function passwordRoutes(app: FastifyInstance, ctx: AppContext): Pro
 
   app.post('/api/auth/password/forgot', async (request, reply) => {
     const { email } = parseWith(forgotBody, request.body);
-    await limitAccountMail(ctx, request, 'password-reset', { email });
+    await limitMailToAddress(ctx, request, 'password-reset', email, { key: `password-reset:address:${request.ip}`, limit: ctx.config.limits.accountMailPerHour * 4 });
     setImmediate(() => {
       sendResetLink(ctx, email).catch((err: unknown) => ctx.log.error({ type: 'account.reset-link', err: (err as Error).message }, 'could not queue a password reset link'));
     });
@@ -60,6 +60,12 @@ export async function passwordRoutes(app: FastifyInstance, ctx: AppContext): Pro
 
   app.post('/api/auth/password/reset', async (request, reply) => {
     const body = parseWith(resetBody, request.body);
+    // Issue 43: limited per client address, and the link checked before the password is hashed (a
+    // made-up token costs no hash); useLink checks it again, and uses it, in the transaction.
+    await limitPasswordHashing(ctx, request);
+    const found = await inspectLink(db, ['reset_password'], body.token);
+    if (found.state !== 'valid') throw linkRefusal(found.state, ASK_AGAIN);
+    countPasswordHash(ctx, 'password-reset');
     const hash = await hashPassword(body.password, ctx.config.auth.passwordHashCost);
     const { accountId, email, ended } = await db.transaction(async (tx) => {
       const link = await useLink(tx, ['reset_password'], body.token, ASK_AGAIN);
@@ -96,6 +102,8 @@ export async function passwordRoutes(app: FastifyInstance, ctx: AppContext): Pro
     const hash = await hashPassword(body.newPassword, ctx.config.auth.passwordHashCost);
     const ended = await db.transaction(async (tx) => {
       await tx.query('update password_credentials set password_hash = $2, updated_at = now() where account_id = $1', [account.id, hash]);
+      // A reset link asked for before the change would undo it: it works no more.
+      await endLinks(tx, account.id, ['reset_password']);
       return endOtherSessions(tx, account.id, session.id);
     });
     const to = isReservedAddress(account.email) ? credential.email : account.email;

@@ -1,4 +1,4 @@
-import { HttpError, parseWith } from '@yumina/http';
+import { HttpError, oneLineField, parseWith } from '@yumina/http';
 import type { Queryable } from '@yumina/db';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -21,7 +21,7 @@ export interface Persona {
 }
 
 const fields = {
-  name: z.string().trim().min(1, 'must not be empty').max(100),
+  name: oneLineField(100),
   description: z.string().max(5000).default(''),
   avatar: z
     .string()

@@ -1,7 +1,7 @@
 import { findAccount } from '@yumina/accounts';
 import { createHash } from 'node:crypto';
 import { PictureError, resizePicture } from '@yumina/assets';
-import { HttpError, parseWith } from '@yumina/http';
+import { HttpError, oneLineField, parseWith } from '@yumina/http';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
@@ -14,7 +14,8 @@ export const usernameField = z
   .string()
   .trim()
   .regex(/^[a-z0-9_]{3,30}$/, 'must be 3–30 lowercase letters, digits or underscores');
-export const displayNameField = z.string().trim().min(1, 'must not be empty').max(60, 'must be at most 60 characters');
+/** One line: line breaks and tabs become spaces, other control characters go (@yumina/http oneLineText). */
+export const displayNameField = oneLineField(60);
 
 const profileBody = z
   .strictObject({ displayName: displayNameField.optional(), username: usernameField.optional() })

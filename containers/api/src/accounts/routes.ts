@@ -4,21 +4,24 @@ import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { endSession, findAccount, linkedIdentities, SESSION_COOKIE } from '@yumina/accounts';
 import { authenticate, requireAuth, startLogin } from './auth.ts';
-import { emailField, pendingEmail } from './email-routes.ts';
-import { limitLogin } from './request-limits.ts';
+import { emailField, pendingEmail, REAUTH_MINUTES } from './email-routes.ts';
+import { countPasswordHash, limitLogin, limitPasswordCheck, limitPasswordHashing } from './request-limits.ts';
 import { dummyHash, verifyPassword } from './password.ts';
 
 const loginBody = z.strictObject({ email: emailField, password: z.string().min(1).max(200) });
+const deleteBody = z.strictObject({ password: z.string().max(200).optional() });
 
 export async function accountRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   app.post('/api/auth/login', async (request, reply) => {
     const body = parseWith(loginBody, request.body);
     await limitLogin(ctx, request, body.email);
+    await limitPasswordHashing(ctx, request);
     const { rows } = await ctx.db.primary.query<{ account_id: string; password_hash: string }>(
       'select account_id, password_hash from password_credentials where lower(email) = $1',
       [body.email],
     );
     const row = rows[0];
+    countPasswordHash(ctx, 'login');
     const ok = await verifyPassword(body.password, row?.password_hash ?? (await dummyHash(ctx.config.auth.passwordHashCost)));
     if (!row || !ok) throw new HttpError(401, 'INVALID_CREDENTIALS', 'The e-mail or password is wrong.');
     const session = await startLogin(ctx, reply, row.account_id, request);
@@ -52,8 +55,25 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext): Prom
     return { account, hasPassword: rows[0]!.has_password, pendingEmail: await pendingEmail(ctx.db.primary, account.id) };
   });
 
+  /**
+   * Deletes the account and everything it owns. The login alone is not enough (a stolen cookie must
+   * not erase an account): an account with a password gives it (`{"password"}`); one without asks
+   * from a login made in the last REAUTH_MINUTES (a fresh sign-in with its provider).
+   */
   app.delete('/api/account', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
+    const body = parseWith(deleteBody, request.body ?? {});
+    const { rows } = await ctx.db.primary.query<{ password_hash: string }>('select password_hash from password_credentials where account_id = $1', [auth.account.id]);
+    if (rows[0]) {
+      if (!body.password) throw new HttpError(400, 'VALIDATION_FAILED', 'Enter your password to delete your account.');
+      await limitPasswordCheck(ctx, auth.account.id);
+      if (!(await verifyPassword(body.password, rows[0].password_hash))) throw new HttpError(403, 'WRONG_PASSWORD', 'The password is wrong.');
+    } else {
+      const fresh = await ctx.db.primary.query('select 1 from login_sessions where id = $1 and created_at > now() - make_interval(mins => $2)', [auth.session.id, REAUTH_MINUTES]);
+      if (!fresh.rowCount) {
+        throw new HttpError(403, 'SIGN_IN_AGAIN', `For your safety, sign out and sign in again with your provider, then delete your account within ${REAUTH_MINUTES} minutes.`);
+      }
+    }
     await ctx.db.primary.query('delete from accounts where id = $1', [auth.account.id]);
     // Its uploaded picture and data archives go with it.
     for (const prefix of [`pictures/${auth.account.id}/`, `exports/${auth.account.id}/`]) {

@@ -11,11 +11,12 @@ import { linkRefusal } from './account-links.ts';
 import { accountMail } from './account-mail.ts';
 import { startLogin } from './auth.ts';
 import { isReservedAddress } from './email-address.ts';
+import { claimFirstAdministrator } from './first-admin.ts';
 import { emailField, pageLink } from './email-routes.ts';
 import { hashPassword, verifyPassword } from './password.ts';
 import { newPassword } from './password-routes.ts';
 import { displayNameField, usernameField } from './profile-routes.ts';
-import { enforceLimits, normalizeEmail } from './request-limits.ts';
+import { countPasswordHash, limitMailToAddress, limitPasswordHashing } from './request-limits.ts';
 
 /**
  * Verify-first sign-up (issue 35, point 5: no route tells whether an address has an account).
@@ -107,16 +108,15 @@ function noticeHolder(ctx: AppContext, tx: Queryable, email: string): Promise<st
   });
 }
 
-const mailLimit = (ctx: AppContext, email: string) => ({ key: `signup-mail:email:${normalizeEmail(email)}`, limit: ctx.config.limits.accountMailPerHour, windowSeconds: 3600 });
 const TOO_MANY = 'Too many sign-up mails were asked for. Wait a while and try again; check your spam folder meanwhile.';
 
+/** Sign-ups and resends share the address's sign-up mails (request-limits.ts limitMailToAddress). */
 function limitSignup(ctx: AppContext, request: FastifyRequest, email: string): Promise<void> {
-  return enforceLimits(ctx, [{ key: `signup:address:${request.ip}`, limit: ctx.config.limits.signupsPerHour, windowSeconds: 3600 }, mailLimit(ctx, email)], TOO_MANY);
+  return limitMailToAddress(ctx, request, 'signup-mail', email, { key: `signup:address:${request.ip}`, limit: ctx.config.limits.signupsPerHour }, TOO_MANY);
 }
 
 function limitResend(ctx: AppContext, request: FastifyRequest, email: string): Promise<void> {
-  const per = ctx.config.limits.accountMailPerHour;
-  return enforceLimits(ctx, [{ key: `signup-resend:address:${request.ip}`, limit: per * 4, windowSeconds: 3600 }, mailLimit(ctx, email)], TOO_MANY);
+  return limitMailToAddress(ctx, request, 'signup-mail', email, { key: `signup-resend:address:${request.ip}`, limit: ctx.config.limits.accountMailPerHour * 4 }, TOO_MANY);
 }
 
 export async function signupRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -124,6 +124,7 @@ export async function signupRoutes(app: FastifyInstance, ctx: AppContext): Promi
 
   app.post('/api/auth/signup', async (request, reply) => {
     const body = parseWith(signUpBody, request.body);
+    // Its hash is bounded by the sign-ups allowed per client address (SIGNUP_RATE_LIMIT_PER_HOUR).
     await limitSignup(ctx, request, body.email);
     // A username belongs to the account's public profile: saying it is taken says nothing about the address.
     if (body.username) {
@@ -131,6 +132,7 @@ export async function signupRoutes(app: FastifyInstance, ctx: AppContext): Promi
       if (rowCount) throw new HttpError(409, 'USERNAME_TAKEN', 'This username is taken.');
     }
     // Hashed in both cases, so the time the answer takes does not tell them apart.
+    countPasswordHash(ctx, 'signup');
     const passwordHash = await hashPassword(body.password, ctx.config.auth.passwordHashCost);
     const returnTo = body.returnTo === undefined ? null : safeReturnTo(body.returnTo, ctx.config.publicOrigin, '/app/settings');
     await db.transaction(async (tx) => {
@@ -173,8 +175,11 @@ export async function signupRoutes(app: FastifyInstance, ctx: AppContext): Promi
 
   app.post('/api/auth/signup/complete', async (request, reply) => {
     const { token, password } = parseWith(tokenBody, request.body);
+    await limitPasswordHashing(ctx, request);
     const created = await db.transaction(async (tx) => {
+      // The link is checked (usePending) before the password is: a made-up token costs no hash.
       const pending = await usePending(tx, token);
+      countPasswordHash(ctx, 'signup-complete');
       if (!(await verifyPassword(password, pending.passwordHash))) {
         // Not used after all; the attempt counts, and the last one allowed ends the link.
         const { rows } = await tx.query<{ left: number }>(
@@ -183,7 +188,7 @@ export async function signupRoutes(app: FastifyInstance, ctx: AppContext): Promi
             where id = $1 returning $2 - failed_attempts as left`,
           [pending.id, PASSWORD_TRIES],
         );
-        return { wrongPassword: true as const, left: Number(rows[0]?.left ?? 0) };
+        return { wrongPassword: true as const, left: Number(rows[0]?.left ?? 0), firstAdministrator: false };
       }
       const id = newId('acc');
       try {
@@ -205,7 +210,8 @@ export async function signupRoutes(app: FastifyInstance, ctx: AppContext): Promi
         throw err;
       }
       await tx.query('update pending_signups set used_at = now() where lower(email) = $1 and used_at is null', [pending.email]);
-      return { id, returnTo: pending.returnTo, wrongPassword: false as const, left: 0 };
+      const firstAdministrator = await claimFirstAdministrator(ctx, tx, id);
+      return { id, returnTo: pending.returnTo, wrongPassword: false as const, left: 0, firstAdministrator };
     });
     if (created.wrongPassword) {
       throw created.left > 0
@@ -216,11 +222,14 @@ export async function signupRoutes(app: FastifyInstance, ctx: AppContext): Promi
     if (ctx.config.ai.official && ctx.config.welcomeCredits > 0) await grantCredits(db, created.id, ctx.config.welcomeCredits, null, 'Welcome credits');
     const session = await startLogin(ctx, reply, created.id, request);
     request.log.info({ type: 'account.created', accountId: created.id }, 'account created from a sign-up link');
+    if (created.firstAdministrator) request.log.info({ type: 'account.first-administrator', accountId: created.id }, 'the first account of this install is its administrator');
     reply.code(201).header('cache-control', 'no-store');
     return {
       account: await findAccount(db, created.id),
       session: { id: session.id, expiresAt: session.expiresAt.toISOString() },
       returnTo: created.returnTo,
+      // Told on the page that finishes the sign-up (issue 44, point 2).
+      ...(created.firstAdministrator ? { firstAdministrator: true } : {}),
     };
   });
 }

@@ -29,13 +29,31 @@ export function effectivePreference(preference: string, hasConnection: boolean, 
   return preference as 'official' | 'private';
 }
 
+/** What a world's interface chose for the player in one world (setPreferredProvider, setModel): null where it chose nothing. */
+export interface WorldAiChoice extends Record<string, unknown> {
+  provider: 'official' | 'private' | null;
+  model: string | null;
+}
+
+export async function worldAiChoice(ctx: AppContext, accountId: string, worldId: string): Promise<WorldAiChoice> {
+  const { rows } = await ctx.db.primary.query<WorldAiChoice>('select provider, model from world_ai_choices where account_id = $1 and world_id = $2', [accountId, worldId]);
+  return rows[0] ?? { provider: null, model: null };
+}
+
 /**
  * The metering context of one call for an account: the provider chosen by the account's billing
- * preference (private connection or official key), with credits and usage records around it.
+ * preference (private connection or official key), with credits and usage records around it. In a
+ * world (`worldId`), what the world's interface chose for the player there overrides the account's
+ * preference and its connection's model (issue 43 point 9: never the account-wide choice).
  */
-export async function meteringFor(ctx: AppContext, accountId: string, modelSource?: BillingSource): Promise<MeteringContext> {
-  const [prefs, connection] = await Promise.all([balance(ctx.db.primary, accountId), privateConnection(ctx, accountId)]);
-  return meteringOf(ctx, accountId, prefs.preference, connection, modelSource);
+export async function meteringFor(ctx: AppContext, accountId: string, worldId?: string | null): Promise<MeteringContext> {
+  const [prefs, connection, choice] = await Promise.all([
+    balance(ctx.db.primary, accountId),
+    privateConnection(ctx, accountId),
+    worldId ? worldAiChoice(ctx, accountId, worldId) : null,
+  ]);
+  const own = connection && choice?.model ? { ...connection, defaultModel: choice.model } : connection;
+  return meteringOf(ctx, accountId, choice?.provider ?? prefs.preference, own);
 }
 
 /** The same from what the caller read already (a turn reads the preference and the connection with its session). */

@@ -579,7 +579,7 @@ describe('companion routes', () => {
     const count = async () =>
       (await server.ctx.db.primary.query<{ n: number }>('select count(*)::int as n from game_npc_companion_memory where account_id = $1', [p.accountId])).rows[0]!.n;
     expect(await count()).toBe(1);
-    expect((await p.b.fetch('/api/account', { method: 'DELETE' })).status).toBe(200);
+    expect((await p.b.fetch('/api/account', { method: 'DELETE', json: { password: 'long enough pw' } })).status).toBe(200);
     expect(await count()).toBe(0);
   });
 

@@ -185,15 +185,19 @@ describe('player routes: interface actions, events, variables, context, memory, 
     expect((await read()).session.state.pendingChoices).toEqual([]);
   });
 
-  it('setModel and setPreferredProvider change what the player writes with', async () => {
-    const model = await player.fetch('/api/player/model', { method: 'PUT', json: { model: 'openai/gpt-4o-mini' } });
+  it("setModel and setPreferredProvider change what the player writes with, in the world that asks", async () => {
+    const model = await player.fetch(`/api/worlds/${dungeonId}/player/model`, { method: 'PUT', json: { model: 'openai/gpt-4o-mini' } });
     expect(await model.json()).toEqual({ selectedModel: 'openai/gpt-4o-mini' });
     const prefs = (await (await player.fetch(`/api/worlds/${dungeonId}/player`)).json()) as { selectedModel: string; preferredProvider: string };
     expect(prefs).toMatchObject({ selectedModel: 'openai/gpt-4o-mini', preferredProvider: 'private' });
+    // The platform's own picker sets the account's model, and on this world's page drops the world's pick.
+    expect(await (await player.fetch('/api/player/model', { method: 'PUT', json: { model: 'picked-in-the-player', worldId: dungeonId } })).json()).toEqual({ selectedModel: 'picked-in-the-player' });
+    expect(await (await player.fetch(`/api/worlds/${dungeonId}/player`)).json()).toMatchObject({ selectedModel: 'picked-in-the-player' });
+    expect((await player.fetch('/api/player/model', { method: 'PUT', json: { model: 'x', worldId: '../account' } })).status).toBe(400);
     // Without a connection of one's own there is no model to choose.
-    expect((await stranger.fetch('/api/player/model', { method: 'PUT', json: { model: 'x' } })).status).toBe(409);
-    expect(await (await stranger.fetch('/api/player/provider', { method: 'PUT', json: { provider: 'private' } })).json()).toMatchObject({ ok: false });
-    expect(await (await player.fetch('/api/player/provider', { method: 'PUT', json: { provider: 'private' } })).json()).toEqual({ ok: true, provider: 'private' });
-    expect((await player.fetch('/api/player/provider', { method: 'PUT', json: { provider: 'someone' } })).status).toBe(400);
+    expect((await stranger.fetch(`/api/worlds/${dungeonId}/player/model`, { method: 'PUT', json: { model: 'x' } })).status).toBe(409);
+    expect(await (await stranger.fetch(`/api/worlds/${dungeonId}/player/provider`, { method: 'PUT', json: { provider: 'private' } })).json()).toMatchObject({ ok: false });
+    expect(await (await player.fetch(`/api/worlds/${dungeonId}/player/provider`, { method: 'PUT', json: { provider: 'private' } })).json()).toEqual({ ok: true, provider: 'private' });
+    expect((await player.fetch(`/api/worlds/${dungeonId}/player/provider`, { method: 'PUT', json: { provider: 'someone' } })).status).toBe(400);
   });
 });

@@ -3,18 +3,19 @@
  * actions (`executeAction`: the world's `action` rule triggers and reactions), custom reaction
  * events (`spatial:zone-enter` and the like), `setVariable` (session or player-global scope),
  * `injectContext` (one-shot context for the next prompt), `clearPendingChoices`, session memory (prompt step 9), and the
- * player's model and provider choice (`setModel`, `setPreferredProvider`). Each change to a
+ * player's model and provider choice in this world (`setModel`, `setPreferredProvider`). Each change to a
  * session's state runs under the session's lock, in one transaction, and answers the new state
  * with what the engine said should happen (notifications, audio commands, AI requests).
  */
 import { balance } from '@yumina/billing';
 import { HttpError, parseWith } from '@yumina/http';
+import { isPlatformId } from '@yumina/sandbox';
 import { dispatchEvents, normalizeState, type WorldDefinition, type WorldEvent, type WorldState } from '@yumina/world';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Authenticated } from '@yumina/accounts';
 import { requireAuth } from '../accounts/auth.ts';
-import { effectivePreference } from '../ai/metering.ts';
+import { effectivePreference, worldAiChoice } from '../ai/metering.ts';
 import type { AppContext } from '../context.ts';
 import { canPlay, changesForViewer, type SessionAccess, sessionAccess, sessionMembers, stateForViewer } from '@yumina/conversations';
 import { emitRoomEvent } from '../rooms/room-bus.ts';
@@ -48,8 +49,14 @@ const variableBody = z
   .refine((b) => !(b.targetUserId && b.scope === 'global'), { message: 'a global variable is already per player; targetUserId goes with scope "session"', path: ['targetUserId'] });
 const contextBody = z.strictObject({ message: z.string().trim().min(1).max(8_000), role: z.enum(['system', 'user']).default('system') });
 const memoryBody = z.strictObject({ memory: z.string().max(MAX_MEMORY) });
-const modelBody = z.strictObject({ model: z.string().trim().min(1).max(200) });
-const providerBody = z.strictObject({ provider: z.enum(['official', 'private']) });
+const modelName = z.string().trim().min(1).max(200);
+const modelBody = z.strictObject({ model: modelName, worldId: z.string().refine((v) => isPlatformId(v, 'world'), 'is not a world id').optional() });
+const worldModelBody = z.strictObject({ model: modelName });
+const providerBody = z.strictObject({
+  provider: z.enum(['official', 'private']),
+  /** The player said yes, in the platform's own page, to this world's switch to credits. */
+  consent: z.literal(true).optional(),
+});
 
 export interface DispatchAnswer {
   state: WorldState;
@@ -250,49 +257,88 @@ export async function playerRoutes(app: FastifyInstance, ctx: AppContext): Promi
 
   /**
    * What the player page needs besides the session: the player's global variables for this world,
-   * the selected model, the preferred provider and the plan.
+   * the selected model, the preferred provider and the plan. The provider and model are what a turn
+   * in this world uses: the world's interface choices for the player (world_ai_choices) over the
+   * account's.
    */
   app.get<{ Params: { worldId: string } }>('/api/worlds/:worldId/player', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     reply.header('cache-control', 'no-store');
-    const [globals, billing, connection] = await Promise.all([
+    const [globals, billing, connection, choice] = await Promise.all([
       globalVariables(auth.account.id, request.params.worldId),
       balance(db, auth.account.id),
       db.query<{ default_model: string | null; private_enabled: boolean }>('select default_model, private_enabled from ai_connections where account_id = $1', [
         auth.account.id,
       ]),
+      worldAiChoice(ctx, auth.account.id, request.params.worldId),
     ]);
     // The provider a turn would use now: 'auto' without a connection of the player's is the platform's credits.
     const hasConnection = connection.rows[0]?.private_enabled === true;
-    const preference = effectivePreference(billing.preference, hasConnection, !!ctx.config.ai.official) === 'official' ? 'official' : 'private';
-    const selectedModel =
-      preference === 'private' ? (connection.rows[0]?.default_model ?? null) : (ctx.config.ai.official?.defaultModel ?? connection.rows[0]?.default_model ?? null);
+    const preference = effectivePreference(choice.provider ?? billing.preference, hasConnection, !!ctx.config.ai.official) === 'official' ? 'official' : 'private';
+    const ownModel = choice.model ?? connection.rows[0]?.default_model ?? null;
+    const selectedModel = preference === 'private' ? ownModel : (ctx.config.ai.official?.defaultModel ?? ownModel);
     return { globalVariables: globals, selectedModel, preferredProvider: preference, userPlan: billing.plan };
   });
 
-  /** setModel(id): the model the player's own connection writes with. */
+  /**
+   * The platform's own model picker: the model the player's own connection writes with, account-wide.
+   * On a world's page (`worldId`) the player's pick there also drops what that world's interface
+   * chose, so that the pick is what the next turn uses.
+   */
   app.put('/api/player/model', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     const body = parseWith(modelBody, request.body);
     const { rowCount } = await db.query('update ai_connections set default_model = $2, updated_at = now() where account_id = $1', [auth.account.id, body.model]);
     if (!rowCount) throw new HttpError(409, 'NO_CONNECTION', 'Connect your own AI provider in Settings to choose a model.');
+    if (body.worldId) await db.query('update world_ai_choices set model = null, updated_at = now() where account_id = $1 and world_id = $2', [auth.account.id, body.worldId]);
     return { selectedModel: body.model };
   });
 
-  /** setPreferredProvider: 'private' needs a connection of the player's; 'official' the platform's key. */
-  app.put('/api/player/provider', async (request, reply) => {
+  /** A world's interface choices for the player (setModel, setPreferredProvider): stored for this world alone. */
+  async function chooseForWorld(accountId: string, worldId: string, choice: { provider?: 'official' | 'private'; model?: string }): Promise<void> {
+    await playableWorld(db, worldId, accountId); // a world the player can open, or 404
+    await db.query(
+      `insert into world_ai_choices (account_id, world_id, provider, model) values ($1, $2, $3, $4)
+       on conflict (account_id, world_id) do update
+         set provider = coalesce(excluded.provider, world_ai_choices.provider), model = coalesce(excluded.model, world_ai_choices.model), updated_at = now()`,
+      [accountId, worldId, choice.provider ?? null, choice.model ?? null],
+    );
+  }
+
+  /** setModel(id) from a world's interface: the model of the player's own connection, in this world only. */
+  app.put<{ Params: { worldId: string } }>('/api/worlds/:worldId/player/model', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    const body = parseWith(worldModelBody, request.body);
+    const { rows } = await db.query('select 1 from ai_connections where account_id = $1', [auth.account.id]);
+    if (!rows[0]) throw new HttpError(409, 'NO_CONNECTION', 'Connect your own AI provider in Settings to choose a model.');
+    await chooseForWorld(auth.account.id, request.params.worldId, { model: body.model });
+    return { selectedModel: body.model };
+  });
+
+  /**
+   * setPreferredProvider from a world's interface, for this world only: 'private' needs a
+   * connection of the player's; 'official' the platform's key and, when the world's turns would
+   * move from the player's own connection to credits, the player's consent: the first call answers
+   * `consentRequired`, the platform's page asks the player (web/src/player/sandbox-bridge.ts) and
+   * calls again with `consent: true` only after a yes.
+   */
+  app.put<{ Params: { worldId: string } }>('/api/worlds/:worldId/player/provider', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     const body = parseWith(providerBody, request.body);
-    if (body.provider === 'official' && !ctx.config.ai.official) return { ok: false, error: 'This server has no official AI provider.' };
-    if (body.provider === 'private') {
-      const { rows } = await db.query<{ base_url: string }>('select base_url from ai_connections where account_id = $1', [auth.account.id]);
-      if (!rows[0]) return { ok: false, error: 'Connect your own AI provider in Settings first.' };
+    const { worldId } = request.params;
+    const [connection, billing, choice] = await Promise.all([
+      db.query<{ private_enabled: boolean }>('select private_enabled from ai_connections where account_id = $1', [auth.account.id]),
+      balance(db, auth.account.id),
+      worldAiChoice(ctx, auth.account.id, worldId),
+    ]);
+    if (body.provider === 'official') {
+      if (!ctx.config.ai.official) return { ok: false, error: 'This server has no official AI provider.' };
+      const now = effectivePreference(choice.provider ?? billing.preference, connection.rows[0]?.private_enabled === true, true);
+      if (now !== 'official' && !body.consent)
+        return { ok: false, consentRequired: true, error: "The player's consent is needed before this world's turns spend credits." };
     }
-    await db.query(
-      `insert into billing_accounts (account_id, preference) values ($1, $2)
-       on conflict (account_id) do update set preference = excluded.preference, updated_at = now()`,
-      [auth.account.id, body.provider],
-    );
+    if (body.provider === 'private' && !connection.rows[0]) return { ok: false, error: 'Connect your own AI provider in Settings first.' };
+    await chooseForWorld(auth.account.id, worldId, { provider: body.provider });
     return { ok: true, provider: body.provider };
   });
 }

@@ -44,7 +44,8 @@ export async function aiCompleteRoutes(app: FastifyInstance, ctx: AppContext): P
     const limit = await ctx.store.rateLimit(`ai-complete:${auth.account.id}`, AI_COMPLETE_PER_MINUTE, 60);
     if (!limit.allowed) throw new HttpError(429, 'RATE_LIMITED', 'World code is calling the AI too often.', { 'retry-after': String(limit.retryAfter) });
     const world = await playableWorld(ctx.db.primary, session.world_id, access.room?.hostAccountId ?? auth.account.id);
-    const metering = await meteringFor(ctx, auth.account.id);
+    // in a room, what the member's interface chose for them in this world applies to their own call
+    const metering = await meteringFor(ctx, auth.account.id, session.world_id);
     const model = input.model ?? metering.selection.defaultModel ?? ctx.config.ai.official?.defaultModel ?? 'default';
 
     let context: { role: 'system' | 'user' | 'assistant'; content: string }[] = [];

@@ -43,6 +43,12 @@ export interface TurnInput {
   onReasoning?(text: string): void;
   /** The account's metering context and persona when the caller read them already (the send path reads them while it stores the messages). */
   metering?: MeteringContext;
+  /**
+   * Without `metering`: the world whose interface choices (world_ai_choices) apply to the account's
+   * provider and model. A room's turn passes none: the host's account-wide choice pays, as the room
+   * showed before it opened.
+   */
+  choicesOfWorld?: string;
   persona?: Persona | null;
   /** A room's players (docs/ROOMS.md): the prompt names and describes each; `accountName` and `persona` are the round's newest writer's. */
   party?: readonly PartyMember[];
@@ -117,7 +123,7 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
   const { world } = input;
   const settings = world.settings;
   const counter = sharedTokenCounter();
-  const watched = watchedCredits(input.metering ?? (await meteringFor(ctx, input.accountId)));
+  const watched = watchedCredits(input.metering ?? (await meteringFor(ctx, input.accountId, input.choicesOfWorld)));
   const metering = watched.metering;
   const model = metering.selection.defaultModel ?? ctx.config.ai.official?.defaultModel ?? 'default';
   const budget = Math.max(1, settings.maxContext - settings.maxTokens);

@@ -50,6 +50,8 @@ export interface SessionRow {
   updated_at: Date;
   /** The session is a room (docs/ROOMS.md): ownedSession says so. */
   is_room?: boolean;
+  /** A group scene (docs/GROUPS.md): replies are written through the scene. */
+  is_group?: boolean;
 }
 
 /** A swipe: one alternative reply with the state it leads to. */
@@ -88,7 +90,7 @@ export function messageView(m: MessageRow) {
     attachments: JSON.parse(m.attachments) as unknown[],
     createdAt: m.created_at.toISOString(),
     /** In a room: who wrote the player's message, under which name (absent on a single player's session). */
-    ...(m.participant_id ? { participantId: m.participant_id, authorName: m.author_name ?? '' } : {}),
+    ...(m.participant_id ? { participantId: m.participant_id, authorName: m.author_name ?? '' } : m.author_name ? { authorName: m.author_name } : {}),
   };
 }
 
@@ -109,7 +111,8 @@ export function sessionView(s: SessionRow) {
 /** The session if the account owns it; 404 otherwise (never revealing other players' sessions). */
 export async function ownedSession(db: Queryable, sessionId: string, accountId: string, lock = false): Promise<SessionRow> {
   const { rows } = await db.query<SessionRow & Record<string, unknown>>(
-    `select s.*, exists (select 1 from chat_rooms r where r.session_id = s.id) as is_room
+    `select s.*, exists (select 1 from chat_rooms r where r.session_id = s.id) as is_room,
+            exists (select 1 from chat_groups g where g.session_id = s.id) as is_group
        from chat_sessions s where s.id = $1 and s.account_id = $2${lock ? ' for update of s' : ''}`,
     [sessionId, accountId],
   );
@@ -118,6 +121,10 @@ export async function ownedSession(db: Queryable, sessionId: string, accountId: 
 }
 
 /** The answer to a single player's turn route on a room: its replies go through the room, to every member. */
+/** The answer to a single character's turn route on a group scene: its characters answer through the scene. */
+export const groupSessionRefusal = () =>
+  new HttpError(409, 'GROUP_SESSION', 'This session is a group scene: write, regenerate and continue through the scene, so that its characters answer.');
+
 export const roomSessionRefusal = () =>
   new HttpError(409, 'ROOM_SESSION', 'This session is a room: write, regenerate and continue through the room, so that every member sees the reply.');
 

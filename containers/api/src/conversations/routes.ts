@@ -12,7 +12,7 @@ import type { AppContext } from '../context.ts';
 import { generateTurn, swipeOf, type TurnOutput } from './generate.ts';
 import { startNewSession } from './new-session.ts';
 import { openEventStream, whenClientGone } from '../event-stream.ts';
-import { admitted as admittedSlot } from '../admission.ts';
+import { admitted as admittedSlot, learnLogin } from '../admission.ts';
 import { acquireTurnLock, breakTurnLock, markTurnFailed, releaseTurnLock, SESSION_BUSY_MESSAGE, settleStreamingReplies } from './turn-lock.ts';
 import { meteringOf } from '../ai/metering.ts';
 import { openConnection } from '../accounts/ai-connection.ts';
@@ -28,6 +28,7 @@ import {
   type MessageRow,
   ownedSession,
   playableWorld,
+  groupSessionRefusal,
   roomSessionRefusal,
   type SessionRow,
   type Swipe,
@@ -77,7 +78,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
    * or when the answer ends first (a refusal, an error).
    */
   const admit = async (reply: FastifyReply) => {
-    const release = await admittedSlot(ctx, reply.request.raw);
+    const release = await admittedSlot(ctx, reply.request, reply.raw);
     reply.raw.once('close', release);
     return release;
   };
@@ -150,6 +151,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         sessionId: session.id,
         seed: session.seed,
         world,
+        choicesOfWorld: session.world_id,
         state: prepare.state,
         history: prepare.history,
         userMessage: prepare.userMessage,
@@ -264,14 +266,16 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   app.get<{ Params: { worldId: string } }>('/api/worlds/:worldId/sessions', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     // Newest first, a keyset page at a time (../keyset.ts): `cursor` is the last page's nextCursor.
-    // The account's own sessions, not the rooms it hosts (GET /api/rooms lists those): the player
-    // opens the newest of these, and a room's session is played on its room page.
+    // The account's own sessions: the player opens the newest of these; the rooms it hosts
+    // (GET /api/rooms) and its group scenes open on their own pages.
     const q = parseWith(sessionListQuery, request.query, 'query');
     const params: unknown[] = [auth.account.id, request.params.worldId, q.limit + 1];
     const after = afterCursor(q.cursor, 'updated_at', 'id', 'desc', params);
     const { rows } = await db.query<SessionRow & { k: string } & Record<string, unknown>>(
-      `select *, ${timeKey('updated_at')} as k from chat_sessions
-        where account_id = $1 and world_id = $2 and not exists (select 1 from chat_rooms r where r.session_id = chat_sessions.id)${after ? ` and ${after}` : ''}
+      // a room it hosts or a group scene played in this world is not one of its own sessions (/rooms/:id, /groups/:id)
+      `select *, ${timeKey('updated_at')} as k from chat_sessions where account_id = $1 and world_id = $2
+          and not exists (select 1 from chat_rooms r where r.session_id = chat_sessions.id)
+          and not exists (select 1 from chat_groups g where g.session_id = chat_sessions.id)${after ? ` and ${after}` : ''}
         order by updated_at desc, id desc limit $3`,
       params,
     );
@@ -327,7 +331,9 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     if (result.status === 'busy') throw new HttpError(409, 'SESSION_BUSY', SESSION_BUSY_MESSAGE);
     if (result.status === 'stale') throw new HttpError(409, 'STALE_CONVERSATION', 'The conversation changed in another tab. Reload it before sending.');
     if (result.status === 'room') throw roomSessionRefusal();
+    if (result.status === 'group') throw groupSessionRefusal();
     const { session, login } = result;
+    learnLogin(ctx, request, login.accountId);
     const auth: TurnAuth = { account: { id: login.accountId, username: login.username, displayName: login.displayName } };
     // The account's preference, connection and persona came with the session (one statement).
     const reads: Promise<TurnReads> = worldForViewer(db, session.world_id, { accountId: auth.account.id }, session.world).then((version) => {
@@ -425,8 +431,10 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   app.post<{ Params: { id: string } }>('/api/sessions/:id/regenerate', async (request, reply) => {
     const release = await admit(reply);
     const auth = await requireAuth(ctx, request, reply);
+    learnLogin(ctx, request, auth.account.id);
     const session = await ownedSession(db, request.params.id, auth.account.id);
     if (session.is_room) throw roomSessionRefusal();
+    if (session.is_group) throw groupSessionRefusal();
     const lock = await lockSession(auth.account.id, session.id);
     const retry = await answerLast(auth, session, lock);
     if (retry) {
@@ -452,8 +460,10 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   app.post<{ Params: { id: string } }>('/api/sessions/:id/continue', async (request, reply) => {
     const release = await admit(reply);
     const auth = await requireAuth(ctx, request, reply);
+    learnLogin(ctx, request, auth.account.id);
     const session = await ownedSession(db, request.params.id, auth.account.id);
     if (session.is_room) throw roomSessionRefusal();
+    if (session.is_group) throw groupSessionRefusal();
     const lock = await lockSession(auth.account.id, session.id);
     const { last, base } = await lastExchange(auth, session, lock, ['NOTHING_TO_CONTINUE', 'There is no reply to continue.']);
     await runGeneration(request, reply, auth, session, { id: last.id, fresh: false }, { ...base, prefix: last.raw_content ?? last.content }, (out) => {

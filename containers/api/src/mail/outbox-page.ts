@@ -1,5 +1,5 @@
 import { listOutbox, type OutboxMail, readOutbox } from '@yumina/mail';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 
 const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -28,21 +28,41 @@ function row(m: OutboxMail) {
 }
 
 /**
+ * Whether the socket's peer is this machine (127.0.0.0/8, ::1, or either mapped into IPv6). The
+ * socket's own address only: X-Forwarded-For and the trusted-proxy settings never count here, since
+ * a proxy on this machine would make every client look local.
+ */
+export function isLoopbackPeer(remoteAddress: string | undefined): boolean {
+  if (!remoteAddress) return false;
+  const address = remoteAddress.toLowerCase().replace(/^::ffff:/, '');
+  return address === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(address);
+}
+
+/** The outbox holds every account's links (verification, reset): only a peer on this machine reads it. */
+async function onlyFromThisMachine(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (isLoopbackPeer(request.raw.socket.remoteAddress)) return;
+  await reply
+    .code(403)
+    .header('cache-control', 'no-store')
+    .send({ error: { code: 'FORBIDDEN', message: 'The outbox is readable only from the machine the server runs on.' } });
+}
+
+/**
  * The local outbox (the embedded default's mail transport): /dev/outbox lists the messages,
  * /dev/outbox/:id shows one (its text with clickable links, and its HTML in a sandboxed frame).
  * Registered only when mail goes to the outbox and the server is not in production mode, where
- * /dev/… answers 404 (../web.ts).
+ * /dev/… answers 404 (../web.ts). Both answer only a loopback peer (onlyFromThisMachine).
  */
 export async function outboxPage(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const dir = ctx.config.mail.outboxDir;
-  app.get('/dev/outbox', async (_request, reply) => {
+  app.get('/dev/outbox', { onRequest: onlyFromThisMachine }, async (_request, reply) => {
     const mails = await listOutbox(dir);
     const list = mails.length
       ? `<table><caption class="hint">Newest first; nothing here left this machine.</caption><thead><tr><th scope="col">Sent</th><th scope="col">To</th><th scope="col">Subject</th></tr></thead><tbody>${mails.map(row).join('')}</tbody></table>`
       : '<p data-testid="outbox-empty">No mail yet. Sign up, ask for a password reset or change your e-mail address, and the message appears here.</p>';
     return page(reply, 'Outbox', `<h1>Outbox</h1><p class="hint">Mail the platform sent from ${escape(dir)}. Set SMTP_URL to send real mail.</p>${list}`);
   });
-  app.get<{ Params: { id: string } }>('/dev/outbox/:id', async (request, reply) => {
+  app.get<{ Params: { id: string } }>('/dev/outbox/:id', { onRequest: onlyFromThisMachine }, async (request, reply) => {
     const mail = await readOutbox(dir, request.params.id.replace(/\.html$/, ''));
     if (!mail) return reply.code(404).send({ error: { code: 'NOT_FOUND', message: 'No such message in the outbox.' } });
     if (request.params.id.endsWith('.html')) {

@@ -103,7 +103,7 @@ export async function eventRoutes(app: FastifyInstance, ctx: AppContext): Promis
       end();
       return;
     }
-    stream = openEventStream(reply, { retryMs: 1000 });
+    stream = openEventStream(reply, { retryMs: 1000, watch: true });
     const missed = await roomEventsAfter(ctx.store, sessionId, after).catch(() => null);
     if (missed === null) {
       // what it missed is gone from the log: the page reads the room again and resumes from there

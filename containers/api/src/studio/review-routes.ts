@@ -6,6 +6,7 @@ import { findAccountByHandle } from '../accounts/lookup.ts';
 import type { AppContext } from '../context.ts';
 import { afterCursor, keysetPage, keysetQuery, timeKey } from '../keyset.ts';
 import { approveReview, readReviewRule, rejectReview } from './review.ts';
+import { administratorExists } from '../accounts/first-admin.ts';
 
 interface ReviewListRow {
   id: string;
@@ -100,7 +101,14 @@ export async function reviewRoutes(app: FastifyInstance, ctx: AppContext): Promi
       `${REVIEW_SELECT} where r.world_id = $1 and r.state <> 'superseded' order by r.submitted_at desc limit 1`,
       [request.params.id],
     );
-    return { review: rows[0] ? reviewView(rows[0]) : null, pending: rows[0]?.state === 'pending', events: await worldEvents(request.params.id) };
+    const pending = rows[0]?.state === 'pending';
+    return {
+      review: rows[0] ? reviewView(rows[0]) : null,
+      pending,
+      // What a held work waits for (issue 44, point 2): whether anyone can review it at all.
+      ...(pending ? { administratorExists: await administratorExists(db), youReview: auth.account.isAdmin } : {}),
+      events: await worldEvents(request.params.id),
+    };
   });
 
   app.get('/api/admin/reviews', async (request, reply) => {

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { HttpError } from '@yumina/http';
 import { canView, historyPermissions, type UpdateRecord, type Viewer } from '@yumina/updates';
 import type { FastifyInstance } from 'fastify';
-import { admitted } from '../admission.ts';
+import { admitted, learnLogin } from '../admission.ts';
 import type { AppContext } from '../context.ts';
 import { PoolShare } from '../pool-share.ts';
 import { viewerOf } from './viewer.ts';
@@ -71,9 +71,10 @@ export async function updateEventRoutes(app: FastifyInstance, ctx: AppContext): 
       // The opening reads hold a slot of the replica's admission queue (a burst of opens beyond it
       // is refused with 503 SERVER_BUSY at once instead of waiting for the pool) and run on the
       // streams' share of the pool (beyond it, 503 STREAMS_BUSY).
-      const done = await admitted(ctx, request.raw);
+      const done = await admitted(ctx, request, reply.raw);
       try {
         [viewer, work] = [await viewerOf(ctx, request, undefined, opening), await hub.work(worldId, opening)];
+        if (viewer) learnLogin(ctx, request, viewer.accountId);
       } finally {
         done();
       }
@@ -142,7 +143,7 @@ export async function updateEventRoutes(app: FastifyInstance, ctx: AppContext): 
       return;
     }
 
-    stream = openEventStream(reply, { retryMs: 3000 });
+    stream = openEventStream(reply, { retryMs: 3000, watch: true });
     send('ready', view(work));
   });
 }

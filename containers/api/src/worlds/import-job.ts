@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { cardPictures, type SizedPicture } from '@yumina/assets/picture';
 import { findUnsafeText, JSON_MAX_DEPTH, jsonDepthExceeds } from '@yumina/http';
-import { decodeBase64, type ImportMedia, type ImportResult, importWorld, pngWithoutText } from '@yumina/world';
+import { decodeBase64, IMPORT_MAX_DEPTH, type ImportMedia, type ImportResult, importWorld, pngWithoutText } from '@yumina/world';
 import { z } from 'zod';
 
 /**
@@ -113,6 +113,8 @@ async function sizePicture(result: Extract<ImportResult, { ok: true }>): Promise
 async function importBytes(input: Uint8Array | unknown, fileName: string | null): Promise<ImportJobResult> {
   const fallbackName = nameOf(fileName);
   const result = importWorld(input, fallbackName ? { fallbackName } : {});
+  // Too deep to walk is the client's mistake, like a JSON body too deep (400 with the path).
+  if (!result.ok && result.code === 'TOO_DEEP') return bad(400, 'IMPORT_TOO_DEEP', `The file nests deeper than ${IMPORT_MAX_DEPTH} levels at ${result.issues[0]?.path || '(file)'}.`);
   if (!result.ok) return { kind: 'done', result, fileName, picture: null, definition: null, cardSource: null };
   const picture = await sizePicture(result);
   const media = picture ? result.media.filter((item) => item.id !== picture.sourceId) : result.media;

@@ -310,6 +310,14 @@ export function platformInfo(ctx: AppContext) {
     officialAvailable: !!ctx.config.ai.official,
     welcomeCredits: ctx.config.ai.official ? ctx.config.welcomeCredits : 0,
     guestPreview: ctx.config.guestPreviewTurnsPerHour > 0 && !!ctx.config.ai.official,
+    /** Turns an hour a guest may play (per address), when the guest preview is on. */
+    guestTurnsPerHour: ctx.config.guestPreviewTurnsPerHour > 0 && ctx.config.ai.official ? ctx.config.guestPreviewTurnsPerHour : 0,
+    /**
+     * Where mail goes when it stays on this machine (the local outbox, the embedded default's
+     * transport): the pages that send mail say so, linking the outbox page when it is served
+     * (not in production mode). Null when mail is really sent (SMTP, SES).
+     */
+    mailOutbox: ctx.config.mail.transport === 'outbox' ? { page: ctx.config.env === 'production' ? null : '/dev/outbox' } : null,
     partners: [...ctx.partners.registry.values()].filter((p) => p.enabled && /^[a-z0-9][a-z0-9-]{0,62}$/.test(p.slug)).map((p) => p.slug),
   };
 }
@@ -317,7 +325,7 @@ export function platformInfo(ctx: AppContext) {
 /** Cards per row of the home page (most played, newest). */
 const HOME_CARDS = 6;
 
-/** An account's most recent session in each world it played (12 worlds at most), newest first; rooms are not among them (they open on their room page). */
+/** An account's most recent session in each world it played (12 worlds at most), newest first; rooms and group scenes are not among them (they open on their own pages). */
 async function recentSessions(ctx: AppContext, accountId: string) {
   const { rows } = await ctx.db.primary.query<{
     id: string;
@@ -334,6 +342,7 @@ async function recentSessions(ctx: AppContext, accountId: string) {
        from chat_sessions s join worlds w on w.id = s.world_id
       where s.account_id = $1 and (w.status = 'published' or w.owner_id = $1)
         and not exists (select 1 from chat_rooms r where r.session_id = s.id)
+        and not exists (select 1 from chat_groups g where g.session_id = s.id)
       order by s.world_id, s.updated_at desc`,
     [accountId],
   );

@@ -1,3 +1,4 @@
+import { formatIssuePath } from '../schema/issue-path.ts';
 import { type ValidationIssue, validateWorld } from '../schema/validate-world.ts';
 import type { WorldDefinition } from '../schema/world-schema.ts';
 import { convertAssetLinks } from './asset-links.ts';
@@ -5,6 +6,7 @@ import { carriedWorld } from './card-edits.ts';
 import { cardSourceOf } from './card-export.ts';
 import type { CardSource } from './card-source.ts';
 import { cleanImportedText } from './clean-text.ts';
+import { IMPORT_MAX_DEPTH, tooDeepPath } from './nesting.ts';
 import { type CardConflict, type ImportAsset, type ImportFormat, type ImportMedia, type ImportReport, ReportBuilder } from './import-report.ts';
 import { compressedPngTextKeywords, decodeBase64Utf8, isPng, readPngTextBytes } from './png-text.ts';
 import { repairWorld } from './repair.ts';
@@ -21,7 +23,13 @@ export type ImportResult =
       /** For a character card: the card kept for the way back (exportCard's `source`), else null. */
       readonly cardSource: CardSource | null;
     }
-  | { readonly ok: false; readonly issues: ValidationIssue[]; readonly report: ImportReport | null };
+  | {
+      readonly ok: false;
+      readonly issues: ValidationIssue[];
+      readonly report: ImportReport | null;
+      /** TOO_DEEP: the file nests deeper than IMPORT_MAX_DEPTH (the issue's path names where); nothing walked it. */
+      readonly code?: 'TOO_DEEP';
+    };
 
 export interface ImportOptions {
   /** The world id when the input has none (default: a random UUID). */
@@ -91,6 +99,11 @@ export function importWorld(input: unknown, options: ImportOptions = {}): Import
   const parsed = parseInput(input);
   if ('ok' in parsed) return parsed;
   if (!isObject(parsed.value)) return refused('', 'an importable file holds a JSON object (a world, a character card or a World Info lorebook)');
+  // Before any walk over the file (each recursive): a file nested ten thousand deep overflowed the stack.
+  const deep = tooDeepPath(parsed.value);
+  if (deep) {
+    return { ok: false, code: 'TOO_DEEP', issues: [{ path: formatIssuePath(deep), message: `nests objects or arrays deeper than ${IMPORT_MAX_DEPTH} levels, which no importable file does` }], report: null };
+  }
   // A value parsed here is ours to convert in place; a caller's value is copied first.
   const source = parsed.parsedHere ? parsed.value : structuredClone(parsed.value);
   const report = new ReportBuilder();
