@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -9,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../support/browser.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
-import { freePort, sharedRedisUrl, testPrefix } from '../support/redis.ts';
+import { startTopology, type Topology, type TopologyReady } from '../support/topology.ts';
 import { Browser } from '../support/server.ts';
 import { signUp } from '../support/sign-up.ts';
 
@@ -22,13 +21,6 @@ import { signUp } from '../support/sign-up.ts';
  */
 const root = resolve(import.meta.dirname, '../..');
 
-interface Ready {
-  url: string;
-  replicas: { id: string; url: string; pid: number }[];
-  partner: string;
-  functions: { function: string; pattern: string; pid: number }[];
-}
-
 /** A turn through the router, read to its end: the replica that served it and how the stream ended. */
 interface Turn {
   status: number;
@@ -40,10 +32,9 @@ describe('the production topology behind one router', () => {
   let database: TestDatabase;
   let db: pg.Client;
   let provider: FakeOpenAi;
-  let topology: ChildProcess;
-  let ready: Ready;
+  let topology: Topology;
+  let ready: TopologyReady;
   let chromium: Chromium;
-  let output = '';
   // The folder both replicas share (objects, and mail in its outbox/): sign-up links are read there.
   const dataDir = mkdtempSync(join(tmpdir(), 'yumina-topology-test-'));
   const outbox = join(dataDir, 'outbox');
@@ -52,53 +43,12 @@ describe('the production topology behind one router', () => {
     [database, provider, chromium] = await Promise.all([createTestDatabase({ migrated: true }), startFakeOpenAi({ apiKey: 'topology-key' }), launchBrowser()]);
     db = new pg.Client({ connectionString: database.url });
     await db.connect();
-    topology = spawn(process.execPath, ['--import', 'tsx', resolve(root, 'scripts/topology.ts')], {
-      cwd: root,
-      env: {
-        ...process.env,
-        DATABASE_URL: database.url,
-        REDIS_URL: sharedRedisUrl,
-        REDIS_KEY_PREFIX: testPrefix(),
-        TOPOLOGY_PORT: String(await freePort()),
-        TOPOLOGY_DATA_DIR: dataDir,
-        MAIL_OUTBOX_DIR: outbox,
-        MAINTENANCE_PERIOD_MS: '1000',
-        LEADER_LEASE_TTL_MS: '1500',
-        // The fake provider listens on loopback, which container mode refuses by default (docs/SECURITY.md).
-        AI_PRIVATE_NETWORK_ACCESS: 'allow',
-        SIGNUP_RATE_LIMIT_PER_HOUR: '1000',
-        PASSWORD_HASH_RATE_LIMIT_PER_MINUTE: '1000',
-        LOG_LEVEL: 'error',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    ready = await new Promise<Ready>((done, fail) => {
-      const timer = setTimeout(() => fail(new Error(`topology not ready: ${output}`)), 150_000);
-      const read = (d: Buffer) => {
-        output += d.toString();
-        const line = output.split('\n').find((l) => l.includes('"topology.ready"'));
-        if (line) {
-          clearTimeout(timer);
-          done(JSON.parse(line) as Ready);
-        }
-      };
-      topology.stdout!.on('data', read);
-      topology.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-      topology.on('exit', (code) => fail(new Error(`topology exited (${code}): ${output}`)));
-    });
+    topology = await startTopology({ databaseUrl: database.url, dataDir, outbox, env: { MAINTENANCE_PERIOD_MS: '1000', LEADER_LEASE_TTL_MS: '1500' } });
+    ready = topology.ready;
   }, 180_000);
 
   afterAll(async () => {
-    if (topology && topology.exitCode === null) {
-      const exited = new Promise((r) => topology.once('exit', r));
-      topology.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
-      for (const r of ready?.replicas ?? []) {
-        try {
-          process.kill(r.pid, 'SIGKILL');
-        } catch {}
-      }
-    }
+    await topology?.stop();
     await chromium?.close();
     await provider?.close();
     rmSync(dataDir, { recursive: true, force: true });
@@ -129,7 +79,7 @@ describe('the production topology behind one router', () => {
   const partnerFrame = (page: Page): Frame | undefined => page.frames().find((f) => f.url().includes('host=platform'));
 
   it('serves a session across replicas, the five functions and the web app; a partner handoff and update records go through the functions', async () => {
-    const [one, two] = ready.replicas as [Ready['replicas'][number], Ready['replicas'][number]];
+    const [one, two] = ready.replicas as [TopologyReady['replicas'][number], TopologyReady['replicas'][number]];
     expect(ready.functions.map((f) => f.function).sort()).toEqual(['jwks', 'partnerConfig', 'partnerToken', 'worldUpdates', 'worldValidate']);
     expect(new Set(ready.functions.map((f) => f.pid)).size).toBe(5); // one process each
     const email = `topology-${Date.now()}@example.com`;
@@ -323,7 +273,7 @@ describe('the production topology behind one router', () => {
       expect(r.secondTurn).toEqual({ status: 200, replica: survivor.id, ended: 'done' });
     }
     // The stopped replica drained and exited 0.
-    await expect.poll(() => output.includes(`${victim.id} exited (0)`), { timeout: 30_000 }).toBe(true);
+    await expect.poll(() => topology.output().includes(`${victim.id} exited (0)`), { timeout: 30_000 }).toBe(true);
 
     // Nothing lost, nothing left streaming: each session holds both turns, every reply settled.
     const sessions = players.map((p) => p.session);

@@ -44,8 +44,10 @@ const pages = {
   world: page(() => import('./worlds/WorldPage.tsx'), 'WorldPage'),
   groups: page(() => import('./groups/GroupsPage.tsx'), 'GroupsPage'),
   groupScene: page(() => import('./groups/GroupScenePage.tsx'), 'GroupScenePage'),
+  room: page(() => import('./rooms/RoomPage.tsx'), 'RoomPage'),
+  joinRoom: page(() => import('./rooms/JoinPage.tsx'), 'JoinPage'),
 };
-const { home, auth, forgotPassword, resetPassword, verifyEmail, completeSignup, settings, models, library, player, myWorlds, studio, character, reviews, credits, board, devSandbox, inbox, world, groups, groupScene } = pages;
+const { home, auth, forgotPassword, resetPassword, verifyEmail, completeSignup, settings, models, library, player, myWorlds, studio, character, reviews, credits, board, devSandbox, inbox, world, groups, groupScene, room, joinRoom } = pages;
 
 interface Route {
   test: RegExp;
@@ -83,6 +85,8 @@ const ROUTES: Route[] = [
   { test: /^\/adventure\/demo$/, load: board.load, render: () => <board.Component /> },
   { test: /^\/dev\/sandbox$/, load: devSandbox.load, render: () => <devSandbox.Component /> },
   { test: /^\/(app\/)?inbox$/, load: inbox.load, render: () => <inbox.Component /> },
+  { test: /^\/rooms\/join\/?$/, load: joinRoom.load, render: () => <joinRoom.Component /> },
+  { test: /^\/rooms\/[^/]+\/?$/, load: room.load, render: (path) => <room.Component roomId={param(path, '/rooms/')} /> },
   { test: /^\/worlds\/[^/]+\/?$/, load: world.load, data: (path) => worldUrls(param(path, '/worlds/')), render: (path) => <world.Component id={param(path, '/worlds/')} /> },
 ];
 

@@ -334,6 +334,25 @@ const stateChecks: Record<StateKey, Check> = {
   language: isString,
   bgmVolume: isNumber,
   sfxVolume: isNumber,
+  players: (v) =>
+    Array.isArray(v) &&
+    v.every(
+      shape(
+        { id: isString, accountId: (a) => a === null || isString(a), name: isString, role: oneOf('host', 'player', 'spectator'), online: isBoolean },
+        ['id', 'accountId', 'name', 'role', 'online'],
+      ),
+    ),
+  room: (v) =>
+    v === null ||
+    shape(
+      {
+        triggerMode: oneOf('manual', 'timer', 'round', 'instant'),
+        speechMode: oneOf('free', 'turns'),
+        roundState: oneOf('waiting', 'collecting', 'replying'),
+        turnParticipantId: (t) => t === null || isString(t),
+      },
+      ['triggerMode', 'speechMode', 'roundState', 'turnParticipantId'],
+    )(v),
 };
 
 export function isSandboxState(value: unknown): value is SandboxState {

@@ -72,6 +72,23 @@ export interface SandboxCapabilities {
   requiresAuth: boolean;
 }
 
+/** A member of the room the interface plays in (docs/ROOMS.md): `accountId` is what `setVariable(…, { targetUserId })` takes. */
+export interface SandboxPlayer {
+  id: string;
+  accountId: string | null;
+  name: string;
+  role: 'host' | 'player' | 'spectator';
+  online: boolean;
+}
+
+/** The room the interface plays in: its modes, the round's state, whose turn it is (null outside a room). */
+export interface SandboxRoom {
+  triggerMode: 'manual' | 'timer' | 'round' | 'instant';
+  speechMode: 'free' | 'turns';
+  roundState: 'waiting' | 'collecting' | 'replying';
+  turnParticipantId: string | null;
+}
+
 export interface SandboxState {
   variables: Record<string, unknown>;
   globalVariables: Record<string, unknown>;
@@ -107,6 +124,10 @@ export interface SandboxState {
   language: string;
   bgmVolume: number;
   sfxVolume: number;
+  /** The room's members (empty outside a room). */
+  players: SandboxPlayer[];
+  /** The room's status; null outside a room. */
+  room: SandboxRoom | null;
 }
 
 export const STATE_KEYS = [
@@ -137,6 +158,8 @@ export const STATE_KEYS = [
   'language',
   'bgmVolume',
   'sfxVolume',
+  'players',
+  'room',
 ] as const satisfies readonly (keyof SandboxState)[];
 
 export type StateKey = (typeof STATE_KEYS)[number];
@@ -171,6 +194,8 @@ export function completeState(partial: Partial<SandboxState>, world: { id: strin
     language: 'en',
     bgmVolume: 1,
     sfxVolume: 1,
+    players: [],
+    room: null,
     ...partial,
   };
 }

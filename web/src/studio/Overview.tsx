@@ -112,6 +112,19 @@ export function Overview({ server, dirty, onServer }: { server: ServerWorld | nu
     else setMessage('Unpublished.');
   }
 
+  async function allowRooms(allowed: boolean) {
+    setBusy(true);
+    setMessage(null);
+    const res = await send<ServerWorld>(`/api/worlds/${encodeURIComponent(server!.id)}/rooms-allowed`, 'PUT', { allowed });
+    setBusy(false);
+    if (res.status !== 200) {
+      setMessage(res.body.error?.message ?? `Failed (${res.status}).`);
+      return;
+    }
+    onServer({ ...server!, roomsAllowed: res.body.roomsAllowed === true });
+    setMessage(allowed ? 'Players may now open rooms on this world.' : 'No new rooms can be opened on this world; rooms already open go on.');
+  }
+
   async function linkTo(originalId: string | null) {
     setBusy(true);
     setVariantError(null);
@@ -181,6 +194,14 @@ export function Overview({ server, dirty, onServer }: { server: ServerWorld | nu
           Try it
         </a>
       </div>
+      {owner && (
+        <label className="rooms-switch" data-testid="rooms-allowed">
+          <input type="checkbox" role="switch" checked={server.roomsAllowed === true} disabled={busy} onChange={(e) => void allowRooms(e.target.checked)} />
+          <span>
+            Allow rooms <span className="hint">— players can open a room with "Play together" and play this world with friends; applies at once, without review</span>
+          </span>
+        </label>
+      )}
       {message && <p role="status">{message}</p>}
       <div aria-label="Language variants" role="group">
         <strong>Language variants</strong>

@@ -9,6 +9,8 @@ export interface ServerWorld {
   coverUrl?: string | null;
   /** The character's portrait (POST /api/worlds/:id/portrait, or a card's picture). */
   avatarUrl?: string | null;
+  /** Whether players may open rooms on the world to play it together (PUT /api/worlds/:id/rooms-allowed). */
+  roomsAllowed?: boolean;
   world: Record<string, unknown>;
 }
 

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useState } from 'react';
 import { api } from '../lib/api.ts';
 import { Link } from '../lib/router.tsx';
 import { useAccountChanges, useSession } from '../lib/session.tsx';
@@ -12,10 +12,15 @@ import { useTitle } from '../lib/title.ts';
 import { shortDateTime } from '../lib/dates.ts';
 import { count } from '../lib/text.ts';
 
+/** The "Play together" dialog loads when it is opened. */
+const PlayTogetherDialog = lazy(() => import('../rooms/PlayTogether.tsx').then((m) => ({ default: m.PlayTogetherDialog })));
+
 interface WorldView {
   id: string;
   status: string;
   canEdit: boolean;
+  /** Whether its author lets players open rooms on it (docs/ROOMS.md). */
+  roomsAllowed?: boolean;
   coverUrl: string | null;
   publishedAt: string | null;
   world: { name?: string; description?: string; author?: string; customTags?: string[] };
@@ -25,6 +30,14 @@ interface LibraryCard {
   author: string | null;
   plays: number;
   tags: string[];
+}
+
+interface RoomRow {
+  id: string;
+  role: string;
+  hostName: string;
+  endedAt: string | null;
+  updatedAt: string;
 }
 
 interface SessionRow {
@@ -44,6 +57,8 @@ export function WorldPage({ id }: { id: string }) {
   const [card, setCard] = useState<LibraryCard | null>(null);
   const [sessions, setSessions] = useState<SessionRow[] | null>(null);
   const [missing, setMissing] = useState(false);
+  const [rooms, setRooms] = useState<RoomRow[] | null>(null);
+  const [together, setTogether] = useState(false);
   const signedIn = !!info?.account;
   const accountId = loading ? undefined : (info?.account?.id ?? null);
   useTitle([world?.world.name ?? (missing ? 'Not found' : null)]);
@@ -68,6 +83,14 @@ export function WorldPage({ id }: { id: string }) {
     if (signedIn) loadSessions();
     else setSessions(null);
   }, [signedIn, loadSessions]);
+  useEffect(() => {
+    if (!signedIn) return setRooms(null);
+    let live = true;
+    api<{ rooms: RoomRow[] }>(`/api/rooms?worldId=${encodeURIComponent(id)}`).then((r) => live && setRooms(r.rooms), () => live && setRooms([]));
+    return () => {
+      live = false;
+    };
+  }, [signedIn, id]);
   // A guest is offered the preview when the platform allows it (guest turns on its provider).
   const [guestPreview, setGuestPreview] = useState(false);
   const [guestTurns, setGuestTurns] = useState(0);
@@ -139,6 +162,11 @@ export function WorldPage({ id }: { id: string }) {
                 </Link>
               </>
             )}
+            {signedIn && world.roomsAllowed && (
+              <button type="button" className="secondary" data-testid="play-together" onClick={() => setTogether(true)}>
+                Play together
+              </button>
+            )}
             <FavoriteButton worldId={id} signedIn={signedIn} />
             {!signedIn && guestPreview && world.status === 'published' && (
               <span className="hint" id="guest-turns" data-testid="guest-turns">
@@ -153,6 +181,29 @@ export function WorldPage({ id }: { id: string }) {
           </div>
         </div>
       </section>
+      {together && (
+        <Suspense fallback={null}>
+          <PlayTogetherDialog worldId={id} worldName={name} onClose={() => setTogether(false)} />
+        </Suspense>
+      )}
+      {rooms && rooms.length > 0 && (
+        <section className="card" aria-labelledby="rooms-heading">
+          <h2 id="rooms-heading">Your rooms</h2>
+          <ul className="list" data-testid="world-rooms">
+            {rooms.map((r) => (
+              <li key={r.id} className="spread">
+                <Link to={`/rooms/${encodeURIComponent(r.id)}`}>
+                  {r.role === 'host' ? 'Your room' : `${r.hostName}’s room`}
+                </Link>
+                <span className="hint">
+                  {r.role}
+                  {r.endedAt ? ' · ended' : ''} · {shortDateTime(r.updatedAt)}
+                </span>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
       {signedIn && sessions && sessions.length > 0 && (
         <section className="card" aria-labelledby="sessions-heading">
           <h2 id="sessions-heading">Your sessions</h2>

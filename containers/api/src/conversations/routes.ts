@@ -276,12 +276,15 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   app.get<{ Params: { worldId: string } }>('/api/worlds/:worldId/sessions', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     // Newest first, a keyset page at a time (../keyset.ts): `cursor` is the last page's nextCursor.
+    // The account's own sessions: the player opens the newest of these; the rooms it hosts
+    // (GET /api/rooms) and its group scenes open on their own pages.
     const q = parseWith(sessionListQuery, request.query, 'query');
     const params: unknown[] = [auth.account.id, request.params.worldId, q.limit + 1];
     const after = afterCursor(q.cursor, 'updated_at', 'id', 'desc', params);
     const { rows } = await db.query<SessionRow & { k: string } & Record<string, unknown>>(
-      // a group scene played in this world is not one of its own sessions (it opens at /groups/:id)
+      // a room it hosts or a group scene played in this world is not one of its own sessions (/rooms/:id, /groups/:id)
       `select *, ${timeKey('updated_at')} as k from chat_sessions where account_id = $1 and world_id = $2
+          and not exists (select 1 from chat_rooms r where r.session_id = chat_sessions.id)
           and not exists (select 1 from chat_groups g where g.session_id = chat_sessions.id)${after ? ` and ${after}` : ''}
         order by updated_at desc, id desc limit $3`,
       params,

@@ -63,6 +63,17 @@ describe('rooms: friends play one world together (real PostgreSQL and Redis, a l
   /** The round as the model read it: the last user message written by the players (after it, the world's post-history entries). */
   const roundSent = () => lastPrompt().filter((m) => m.role === 'user' && /^(Hana|Ann|Bo): /.test(m.content)).at(-1)!.content;
 
+  it("a room is not among the host's single-player sessions of the world (Play and Continue never open it in the player)", async () => {
+    const own = ((await (await host.fetch(`/api/worlds/${worldId}/sessions`, { method: 'POST' })).json()) as { session: { id: string } }).session.id;
+    const room = await openRoom(host, worldId, { triggerMode: 'manual', speechMode: 'free' });
+    const listed = ((await (await host.fetch(`/api/worlds/${worldId}/sessions`)).json()) as { sessions: { id: string }[] }).sessions.map((x) => x.id);
+    expect(listed).toContain(own);
+    expect(listed).not.toContain(room.room.id);
+    const rooms = ((await (await host.fetch(`/api/rooms?worldId=${worldId}`)).json()) as { rooms: { id: string }[] }).rooms.map((x) => x.id);
+    expect(rooms).toContain(room.room.id);
+    await host.fetch(`/api/rooms/${room.room.id}/end`, { method: 'POST' });
+  });
+
   it('a world opens to rooms only by its author; the host sees who pays before opening one', async () => {
     const other = ((await (await host.fetch('/api/worlds', { method: 'POST', json: { world: sampleWorld('willow-street') } })).json()) as { id: string }).id;
     const refused = await host.fetch(`/api/worlds/${other}/rooms`, { method: 'POST', json: { triggerMode: 'instant', speechMode: 'free' } });

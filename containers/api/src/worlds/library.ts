@@ -325,7 +325,7 @@ export function platformInfo(ctx: AppContext) {
 /** Cards per row of the home page (most played, newest). */
 const HOME_CARDS = 6;
 
-/** An account's most recent session in each world it played (12 worlds at most), newest first. */
+/** An account's most recent session in each world it played (12 worlds at most), newest first; rooms and group scenes are not among them (they open on their own pages). */
 async function recentSessions(ctx: AppContext, accountId: string) {
   const { rows } = await ctx.db.primary.query<{
     id: string;
@@ -341,6 +341,7 @@ async function recentSessions(ctx: AppContext, accountId: string) {
             case when w.owner_id = $1 then w.cover_asset_id else w.live_cover_asset_id end as cover
        from chat_sessions s join worlds w on w.id = s.world_id
       where s.account_id = $1 and (w.status = 'published' or w.owner_id = $1)
+        and not exists (select 1 from chat_rooms r where r.session_id = s.id)
         and not exists (select 1 from chat_groups g where g.session_id = s.id)
       order by s.world_id, s.updated_at desc`,
     [accountId],
