@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { Browser, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../support/browser.ts';
+import { screenPath } from '../support/screens.ts';
 import { signUp as signUpAccount } from '../support/sign-up.ts';
 import { freePort } from '../support/redis.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -199,6 +200,28 @@ describe('partner identity handoff in a real browser', () => {
   }, 120_000);
 
   it('a disabled or unknown partner shows “not available”; the token endpoint refuses without a session', async () => {
+    // A platform whose partner list holds one partner that is switched off: its landing page
+    // says so within the first screen (the frame's own display rule once kept it shown, blank,
+    // pushing the notice below an 800 px window), at 1280 and at 390 px.
+    const off = await startTestServer({ PARTNERS: JSON.stringify([{ slug: 'soon', enabled: false, clientOrigin: 'https://client.soon.example', issuer: 'https://yumina.example' }]) }, { web: true });
+    try {
+      for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+        const context = await browser.newContext({ viewport, hasTouch: viewport.width < 500 });
+        const page = await context.newPage();
+        await page.goto(`${off.url}/soon`);
+        const notice = page.getByRole('heading', { name: 'Not available yet' });
+        await notice.waitFor({ state: 'visible' });
+        expect(await page.locator('#game').isVisible()).toBe(false);
+        const box = (await notice.boundingBox())!;
+        expect(box.y).toBeGreaterThanOrEqual(0);
+        expect(box.y + box.height).toBeLessThanOrEqual(viewport.height);
+        expect(box.x + box.width).toBeLessThanOrEqual(viewport.width);
+        if (viewport.width === 1280) await page.screenshot({ path: screenPath('partner-unavailable') });
+        await context.close();
+      }
+    } finally {
+      await off.stop();
+    }
     const res = await fetch(`${server.url}/api/partners/demo/token`, { method: 'POST' });
     expect(res.status).toBe(401);
     const config = (await (await fetch(`${server.url}/api/partners/demo/config`)).json()) as Record<string, unknown>;
