@@ -136,11 +136,15 @@ describe('sample worlds', () => {
 });
 
 describe('defaults', () => {
-  it('fills the settings defaults of seed 002 §2.2 and §8, except the sampling settings (unset: the provider’s default, issue 34)', () => {
+  it('fills the settings defaults of seed 002 §2.2 and §8, the sampling ones included (topK and minP have none)', () => {
     const { world } = valid(minimalWorld());
     expect(world.settings).toEqual({
       maxTokens: 12000,
       maxContext: 200000,
+      temperature: 1,
+      topP: 1,
+      frequencyPenalty: 0,
+      presencePenalty: 0,
       playerName: 'User',
       lorebookScanDepth: 2,
       lorebookRecursionDepth: 0,
@@ -163,7 +167,7 @@ describe('defaults', () => {
       customTagColors: {},
       editorMode: 'simple',
     });
-    for (const key of ['temperature', 'topP', 'frequencyPenalty', 'presencePenalty', 'topK', 'minP']) expect(key in world.settings, key).toBe(false);
+    for (const key of ['topK', 'minP']) expect(key in world.settings, key).toBe(false);
   });
 
   it('keeps given settings and fills only the missing ones', () => {
