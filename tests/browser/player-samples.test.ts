@@ -92,4 +92,38 @@ describe('the shipped sample worlds in the real player', () => {
     await expect.poll(() => messages.textContent(), { timeout: 20_000 }).toContain('夜色正浓。');
     await page.close();
   }, 120_000);
+  it('every sample opens with its greeting; after a turn the greeting is still shown and the model is sent it', async () => {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(30_000);
+    await page.goto(`${server.url}/`);
+    const names = ['ashen-depths', 'willow-street', 'changan-nights'] as const;
+    const ids = await signUpWithWorlds(server, page, { providerUrl: provider.url, apiKey: 'sample-key', worlds: names.map((n) => sampleWorld(n)) });
+    const openings: Record<(typeof names)[number], string> = {
+      'ashen-depths': 'The abbey bell tolls once behind you.',
+      'willow-street': 'The bell above the door rings as you step in out of the rain.',
+      'changan-nights': '暮鼓刚敲过三百声，大理寺的灯还亮着。',
+    };
+    for (const [i, name] of names.entries()) {
+      await page.goto(`${server.url}/play/${ids[i]}`);
+      const own = name === 'ashen-depths';
+      const frame = page.frameLocator('iframe[title="World interface"]');
+      // The chat the player sees: the world's own interface, or the default chat.
+      const chat = own ? frame.locator('[data-yumina="messages"]') : page.locator('[data-testid="messages"]');
+      await expect.poll(() => chat.textContent(), { timeout: 20_000 }).toContain(openings[name]);
+      if (own) expect(await frame.getByTestId('ashen-greeting').textContent()).toContain(openings[name]);
+      const reply = `Reply ${i} of the story.`;
+      provider.enqueue({ kind: 'completion', content: reply });
+      const input = own ? frame.getByLabel('Message') : page.getByLabel('Message', { exact: true });
+      await input.fill('I look around');
+      await input.press('Enter');
+      await expect.poll(() => chat.textContent(), { timeout: 20_000 }).toContain(reply);
+      // The greeting is still the first message shown, and it went to the model as the world's message.
+      expect(await chat.textContent()).toContain(openings[name]);
+      const sent = provider.completions.at(-1)!.body!.messages as { role: string; content: string }[];
+      const greeting = sent.findIndex((m) => m.role === 'assistant' && m.content.includes(openings[name]));
+      expect(greeting, name).toBeGreaterThanOrEqual(0);
+      expect(sent.findIndex((m) => m.role === 'user' && m.content === 'I look around'), name).toBeGreaterThan(greeting);
+    }
+    await page.close();
+  }, 120_000);
 });

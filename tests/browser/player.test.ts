@@ -180,7 +180,8 @@ describe('the world player in a real browser', () => {
     // Restoring clears later messages: the player confirms first.
     await page.getByRole('alertdialog').getByRole('button', { name: 'Confirm' }).click();
     await expect.poll(() => frame.locator('#hp').textContent()).toBe('HP 85');
-    expect(await page.locator('[data-testid="messages"] li').count()).toBe(2);
+    // The greeting and the turn the checkpoint was saved after.
+    expect(await page.locator('[data-testid="messages"] li').count()).toBe(3);
     await page.close();
   }, 120_000);
 

@@ -262,7 +262,8 @@ describe('issue 30 A: a state players can trust', () => {
     await expect.poll(() => notice.count(), { timeout: 20_000 }).toBe(1);
     const stored = await storedSession(page, worldId);
     const mine = stored.messages.at(-1)!;
-    expect(stored.messages.map((m) => m.role)).toEqual(['user']);
+    // The world's greeting, then the player's message: no reply of the world.
+    expect(stored.messages.map((m) => m.role)).toEqual(['assistant', 'user']);
     expect(mine.failure?.code).toMatch(/^AI_/);
     const seen = (await frame.evaluate(() => ({
       events: (window as unknown as { turnErrors: unknown[] }).turnErrors,
@@ -273,9 +274,9 @@ describe('issue 30 A: a state players can trust', () => {
     expect(seen.state.turnError).toMatchObject({ messageId: mine.id });
     // Seed 002 §4 (docs/SANDBOX.md): `error` holds the last failure too, not only the platform's turnError.
     expect(seen.state.error).toBe(mine.failure!.message);
-    expect(seen.state.messages.map((m) => m.role)).toEqual(['user']);
-    // The interface's messages hold no reply (no empty dark bubble): the player's message only.
-    expect(await frameLocator.locator('[data-yumina="messages"] [data-message-index]').count()).toBe(1);
+    expect(seen.state.messages.map((m) => m.role)).toEqual(['assistant', 'user']);
+    // The interface's messages hold no reply (no empty dark bubble): the greeting and the player's message only.
+    expect(await frameLocator.locator('[data-yumina="messages"] [data-message-index]').count()).toBe(2);
     expect(await frameLocator.locator('[data-yumina="messages"]').textContent()).not.toContain('The stairs crumble');
     // Retry from the interface's notice: the reply arrives, the state applies, the notice goes.
     provider.enqueue({ kind: 'completion', content: 'You reach the bottom, bruised. [hp: -5]' });
@@ -287,6 +288,7 @@ describe('issue 30 A: a state players can trust', () => {
     expect(sent).not.toContain('The stairs crumble');
     const after = await storedSession(page, worldId);
     expect(after.messages.map((m) => [m.role, m.status, m.failure ?? null])).toEqual([
+      ['assistant', 'complete', null],
       ['user', 'complete', null],
       ['assistant', 'complete', null],
     ]);

@@ -5,6 +5,12 @@ import { Browser, startTestServer, type TestServer } from '../../../../tests/sup
 import { signUp } from '../../../../tests/support/sign-up.ts';
 
 const sample = (name: string) => JSON.parse(readFileSync(new URL(`../../../../packages/world/samples/${name}.json`, import.meta.url), 'utf8'));
+/**
+ * The Ashen Depths without its greeting: the world without one that these tests count messages in
+ * (Willow Street is the one with a greeting here; every sample's greeting is checked in
+ * tests/browser/player-samples.test.ts).
+ */
+const withoutGreeting = (world: { entries: { role: string }[] }) => ({ ...world, entries: world.entries.filter((e) => e.role !== 'greeting') });
 
 interface SseEvent {
   event: string;
@@ -59,7 +65,7 @@ describe('conversations (real PostgreSQL and Redis, a loopback OpenAI-compatible
     player = new Browser(server.url);
     await signUp(server, player, { email: `chat-${Date.now()}@example.com`, password: 'long enough pw', username: 'ren' });
     await player.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: provider.url, defaultModel: 'story-model', apiKey: 'player-key' } });
-    const d = await player.fetch('/api/worlds', { method: 'POST', json: { world: sample('ashen-depths') } });
+    const d = await player.fetch('/api/worlds', { method: 'POST', json: { world: withoutGreeting(sample('ashen-depths')) } });
     dungeonId = ((await d.json()) as { id: string }).id;
     const s = await player.fetch('/api/worlds', { method: 'POST', json: { world: sample('willow-street') } });
     storyId = ((await s.json()) as { id: string }).id;
