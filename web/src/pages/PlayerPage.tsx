@@ -29,7 +29,8 @@ export function PlayerPage({ worldId, embedded = false }: { worldId: string; emb
   if (!p.world || !p.data || !p.assetScope) return <PageLoading />;
   const root = p.world.world.rootComponent;
   const immersive = p.canvasMode === 'fullscreen';
-  const frameStyle = { width: '100%', height: immersive ? 'calc(100vh - 6rem)' : 480, border: '1px solid #ddd', borderRadius: 8 };
+  // Immersive: the frame fills what the screen leaves below the head row (player.css).
+  const frameStyle = { width: '100%', ...(immersive ? {} : { height: 480 }), border: '1px solid #ddd', borderRadius: 8 };
 
   return (
     <div className={`player ${immersive ? 'player-immersive' : ''}`} data-canvas-mode={p.canvasMode}>
