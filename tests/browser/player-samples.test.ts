@@ -126,4 +126,36 @@ describe('the shipped sample worlds in the real player', () => {
     }
     await page.close();
   }, 120_000);
+  it('The Ashen Depths\' potion: drinking takes the potion wherever it sits in the bag; without one the interface offers no drink', async () => {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(30_000);
+    await page.goto(`${server.url}/`);
+    const [worldId] = await signUpWithWorlds(server, page, { providerUrl: provider.url, apiKey: 'sample-key', worlds: [sampleWorld('ashen-depths')] });
+    await page.goto(`${server.url}/play/${worldId}`);
+    const frame = page.frameLocator('iframe[title="World interface"]');
+    await expect.poll(() => frame.getByText('HP 100/100').count(), { timeout: 20_000 }).toBe(1);
+    // The bag as the story may leave it: the torch burned out, the potion first, a key found.
+    const sessionId = await page.evaluate(async (id) => ((await (await fetch(`/api/worlds/${id}/sessions`)).json()) as { sessions: { id: string }[] }).sessions[0]!.id, worldId);
+    const put = async (variable: string, value: unknown) =>
+      page.evaluate(
+        async ([id, v, body]) => (await fetch(`/api/sessions/${id}/variables/${v}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).status,
+        [sessionId, variable, { value }] as const,
+      );
+    expect(await put('inventory', { items: ['healing-potion', 'rusty-sword', 'iron-key'], equipped: { weapon: 'rusty-sword', armor: null } })).toBe(200);
+    expect(await put('hp', 50)).toBe(200);
+    await page.reload();
+    await expect.poll(() => frame.getByText('HP 50/100').count(), { timeout: 20_000 }).toBe(1);
+    await frame.getByRole('button', { name: 'Drink potion' }).click();
+    await expect.poll(() => frame.getByText('HP 75/100').count()).toBe(1);
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'You drink the potion' }).count()).toBe(1);
+    const inventory = async () =>
+      page.evaluate(async (id) => ((await (await fetch(`/api/sessions/${id}`)).json()) as { session: { state: { variables: { inventory: { items: string[] } } } } }).session.state.variables.inventory.items, sessionId);
+    // The potion went, the other things stayed.
+    expect(await inventory()).toEqual(['rusty-sword', 'iron-key']);
+    // No potion left: nothing claims a drink.
+    await expect.poll(() => frame.getByRole('button', { name: 'No potion' }).isDisabled()).toBe(true);
+    expect(await frame.getByRole('button', { name: 'Drink potion' }).count()).toBe(0);
+    expect(await frame.getByText('HP 75/100').count()).toBe(1);
+    await page.close();
+  }, 120_000);
 });

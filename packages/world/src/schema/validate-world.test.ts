@@ -170,6 +170,22 @@ describe('defaults', () => {
     for (const key of ['topK', 'minP']) expect(key in world.settings, key).toBe(false);
   });
 
+  it('a rule action may reach inside a json variable (docs/WORLDS.md: `id.path`), not inside a number', () => {
+    const rule = (variableId: string) => ({
+      id: 'use',
+      name: 'Use',
+      trigger: { type: 'action', actionId: 'use' },
+      actions: [{ type: 'modify-variable', variableId, operation: 'delete', value: 'potion' }],
+    });
+    const variables = [
+      { id: 'bag', name: 'Bag', type: 'json', defaultValue: { items: ['potion'] } },
+      { id: 'hp', name: 'HP', type: 'number', defaultValue: 1 },
+    ];
+    expect(valid({ ...minimalWorld(), variables, rules: [rule('bag.items')] }).world.rules[0]!.actions[0]).toMatchObject({ variableId: 'bag.items' });
+    expect(issuesOf({ ...minimalWorld(), variables, rules: [rule('hp.x')] }).map((i) => i.message)).toEqual([expect.stringContaining('only json variables have inner paths')]);
+    expect(issuesOf({ ...minimalWorld(), variables, rules: [rule('nope.items')] }).map((i) => i.message)).toEqual([expect.stringContaining('names variable "nope"')]);
+  });
+
   it('keeps given settings and fills only the missing ones', () => {
     const { world } = valid({ ...minimalWorld(), settings: { temperature: 0, topK: 0, minP: 1, playerName: '' } });
     expect(world.settings).toMatchObject({ temperature: 0, topK: 0, minP: 1, playerName: '', maxTokens: 12000, lorebookScanDepth: 2 });
