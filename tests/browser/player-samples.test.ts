@@ -158,4 +158,38 @@ describe('the shipped sample worlds in the real player', () => {
     expect(await frame.getByText('HP 75/100').count()).toBe(1);
     await page.close();
   }, 120_000);
+  it('a world with its own message box: one box on the page, with Regenerate and Continue beside it', async () => {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(30_000);
+    await page.goto(`${server.url}/`);
+    const [worldId] = await signUpWithWorlds(server, page, { providerUrl: provider.url, apiKey: 'sample-key', worlds: [sampleWorld('ashen-depths')] });
+    await page.goto(`${server.url}/play/${worldId}`);
+    const frame = page.frameLocator('iframe[title="World interface"]');
+    await expect.poll(() => frame.getByText('HP 100/100').count(), { timeout: 20_000 }).toBe(1);
+    // The interface's box is the only one: the page's conversation keeps its controls, not a second box.
+    expect(await frame.getByRole('textbox', { name: 'Message' }).count()).toBe(1);
+    await page.getByRole('form', { name: 'Conversation controls' }).waitFor();
+    expect(await page.getByRole('textbox', { name: 'Message', exact: true }).count()).toBe(0);
+    provider.enqueue({ kind: 'completion', content: 'A bat flutters past.' });
+    await frame.getByLabel('Message').fill('I listen');
+    await frame.getByLabel('Message').press('Enter');
+    await expect.poll(() => frame.locator('[data-yumina="messages"]').textContent(), { timeout: 20_000 }).toContain('A bat flutters past.');
+    // Regenerate beside the box: a new reply in its place.
+    provider.enqueue({ kind: 'completion', content: 'A rat scurries away.' });
+    const before = provider.completions.length;
+    await frame.getByRole('button', { name: 'Regenerate' }).click();
+    await expect.poll(() => frame.locator('[data-yumina="messages"]').textContent(), { timeout: 20_000 }).toContain('A rat scurries away.');
+    expect(provider.completions.length).toBe(before + 1);
+    // Continue beside the box: the reply goes on.
+    provider.enqueue({ kind: 'completion', content: ' Then silence.' });
+    await expect.poll(() => frame.getByRole('button', { name: 'Continue' }).isEnabled()).toBe(true);
+    await frame.getByRole('button', { name: 'Continue' }).click();
+    await expect.poll(() => frame.locator('[data-yumina="messages"]').textContent(), { timeout: 20_000 }).toContain('Then silence.');
+    expect(await page.getByRole('textbox', { name: 'Message', exact: true }).count()).toBe(0);
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.screenshot({ path: `/tmp/one-box-${width}.png`, fullPage: true });
+    }
+    await page.close();
+  }, 120_000);
 });
