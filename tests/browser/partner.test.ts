@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { Browser, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../support/browser.ts';
+import { screenPath } from '../support/screens.ts';
 import { signUp as signUpAccount } from '../support/sign-up.ts';
 import { freePort } from '../support/redis.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -157,6 +158,68 @@ describe('partner identity handoff in a real browser', () => {
     await context.close();
   }, 90_000);
 
+  it('the demo partner follows docs/PARTNERS.md §7: the profile is synced at every session start, and leases are scoped to (iss, sub, sid)', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(40_000);
+    await page.goto(`${platform}/`);
+    const signUp = await signUpAccount({ url: platform, dataDir: server.dataDir }, page, { email: `rules-${Date.now()}@example.com`, password: 'long enough pw', displayName: 'Kai' });
+    // The partner sessions (leases) the frame received from the demo partner's API.
+    const leases: { token: string; lease: { iss: string; sub: string; sid: string } }[] = [];
+    page.on('response', (r) => {
+      if (r.request().method() === 'POST' && r.url().endsWith('/auth/platform/session') && r.ok()) void r.json().then((b: (typeof leases)[number]) => leases.push(b));
+    });
+    await page.goto(`${platform}/demo`);
+    await expect.poll(() => playerState(page), { timeout: 15_000 }).toBe('signed-in');
+    const frame = () => partnerFrame(page);
+    expect(await frame().textContent('#player')).toBe('Kai');
+    const partnerAccount = await frame().getAttribute('#player', 'data-account');
+    const firstSid = await frame().getAttribute('#lease', 'data-sid');
+    expect(partnerAccount).toMatch(/^demo-\d+$/);
+    expect(await frame().textContent('#lease')).toContain(`sub ${signUp.account.id}`);
+    await expect.poll(() => leases.length).toBe(1);
+    expect(leases[0]!.lease).toEqual({ iss: platform, sub: signUp.account.id, sid: firstSid });
+    const demoOrigin = new URL(frame().url()).origin;
+    const me = (token: string) => fetch(`${demoOrigin}/me`, { headers: { authorization: `Bearer ${token}` } });
+
+    // Profile sync: renamed on the platform, the next session start carries the new name into the
+    // same partner account (matched by sub), under the same platform login.
+    expect(await page.evaluate(async () => (await fetch('/api/account/profile', { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ displayName: 'Kai Renamed' }) })).status)).toBe(200);
+    await page.reload();
+    await expect.poll(() => playerState(page), { timeout: 15_000 }).toBe('signed-in');
+    expect(await frame().textContent('#player')).toBe('Kai Renamed');
+    expect(await frame().getAttribute('#player', 'data-account')).toBe(partnerAccount);
+    expect(await frame().getAttribute('#lease', 'data-sid')).toBe(firstSid);
+    await expect.poll(() => leases.length).toBe(2);
+    expect(((await (await me(leases[0]!.token)).json()) as { player: { displayName: string } }).player.displayName).toBe('Kai Renamed');
+
+    // Lease scoping: a logout ends the platform login; the frame hears `changed` and every lease of
+    // that (iss, sub, sid) ends, both page loads' leases included.
+    const other = await context.newPage();
+    await other.goto(`${platform}/`);
+    await other.evaluate(() => fetch('/api/auth/logout', { method: 'POST' }));
+    await expect.poll(() => playerState(page), { timeout: 8_000 }).toBe('guest');
+    await expect.poll(async () => (await me(leases[1]!.token)).status, { timeout: 8_000 }).toBe(401);
+    expect((await me(leases[0]!.token)).status).toBe(401);
+    // A new login is a new sid: a new lease for the same partner account.
+    const email = (await server.ctx.db.primary.query<{ email: string }>('select email from accounts where id = $1', [signUp.account.id])).rows[0]!.email;
+    await other.evaluate(async (address) => {
+      await fetch('/api/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: address, password: 'long enough pw' }) });
+    }, email);
+    await expect.poll(() => playerState(page), { timeout: 8_000 }).toBe('signed-in');
+    await expect.poll(() => leases.length).toBe(3);
+    const newSid = await frame().getAttribute('#lease', 'data-sid');
+    expect(newSid).toBe(leases[2]!.lease.sid);
+    expect(newSid).not.toBe(firstSid);
+    expect(await frame().getAttribute('#player', 'data-account')).toBe(partnerAccount);
+    expect((await me(leases.at(-1)!.token)).status).toBe(200);
+    await page.screenshot({ path: screenPath('partner-demo') });
+    // Issue 44 point 7: the landing page has a way back to the platform.
+    await page.getByRole('link', { name: 'Back to Yumina' }).click();
+    await expect.poll(() => page.url()).toBe(`${platform}/`);
+    await context.close();
+  }, 90_000);
+
   it('every invalid landing path of §2.6 (NUL included) falls back to the partner’s `/`; a valid one is kept', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
@@ -199,6 +262,29 @@ describe('partner identity handoff in a real browser', () => {
   }, 120_000);
 
   it('a disabled or unknown partner shows “not available”; the token endpoint refuses without a session', async () => {
+    // A platform whose partner list holds one partner that is switched off: its landing page
+    // says so within the first screen (the frame's own display rule once kept it shown, blank,
+    // pushing the notice below an 800 px window), at 1280 and at 390 px.
+    const off = await startTestServer({ PARTNERS: JSON.stringify([{ slug: 'soon', enabled: false, clientOrigin: 'https://client.soon.example', issuer: 'https://yumina.example' }]) }, { web: true });
+    try {
+      for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+        const context = await browser.newContext({ viewport, hasTouch: viewport.width < 500 });
+        const page = await context.newPage();
+        await page.goto(`${off.url}/soon`);
+        const notice = page.getByRole('heading', { name: 'Not available yet' });
+        await notice.waitFor({ state: 'visible' });
+        expect(await page.locator('#game').isVisible()).toBe(false);
+        const box = (await notice.boundingBox())!;
+        expect(box.y).toBeGreaterThanOrEqual(0);
+        expect(box.y + box.height).toBeLessThanOrEqual(viewport.height);
+        expect(box.x + box.width).toBeLessThanOrEqual(viewport.width);
+        expect(await page.getByRole('link', { name: 'Back to Yumina' }).getAttribute('href')).toBe('/');
+        if (viewport.width === 1280) await page.screenshot({ path: screenPath('partner-unavailable') });
+        await context.close();
+      }
+    } finally {
+      await off.stop();
+    }
     const res = await fetch(`${server.url}/api/partners/demo/token`, { method: 'POST' });
     expect(res.status).toBe(401);
     const config = (await (await fetch(`${server.url}/api/partners/demo/config`)).json()) as Record<string, unknown>;

@@ -85,7 +85,7 @@ describe('guest preview in the real player', () => {
     official.enqueue({ kind: 'completion', content: 'Ash falls. [hp: -10]' });
     await frame.locator('#send').click();
     await expect.poll(() => frame.locator('#hp').textContent(), { timeout: 20_000 }).toBe('HP 90');
-    expect(await frame.locator('#count').textContent()).toBe('2');
+    expect(await frame.locator('#count').textContent()).toBe('3'); // the greeting, the message, the reply
     expect(await page.locator('[data-testid="messages"]').textContent()).toContain('Ash falls.');
 
     await frame.locator('#save').click();

@@ -180,7 +180,8 @@ describe('the world player in a real browser', () => {
     // Restoring clears later messages: the player confirms first.
     await page.getByRole('alertdialog').getByRole('button', { name: 'Confirm' }).click();
     await expect.poll(() => frame.locator('#hp').textContent()).toBe('HP 85');
-    expect(await page.locator('[data-testid="messages"] li').count()).toBe(2);
+    // The greeting and the turn the checkpoint was saved after.
+    expect(await page.locator('[data-testid="messages"] li').count()).toBe(3);
     await page.close();
   }, 120_000);
 
@@ -290,4 +291,39 @@ describe('the world player in a real browser', () => {
     expect(await sessionState()).toEqual([]);
     await page.close();
   }, 150_000);
+  it('seed 002 §2.2: a world that sets no sampling settings is validated with temperature 1, topP 1 and penalties 0, and a turn sends them (topK and minP absent)', async () => {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(30_000);
+    await page.goto(`${server.url}/`);
+    await signUp(server, page, { email: `sampling-${Date.now()}@example.com`, password: 'long enough pw' });
+    const world = { version: '20.0.0', name: 'Plain Settings', settings: { maxTokens: 700 } };
+    const { worldId, validated, stored } = await page.evaluate(
+      async ({ world, providerUrl }) => {
+        const call = (url: string, method: string, body: unknown) =>
+          fetch(url, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json());
+        await call('/api/settings/ai', 'PUT', { baseUrl: providerUrl, defaultModel: 'story-model', apiKey: 'player-key' });
+        const validated = (await call('/api/worlds/validate', 'POST', world)) as { world: { settings: Record<string, unknown> } };
+        const worldId = ((await call('/api/worlds', 'POST', { world })) as { id: string }).id;
+        const stored = (await (await fetch(`/api/worlds/${worldId}`)).json()) as { world: { settings: Record<string, unknown> } };
+        return { worldId, validated: validated.world.settings, stored: stored.world.settings };
+      },
+      { world, providerUrl: provider.url },
+    );
+    const defaults = { temperature: 1, topP: 1, frequencyPenalty: 0, presencePenalty: 0, maxTokens: 700 };
+    expect(validated).toMatchObject(defaults);
+    expect(stored).toMatchObject(defaults);
+    for (const key of ['topK', 'minP']) expect(Object.keys(stored)).not.toContain(key);
+
+    await page.goto(`${server.url}/play/${worldId}`);
+    provider.enqueue({ kind: 'completion', content: 'The plain room is quiet.' });
+    const before = provider.completions.length;
+    await page.getByLabel('Message', { exact: true }).fill('Hello');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => page.locator('[data-testid="messages"] li[data-role="assistant"]').last().textContent()).toContain('The plain room is quiet.');
+    const body = provider.completions.slice(before).at(-1)!.body!;
+    expect(body).toMatchObject({ temperature: 1, top_p: 1, frequency_penalty: 0, presence_penalty: 0, max_tokens: 700 });
+    expect(Object.keys(body)).not.toContain('top_k');
+    expect(Object.keys(body)).not.toContain('min_p');
+    await page.close();
+  }, 120_000);
 });

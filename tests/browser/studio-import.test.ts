@@ -40,9 +40,12 @@ describe('studio Import button in a real browser', () => {
     const report = page.getByTestId('import-report');
     await poll(() => report.textContent()).toContain('chara_card_v3 (png)');
     expect(await report.locator('[data-kind="dropped"]').allTextContents()).toEqual([
-      'dropped data.nickname the card\'s "nickname" has no place in WorldDefinition 20.0.0',
-      'dropped data.character_version the card\'s "character_version" has no place in WorldDefinition 20.0.0',
+      'Left out data.nickname the card\'s "nickname" has no counterpart in a world here',
+      'Left out data.character_version the card\'s "character_version" has no counterpart in a world here',
     ]);
+    // In an author's words (issue 44 point 7): no schema names, no "copy for old readers".
+    expect(await page.getByTestId('import-summary').textContent()).toMatch(/^Read as a SillyTavern character card \(chara_card_v3 \(png\)\)\. \d+ things were adjusted on the way in:$/);
+    expect(await report.textContent()).not.toMatch(/WorldDefinition|old readers|\bdropped\b|\bdefaulted\b/);
     expect(await report.locator('[data-asset]').getAttribute('data-asset')).toBe('dome');
     const before = await count();
     await page.getByRole('button', { name: 'Save as a new world' }).click();

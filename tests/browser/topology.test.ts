@@ -99,7 +99,7 @@ describe('the production topology behind one router', () => {
     expect(turn.status).toBe(200);
     expect(await turn.text()).toMatch(/event: done/);
     const afterTurn = (await (await viaOne.fetch(`/api/sessions/${sessionId}`)).json()) as { messages: { role: string }[]; session: { state: { variables: { hp: number } } } };
-    expect(afterTurn.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(afterTurn.messages.map((m) => m.role)).toEqual(['assistant', 'user', 'assistant']); // the greeting, then the turn
     expect(afterTurn.session.state.variables.hp).toBe(90);
 
     // The static site's shell gets its framing headers at the edge (infra/frame-policy.ts), as from CloudFront.
@@ -286,9 +286,10 @@ describe('the production topology behind one router', () => {
       const messages = rows.filter((r) => r.session_id === session);
       // a first turn that failed kept no reply (issue 30 A2): its failure is on the player's message
       const done = first[i]!.ended === 'done';
-      expect(messages.map((m) => m.role), session).toEqual(done ? ['user', 'assistant', 'user', 'assistant'] : ['user', 'user', 'assistant']);
+      // the world's greeting first
+      expect(messages.map((m) => m.role), session).toEqual(done ? ['assistant', 'user', 'assistant', 'user', 'assistant'] : ['assistant', 'user', 'user', 'assistant']);
       expect(messages.at(-1)!.status).toBe('complete');
-      expect(messages[0]!.error_code !== null).toBe(!done);
+      expect(messages[1]!.error_code !== null).toBe(!done);
     }
     // The leader lease moves to the survivor, which now runs the scheduled maintenance.
     await expect.poll(async () => (await runs()).slice(-1)[0], { timeout: 15_000, interval: 100 }).toBe(survivor.id);

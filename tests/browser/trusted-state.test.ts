@@ -262,28 +262,33 @@ describe('issue 30 A: a state players can trust', () => {
     await expect.poll(() => notice.count(), { timeout: 20_000 }).toBe(1);
     const stored = await storedSession(page, worldId);
     const mine = stored.messages.at(-1)!;
-    expect(stored.messages.map((m) => m.role)).toEqual(['user']);
+    // The world's greeting, then the player's message: no reply of the world.
+    expect(stored.messages.map((m) => m.role)).toEqual(['assistant', 'user']);
     expect(mine.failure?.code).toMatch(/^AI_/);
     const seen = (await frame.evaluate(() => ({
       events: (window as unknown as { turnErrors: unknown[] }).turnErrors,
-      state: (window as unknown as { yumina: { turnError: unknown; messages: { role: string }[] } }).yumina,
-    }))) as { events: { messageId: string; code: string; connection: boolean }[]; state: { turnError: { messageId: string }; messages: { role: string }[] } };
+      state: (window as unknown as { yumina: { turnError: unknown; error: unknown; messages: { role: string }[] } }).yumina,
+    }))) as { events: { messageId: string; code: string; connection: boolean }[]; state: { turnError: { messageId: string }; error: unknown; messages: { role: string }[] } };
     expect(seen.events).toHaveLength(1);
     expect(seen.events[0]).toMatchObject({ messageId: mine.id, code: mine.failure!.code, connection: false });
     expect(seen.state.turnError).toMatchObject({ messageId: mine.id });
-    expect(seen.state.messages.map((m) => m.role)).toEqual(['user']);
-    // The interface's messages hold no reply (no empty dark bubble): the player's message only.
-    expect(await frameLocator.locator('[data-yumina="messages"] [data-message-index]').count()).toBe(1);
+    // Seed 002 §4 (docs/SANDBOX.md): `error` holds the last failure too, not only the platform's turnError.
+    expect(seen.state.error).toBe(mine.failure!.message);
+    expect(seen.state.messages.map((m) => m.role)).toEqual(['assistant', 'user']);
+    // The interface's messages hold no reply (no empty dark bubble): the greeting and the player's message only.
+    expect(await frameLocator.locator('[data-yumina="messages"] [data-message-index]').count()).toBe(2);
     expect(await frameLocator.locator('[data-yumina="messages"]').textContent()).not.toContain('The stairs crumble');
     // Retry from the interface's notice: the reply arrives, the state applies, the notice goes.
     provider.enqueue({ kind: 'completion', content: 'You reach the bottom, bruised. [hp: -5]' });
     await notice.getByRole('button', { name: 'Retry' }).click();
     await expect.poll(() => frameLocator.getByText('HP 95/100').count(), { timeout: 20_000 }).toBe(1);
     await expect.poll(() => notice.count()).toBe(0);
+    expect(await frame.evaluate(() => (window as unknown as { yumina: { error: unknown } }).yumina.error)).toBeNull();
     const sent = JSON.stringify(provider.completions.at(-1)!.body!.messages);
     expect(sent).not.toContain('The stairs crumble');
     const after = await storedSession(page, worldId);
     expect(after.messages.map((m) => [m.role, m.status, m.failure ?? null])).toEqual([
+      ['assistant', 'complete', null],
       ['user', 'complete', null],
       ['assistant', 'complete', null],
     ]);

@@ -157,7 +157,7 @@ describe('update records in a real browser', () => {
     await page.close();
   }, 60_000);
 
-  it('the notify dialog: a work published while its page showed it could not notify asks the author, on the details page and in the studio overview', async () => {
+  it('seed 001: on an unpublished work the overview sends an explicit notifyPlayers: false, on the details page and in the studio overview; published meanwhile, it notifies no one and offers the checkbox next', async () => {
     // A work a reader has favorited, then unpublished: its pages say notifications are not available yet.
     const created = await authorCtx.request.post(`${server.url}/api/worlds`, { data: { world: sample } });
     const id = ((await created.json()) as { id: string }).id;
@@ -174,59 +174,51 @@ describe('update records in a real browser', () => {
     const records = async (title: string) =>
       (await server.ctx.db.primary.query('select 1 from world_updates where world_id = $1 and title = $2', [id, title])).rowCount;
 
-    for (const [surface, path, answer] of [
-      ['details', `/worlds/${id}`, 'Add and notify'],
-      ['studio', `/studio/${id}`, 'Add without notifying'],
+    for (const [surface, path] of [
+      ['details', `/worlds/${id}`],
+      ['studio', `/studio/${id}`],
     ] as const) {
       const page = await authorCtx.newPage();
       page.setDefaultTimeout(30_000);
-      // No live stream on this page (a proxy that cuts it), so the publication below goes unseen.
-      await page.route('**/updates/events', (route) => route.abort());
       await page.goto(`${server.url}${path}`);
       const form = page.getByRole('form', { name: 'Add an update record' });
       await form.getByText('Notifications become available once the world is published.').waitFor();
       expect(await form.getByLabel('Notify players who favorited this world').count()).toBe(0);
-      expect((await authorCtx.request.post(`${server.url}/api/worlds/${id}/publish`)).status()).toBe(200);
 
-      const title = `Note from the ${surface} page`;
-      await form.getByLabel('Title').fill(title);
-      await form.getByLabel('Major update').check();
-      // The author was never asked, so no choice is sent; the server asks for one and writes nothing.
+      // Unpublished: the choice is sent, and it is "no".
+      const unpublished = `Draft note from the ${surface} page`;
+      await form.getByLabel('Title').fill(unpublished);
       const [first] = await Promise.all([
         page.waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith(`/api/worlds/${id}/updates`)),
         form.getByRole('button', { name: 'Add record' }).click(),
       ]);
-      expect(first.request().postDataJSON()).toEqual({ title, content: '', isMajor: true });
-      expect(first.status()).toBe(409);
-      const dialog = page.getByRole('dialog', { name: 'Notify players?' });
-      await dialog.waitFor();
-      expect(await dialog.textContent()).toContain('players who favorited it can be notified');
-      expect(await records(title)).toBe(0);
+      expect(first.request().postDataJSON()).toEqual({ title: unpublished, content: '', isMajor: false, notifyPlayers: false });
+      expect(first.status()).toBe(201);
+      await expect.poll(() => form.getByRole('status').textContent()).toBe('Record added.');
+      expect(await records(unpublished)).toBe(1);
+      expect(await notifications(unpublished)).toBe(0);
+
+      // Published while the page (its live stream cut) still shows it could not notify: the record
+      // is added as the form said, without notification (no dialog); the checkbox appears next.
+      await page.route('**/updates/events', (route) => route.abort());
+      expect((await authorCtx.request.post(`${server.url}/api/worlds/${id}/publish`)).status()).toBe(200);
+      const title = `Note from the ${surface} page`;
+      await form.getByLabel('Title').fill(title);
+      await form.getByLabel('Major update').check();
+      const [second] = await Promise.all([
+        page.waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith(`/api/worlds/${id}/updates`)),
+        form.getByRole('button', { name: 'Add record' }).click(),
+      ]);
+      expect(second.request().postDataJSON()).toEqual({ title, content: '', isMajor: true, notifyPlayers: false });
+      expect(second.status()).toBe(201);
+      expect(await page.getByRole('dialog').count()).toBe(0);
+      expect(await records(title)).toBe(1);
+      expect(await notifications(title)).toBe(0);
+      await form.getByLabel('Notify players who favorited this world').waitFor();
       for (const width of [1280, 390]) {
         await page.setViewportSize({ width, height: 900 });
-        await page.screenshot({ path: `/tmp/updates-notify-dialog-${surface}-${width}.png`, fullPage: true });
+        await page.screenshot({ path: `/tmp/updates-explicit-choice-${surface}-${width}.png`, fullPage: true });
       }
-      // Cancel keeps the draft and writes nothing; adding again asks again.
-      await dialog.getByRole('button', { name: 'Cancel' }).click();
-      await dialog.waitFor({ state: 'detached' });
-      expect(await form.getByLabel('Title').inputValue()).toBe(title);
-      expect(await records(title)).toBe(0);
-      await form.getByRole('button', { name: 'Add record' }).click();
-      await dialog.waitFor();
-      // The answer is sent with the record: notified or not, as the author chose.
-      const [resent] = await Promise.all([
-        page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith(`/api/worlds/${id}/updates`)),
-        dialog.getByRole('button', { name: answer }).click(),
-      ]);
-      const notify = answer === 'Add and notify';
-      expect(resent.postDataJSON()).toEqual({ title, content: '', isMajor: true, notifyPlayers: notify });
-      await expect.poll(() => form.getByRole('status').textContent()).toBe(notify ? 'Record added; 1 player(s) notified.' : 'Record added.');
-      await dialog.waitFor({ state: 'detached' });
-      expect(await records(title)).toBe(1);
-      expect(await notifications(title)).toBe(notify ? 1 : 0);
-      await expect.poll(() => page.getByTestId('update-record').first().textContent()).toContain(title);
-      // The permissions were reloaded: from now on the form offers the checkbox (an explicit choice).
-      await form.getByLabel('Notify players who favorited this world').waitFor();
       expect((await authorCtx.request.post(`${server.url}/api/worlds/${id}/unpublish`)).status()).toBe(200);
       await page.close();
     }

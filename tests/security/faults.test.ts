@@ -121,10 +121,10 @@ describe('faults mid-turn (real PostgreSQL and Redis)', () => {
           [s.session.id],
         )
       ).rows;
-      // no reply kept (issue 30 A2): the failure is on the player's message
-      expect(messages.map((m) => [m.role, m.status])).toEqual([['user', 'complete']]);
-      expect(messages[0]!.error_code).toMatch(/\S/);
-      expect(messages[0]!.content).toBe('I walk on');
+      // no reply kept (issue 30 A2): the failure is on the player's message, after the world's greeting
+      expect(messages.map((m) => [m.role, m.status])).toEqual([['assistant', 'complete'], ['user', 'complete']]);
+      expect(messages[1]!.error_code).toMatch(/\S/);
+      expect(messages[1]!.content).toBe('I walk on');
 
       const after = await ledgerAgrees(server.ctx.db.primary, id);
       expect(after.open).toBe(0);

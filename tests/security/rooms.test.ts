@@ -114,7 +114,8 @@ describe('rooms: members and outsiders', () => {
     provider.enqueue({ kind: 'completion', content: 'The dark answers.' });
     await player.fetch(`/api/rooms/${roomId}/messages`, { method: 'POST', json: { content: 'answered for Pia' } });
     await host.fetch(`/api/rooms/${roomId}/reply`, { method: 'POST' });
-    await expect.poll(async () => (await readRoom(player, roomId)).messages.map((m) => m.status)).toEqual(['complete', 'complete']);
+    // the world's greeting, Pia's message and the reply
+    await expect.poll(async () => (await readRoom(player, roomId)).messages.map((m) => m.status)).toEqual(['complete', 'complete', 'complete']);
     await player.fetch(`/api/rooms/${roomId}/messages`, { method: 'POST', json: { content: 'queued by Pia' } });
     const before = await holdings();
     const room = await readRoom(player, roomId);

@@ -4,6 +4,7 @@ import { Link } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
 import { OutboxNote } from './OutboxNote.tsx';
 import { type AccountView, useAccount } from './use-account.ts';
+import { refreshLogins } from './LoginsSection.tsx';
 
 const NO_ADDRESS = /@users\.invalid$/;
 
@@ -126,6 +127,8 @@ function ChangePassword({ onDone }: { onDone(): Promise<void> }) {
       setCurrent('');
       setNext('');
       setMessage({ ok: true, text: `Password changed. ${r.endedSessions === 1 ? 'One other device was' : `${r.endedSessions} other devices were`} signed out.` });
+      // The signed-in devices on this page: the ones signed out go from the list.
+      refreshLogins();
       await onDone();
     } catch (err) {
       setMessage({ ok: false, text: (err as Error).message });

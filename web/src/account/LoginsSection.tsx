@@ -14,6 +14,9 @@ interface Login {
 
 const when = (iso: string) => new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
+/** What ends logins elsewhere on the page (a password change) asks the list to look again. */
+export const refreshLogins = () => window.dispatchEvent(new Event('yumina:logins'));
+
 /** Settings → Signed-in devices: every live login of the account; end any, or all but this one. */
 export function LoginsSection() {
   const { refresh } = useSession();
@@ -22,6 +25,9 @@ export function LoginsSection() {
   const reload = useCallback(() => api<{ logins: Login[] }>('/api/account/logins').then((r) => setLogins(r.logins), (e: Error) => setMessage(e.message)), []);
   useEffect(() => {
     void reload();
+    const again = () => void reload();
+    window.addEventListener('yumina:logins', again);
+    return () => window.removeEventListener('yumina:logins', again);
   }, [reload]);
 
   async function end(login: Login) {

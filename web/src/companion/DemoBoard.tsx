@@ -1,5 +1,6 @@
 import {
   actionsUnavailable,
+  ADVENTURE_LEVELS,
   availableOffers,
   boardSave,
   type BoardEffect,
@@ -638,8 +639,14 @@ function DemoBoard({ accountId }: { accountId: string }) {
       {lawn.result !== 'in-progress' && (
         <div className="row level-end">
           <strong>{lawn.result === 'won' ? 'Level complete!' : 'The zombies ate your brains.'}</strong>
-          <button type="button" onClick={() => restart(level)}>
-            Try again
+          {/* A won level leads on to the next one; replaying it stays possible. */}
+          {lawn.result === 'won' && level < ADVENTURE_LEVELS && (
+            <button type="button" onClick={() => restart(level + 1)}>
+              Next level ({levelLabel(level + 1)})
+            </button>
+          )}
+          <button type="button" className={lawn.result === 'won' && level < ADVENTURE_LEVELS ? 'secondary' : ''} onClick={() => restart(level)}>
+            {lawn.result === 'won' ? 'Play again' : 'Try again'}
           </button>
         </div>
       )}

@@ -29,7 +29,8 @@ export function PlayerPage({ worldId, embedded = false }: { worldId: string; emb
   if (!p.world || !p.data || !p.assetScope) return <PageLoading />;
   const root = p.world.world.rootComponent;
   const immersive = p.canvasMode === 'fullscreen';
-  const frameStyle = { width: '100%', height: immersive ? 'calc(100vh - 6rem)' : 480, border: '1px solid #ddd', borderRadius: 8 };
+  // Immersive: the frame fills what the screen leaves below the head row (player.css).
+  const frameStyle = { width: '100%', ...(immersive ? {} : { height: 480 }), border: '1px solid #ddd', borderRadius: 8 };
 
   return (
     <div className={`player ${immersive ? 'player-immersive' : ''}`} data-canvas-mode={p.canvasMode}>
@@ -70,7 +71,8 @@ export function PlayerPage({ worldId, embedded = false }: { worldId: string; emb
       </div>
       {!immersive && (
         <div className="player-body">
-          <DefaultChat p={p} confirm={confirm} />
+          {/* One message box: the interface's own when it has one (a draft the world sets with setComposerDraft still shows here). */}
+          <DefaultChat p={p} confirm={confirm} box={!hasOwnBox(root) || p.draft !== ''} />
           <Afterwards>
             <SessionPanel p={p} confirm={confirm} />
           </Afterwards>
@@ -79,6 +81,11 @@ export function PlayerPage({ worldId, embedded = false }: { worldId: string; emb
       {dialog}
     </div>
   );
+}
+
+/** Whether a world's interface shows the built-in message box (then the page shows none of its own). */
+function hasOwnBox(root: { files: Record<string, string> } | null | undefined): boolean {
+  return !!root && Object.values(root.files).some((code) => /<MessageInput\b/.test(code));
 }
 
 /**

@@ -201,7 +201,12 @@ export function TypingIndicator() {
   );
 }
 
-export function DefaultChat({ p, confirm }: { p: Player; confirm: Confirm }) {
+/**
+ * `box`: whether the page offers its own message box. A world whose interface has the built-in
+ * MessageInput gets none here (one box per world, in its interface, with Regenerate and Continue
+ * beside it); the conversation's controls stay.
+ */
+export function DefaultChat({ p, confirm, box = true }: { p: Player; confirm: Confirm; box?: boolean }) {
   // Long sessions: the newest page, and earlier ones as the reader scrolls up (../player/history-pages.ts).
   const history = useHistoryPages(p.data);
   const messages = history.messages;
@@ -279,13 +284,15 @@ export function DefaultChat({ p, confirm }: { p: Player; confirm: Confirm }) {
         </div>
       )}
       <form
-        aria-label="Send a message"
+        aria-label={box ? 'Send a message' : 'Conversation controls'}
         className="composer"
         onSubmit={(e) => {
           e.preventDefault();
           send();
         }}
       >
+        {!box && <p className="hint">Write in the world&apos;s interface above.</p>}
+        {box && (
         <textarea
           aria-label="Message"
           value={p.draft}
@@ -298,10 +305,13 @@ export function DefaultChat({ p, confirm }: { p: Player; confirm: Confirm }) {
             }
           }}
         />
+        )}
         <div className="row">
-          <button type="submit" disabled={p.busy || (p.guest !== null && !p.guest.canSendMessage)}>
-            Send
-          </button>
+          {box && (
+            <button type="submit" disabled={p.busy || (p.guest !== null && !p.guest.canSendMessage)}>
+              Send
+            </button>
+          )}
           {!p.guest && (
             <>
               <button type="button" className="secondary" disabled={p.busy || last?.role !== 'assistant'} onClick={() => void p.stream('regenerate')}>

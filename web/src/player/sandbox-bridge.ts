@@ -64,7 +64,8 @@ export function sandboxState(p: Player): Partial<SandboxState> {
     streamingContent: p.streaming,
     streamingReasoning: p.reasoning,
     pendingChoices: p.pendingChoices,
-    error: p.error,
+    // The last failure of a send or action (seed 002 §4): the page's, else the newest turn's.
+    error: p.error ?? failed?.failure?.message ?? null,
     turnError: failed?.failure
       ? { code: failed.failure.code, message: failed.failure.message, messageId: failed.id, connection: CONNECTION_FAILURES.has(failed.failure.code) }
       : null,

@@ -373,9 +373,11 @@ export function usePlayer(worldId: string) {
         throw e;
       } finally {
         await refresh(id).catch(() => {});
+        // A delete, edit, revert or restore changes the session's message count in the switcher too.
+        void loadSessions().catch(() => {});
       }
     },
-    [refresh],
+    [refresh, loadSessions],
   );
 
   /** `action` for the page's own buttons: a failure already shows as the page's error. */

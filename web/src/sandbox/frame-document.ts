@@ -50,6 +50,8 @@ const BASE_CSS = `html,body,#root{height:100%;margin:0}body{font-family:system-u
 .yumina-bubble{padding:.5rem .75rem;border-radius:.75rem;background:#1c1917}.yumina-bubble-user{margin-left:auto;background:#292524}
 .yumina-input textarea{min-height:2.5rem;background:#1c1917;color:inherit;border:1px solid #44403c;border-radius:.5rem;padding:.5rem}
 .yumina-input button{padding:0 1rem;border-radius:.5rem;background:#065f46;color:#fff}
+[data-yumina="composer-actions"] button[type="submit"]{flex:1 1 auto;min-height:2.5rem}[data-yumina="composer-actions"] button[type="button"]{flex:1 1 0;padding:.1rem .4rem;background:#292524;border-radius:.35rem}
+.yumina-input button:disabled{opacity:.5}
 .yumina-model-picker{background:rgb(0 0 0/.5);z-index:50}.yumina-model-picker-panel{background:#1c1917;padding:1rem;border-radius:.75rem;max-height:80vh;overflow:auto;min-width:16rem}
 .yumina-model-picker ul{list-style:none;padding:0;margin:.25rem 0}.yumina-model-picker button{color:inherit;background:#292524;border:0;border-radius:.4rem;padding:.25rem .5rem}`;
 

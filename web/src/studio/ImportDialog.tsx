@@ -55,6 +55,20 @@ function ConflictChoices({ conflicts, chosen, onChoose }: { conflicts: readonly 
   );
 }
 
+/** What each kind of change means to an author (the report's own kinds are the CLI's words). */
+const CHANGE_WORDS: Record<ImportReport['changes'][number]['kind'], string> = {
+  renamed: 'Renamed',
+  converted: 'Converted',
+  defaulted: 'Filled in',
+  dropped: 'Left out',
+};
+
+const FORMAT_WORDS: Record<ImportReport['format'], string> = {
+  world: 'a world file',
+  'sillytavern-card': 'a SillyTavern character card',
+  'sillytavern-world-info': 'a SillyTavern World Info lorebook',
+};
+
 function ReportView({ report, picture }: { report: ImportReport; picture: Uint8Array | null }) {
   // Repeated per-entry lines (the same change at entries[0], entries[1], …) fold into one counted line.
   const changes = foldChanges(report.changes);
@@ -62,9 +76,9 @@ function ReportView({ report, picture }: { report: ImportReport; picture: Uint8A
   const links = report.assets.filter((asset) => !asset.embedded);
   return (
     <div data-testid="import-report">
-      <p>
-        {report.format === 'world' ? 'World' : report.format === 'sillytavern-card' ? 'SillyTavern character card' : 'SillyTavern World Info'}{' '}
-        <code>{report.sourceVersion}</code> → WorldDefinition 20.0.0 · {count(report.changes.length, 'change')}
+      <p data-testid="import-summary">
+        Read as {FORMAT_WORDS[report.format]} <span className="hint">({report.sourceVersion})</span>.{' '}
+        {report.changes.length === 0 ? 'Everything in it has a place in the world.' : `${count(report.changes.length, 'thing was', 'things were')} adjusted on the way in:`}
       </p>
       {report.format === 'sillytavern-card' && (
         <p className="hint" data-testid="card-kept">
@@ -87,7 +101,7 @@ function ReportView({ report, picture }: { report: ImportReport; picture: Uint8A
         <ul className="list import-changes">
           {changes.map((change, index) => (
             <li key={`${index}:${change.path}`} data-kind={change.kind} data-count={change.count}>
-              <strong>{change.kind}</strong> <code>{change.path || '(world)'}</code>
+              <strong>{CHANGE_WORDS[change.kind]}</strong> <code>{change.path || '(world)'}</code>
               {change.count > 1 && <span className="tag">{change.count}×</span>} {change.message}
             </li>
           ))}

@@ -1,6 +1,6 @@
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
 import type { History, UpdateRecord } from '@yumina/updates';
-import { api, ApiError } from '../lib/api.ts';
+import { api } from '../lib/api.ts';
 import { labelsFor, type UpdatesLabels, type UpdatesLanguage } from './labels.ts';
 
 /** One record and the history as GET /api/worlds/:id/updates returns them (the server's own types). */
@@ -227,13 +227,13 @@ function EditDialog({
 }
 
 /**
- * A standalone record. Where the server said canNotify (a published work), the author sees the
- * notify checkbox and the form sends that explicit choice (default off). Where it said the work
- * cannot notify, the author made no choice, so notifyPlayers is omitted: the server adds the record
- * without notification, or, when the work has become able to notify meanwhile (published in another
- * tab, a missed live update), answers NOTIFY_CHOICE_REQUIRED; then the notify dialog asks the
- * author and sends the record again with the answer (seed 001 §4, the older notify dialog). The
- * form is closed during a review.
+ * A standalone record. The form always sends an explicit notifyPlayers choice (seed 001): where the
+ * server said canNotify (a published work) the author's checkbox (default off); where it said the
+ * work cannot notify yet, `false`, as the form says ("Notifications become available once the world
+ * is published"). Omitting the choice is left to older clients (the server's notify dialog). After
+ * an add on a work shown as unable to notify, the permissions are read again: if it was published
+ * meanwhile (another tab, a missed live update), the checkbox is offered from then on. The form is
+ * closed during a review.
  */
 function CreateForm({
   heading: Heading,
@@ -258,87 +258,57 @@ function CreateForm({
   const [isMajor, setIsMajor] = useState(false);
   const [notify, setNotify] = useState(false);
   const [busy, setBusy] = useState(false);
-  const [asking, setAsking] = useState(false);
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
 
   if (!canCreate) return <p className="hint">{t.reviewPending}</p>;
 
-  async function send(notifyPlayers: boolean | undefined) {
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    const notifyPlayers = canNotify && notify;
     setBusy(true);
     setMessage(null);
     try {
       const created = await api<{ update: UpdateRecordView; notified: number }>(`/api/worlds/${encodeURIComponent(worldId)}/updates`, {
         method: 'POST',
-        json: { title, content, isMajor, ...(notifyPlayers === undefined ? {} : { notifyPlayers }) },
+        json: { title, content, isMajor, notifyPlayers },
       });
       onCreated(created.update);
       setTitle('');
       setContent('');
       setIsMajor(false);
       setNotify(false);
-      setAsking(false);
       setMessage({ ok: true, text: t.added(created.notified) });
-      // Answered in the dialog: the work can notify now, so the form offers the checkbox from here on.
-      if (notifyPlayers !== undefined && !canNotify) onStale();
+      // Shown as unable to notify: read the permissions again in case the work was published meanwhile.
+      if (!canNotify) onStale();
     } catch (err) {
-      if (err instanceof ApiError && err.code === 'NOTIFY_CHOICE_REQUIRED') {
-        // Nothing was written; the draft stays and the author answers the dialog (Cancel asks again next time).
-        setAsking(true);
-        return;
-      }
-      setAsking(false);
       setMessage({ ok: false, text: (err as Error).message });
     } finally {
       setBusy(false);
     }
   }
 
-  function submit(e: FormEvent) {
-    e.preventDefault();
-    void send(canNotify ? notify : undefined);
-  }
-
   return (
-    <>
-      <form onSubmit={submit} aria-label={t.createHeading}>
-        <Heading>{t.createHeading}</Heading>
-        <RecordFields t={t} title={title} content={content} rows={3} onTitle={setTitle} onContent={setContent} />
+    <form onSubmit={(e) => void submit(e)} aria-label={t.createHeading}>
+      <Heading>{t.createHeading}</Heading>
+      <RecordFields t={t} title={title} content={content} rows={3} onTitle={setTitle} onContent={setContent} />
+      <label className="inline">
+        <input type="checkbox" checked={isMajor} onChange={(e) => setIsMajor(e.target.checked)} />
+        {t.isMajor}
+      </label>
+      {canNotify ? (
         <label className="inline">
-          <input type="checkbox" checked={isMajor} onChange={(e) => setIsMajor(e.target.checked)} />
-          {t.isMajor}
+          <input type="checkbox" checked={notify} onChange={(e) => setNotify(e.target.checked)} />
+          {t.notifyPlayers}
         </label>
-        {canNotify ? (
-          <label className="inline">
-            <input type="checkbox" checked={notify} onChange={(e) => setNotify(e.target.checked)} />
-            {t.notifyPlayers}
-          </label>
-        ) : (
-          <p className="hint">{t.notifyUnavailable}</p>
-        )}
-        <div className="row">
-          <button type="submit" disabled={busy || asking}>
-            {t.add}
-          </button>
-        </div>
-        {message && (message.ok ? <p role="status">{message.text}</p> : <p role="alert">{message.text}</p>)}
-      </form>
-      {asking && (
-        <div role="dialog" aria-modal="true" aria-label={t.notifyAskTitle} aria-describedby="notify-ask-body" className="card dialog">
-          <Heading>{t.notifyAskTitle}</Heading>
-          <p id="notify-ask-body">{t.notifyAskBody}</p>
-          <div className="row">
-            <button type="button" disabled={busy} onClick={() => void send(true)}>
-              {t.notifyAskYes}
-            </button>
-            <button type="button" className="secondary" disabled={busy} onClick={() => void send(false)}>
-              {t.notifyAskNo}
-            </button>
-            <button type="button" className="secondary" disabled={busy} onClick={() => setAsking(false)}>
-              {t.cancel}
-            </button>
-          </div>
-        </div>
+      ) : (
+        <p className="hint">{t.notifyUnavailable}</p>
       )}
-    </>
+      <div className="row">
+        <button type="submit" disabled={busy}>
+          {t.add}
+        </button>
+      </div>
+      {message && (message.ok ? <p role="status">{message.text}</p> : <p role="alert">{message.text}</p>)}
+    </form>
   );
 }

@@ -19,11 +19,6 @@ export interface UpdatesLabels {
   isMajor: string;
   notifyPlayers: string;
   notifyUnavailable: string;
-  /** The notify dialog: the work can notify now but the author was not asked yet. */
-  notifyAskTitle: string;
-  notifyAskBody: string;
-  notifyAskYes: string;
-  notifyAskNo: string;
   reviewPending: string;
   add: string;
   added: (notified: number) => string;
@@ -56,10 +51,6 @@ const en: UpdatesLabels = {
   isMajor: 'Major update',
   notifyPlayers: 'Notify players who favorited this world',
   notifyUnavailable: 'Notifications become available once the world is published.',
-  notifyAskTitle: 'Notify players?',
-  notifyAskBody: 'This world is published now, so the players who favorited it can be notified of this record. Notify them?',
-  notifyAskYes: 'Add and notify',
-  notifyAskNo: 'Add without notifying',
   reviewPending: 'A review of this world is pending; resolve it before adding an update record.',
   add: 'Add record',
   added: (n) => (n > 0 ? `Record added; ${n} player(s) notified.` : 'Record added.'),
@@ -92,10 +83,6 @@ const zhHans: UpdatesLabels = {
   isMajor: '重大更新',
   notifyPlayers: '通知收藏此世界的玩家',
   notifyUnavailable: '世界发布后才能发送通知。',
-  notifyAskTitle: '通知玩家？',
-  notifyAskBody: '此世界现已发布，可以把这条记录通知给收藏它的玩家。要通知他们吗？',
-  notifyAskYes: '添加并通知',
-  notifyAskNo: '添加但不通知',
   reviewPending: '此世界有待处理的审核，请先处理审核再添加更新记录。',
   add: '添加记录',
   added: (n) => (n > 0 ? `已添加记录，已通知 ${n} 位玩家。` : '已添加记录。'),
@@ -128,10 +115,6 @@ const zhHant: UpdatesLabels = {
   isMajor: '重大更新',
   notifyPlayers: '通知收藏此世界的玩家',
   notifyUnavailable: '世界發佈後才能傳送通知。',
-  notifyAskTitle: '通知玩家？',
-  notifyAskBody: '此世界現已發佈，可以把這條紀錄通知給收藏它的玩家。要通知他們嗎？',
-  notifyAskYes: '新增並通知',
-  notifyAskNo: '新增但不通知',
   reviewPending: '此世界有待處理的審核，請先處理審核再新增更新紀錄。',
   add: '新增紀錄',
   added: (n) => (n > 0 ? `已新增紀錄，已通知 ${n} 位玩家。` : '已新增紀錄。'),
@@ -164,10 +147,6 @@ const ja: UpdatesLabels = {
   isMajor: '重要な更新',
   notifyPlayers: 'このワールドをお気に入りにしたプレイヤーに通知する',
   notifyUnavailable: '通知はワールドの公開後に利用できます。',
-  notifyAskTitle: 'プレイヤーに通知しますか？',
-  notifyAskBody: 'このワールドは公開中のため、お気に入りにしたプレイヤーにこの記録を通知できます。通知しますか？',
-  notifyAskYes: '追加して通知',
-  notifyAskNo: '通知せずに追加',
   reviewPending: 'このワールドは審査待ちです。更新記録を追加する前に審査を完了してください。',
   add: '記録を追加',
   added: (n) => (n > 0 ? `記録を追加し、${n} 人のプレイヤーに通知しました。` : '記録を追加しました。'),
@@ -200,10 +179,6 @@ const es: UpdatesLabels = {
   isMajor: 'Actualización importante',
   notifyPlayers: 'Avisar a los jugadores que marcaron este mundo como favorito',
   notifyUnavailable: 'Los avisos estarán disponibles cuando el mundo se publique.',
-  notifyAskTitle: '¿Avisar a los jugadores?',
-  notifyAskBody: 'Este mundo ya está publicado: puedes avisar de este registro a los jugadores que lo marcaron como favorito. ¿Quieres avisarles?',
-  notifyAskYes: 'Añadir y avisar',
-  notifyAskNo: 'Añadir sin avisar',
   reviewPending: 'Este mundo tiene una revisión pendiente; resuélvela antes de añadir un registro.',
   add: 'Añadir registro',
   added: (n) => (n > 0 ? `Registro añadido; se avisó a ${n} jugador(es).` : 'Registro añadido.'),

@@ -5,6 +5,12 @@ import { Browser, startTestServer, type TestServer } from '../../../../tests/sup
 import { signUp } from '../../../../tests/support/sign-up.ts';
 
 const sample = (name: string) => JSON.parse(readFileSync(new URL(`../../../../packages/world/samples/${name}.json`, import.meta.url), 'utf8'));
+/**
+ * The Ashen Depths without its greeting: the world without one that these tests count messages in
+ * (Willow Street is the one with a greeting here; every sample's greeting is checked in
+ * tests/browser/player-samples.test.ts).
+ */
+const withoutGreeting = (world: { entries: { role: string }[] }) => ({ ...world, entries: world.entries.filter((e) => e.role !== 'greeting') });
 
 interface SseEvent {
   event: string;
@@ -59,7 +65,7 @@ describe('conversations (real PostgreSQL and Redis, a loopback OpenAI-compatible
     player = new Browser(server.url);
     await signUp(server, player, { email: `chat-${Date.now()}@example.com`, password: 'long enough pw', username: 'ren' });
     await player.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: provider.url, defaultModel: 'story-model', apiKey: 'player-key' } });
-    const d = await player.fetch('/api/worlds', { method: 'POST', json: { world: sample('ashen-depths') } });
+    const d = await player.fetch('/api/worlds', { method: 'POST', json: { world: withoutGreeting(sample('ashen-depths')) } });
     dungeonId = ((await d.json()) as { id: string }).id;
     const s = await player.fetch('/api/worlds', { method: 'POST', json: { world: sample('willow-street') } });
     storyId = ((await s.json()) as { id: string }).id;
@@ -262,7 +268,7 @@ describe('conversations (real PostgreSQL and Redis, a loopback OpenAI-compatible
     });
   }
 
-  it('generation settings reach the provider as the world sets them (0 included), and unset ones are absent, not defaulted', async () => {
+  it('generation settings reach the provider as the world sets them (0 included); unset ones are seed 002 §2.2\'s defaults (topK and minP absent)', async () => {
     const SAMPLING_FIELDS = ['temperature', 'top_p', 'frequency_penalty', 'presence_penalty', 'top_k', 'min_p', 'response_format'];
     const sampling = (body: Record<string, unknown>) => Object.fromEntries(SAMPLING_FIELDS.filter((k) => k in body).map((k) => [k, body[k]]));
     const worldWith = async (name: string, settings: Record<string, unknown>) => {
@@ -275,8 +281,8 @@ describe('conversations (real PostgreSQL and Redis, a loopback OpenAI-compatible
     const cases: Array<[string, Record<string, unknown>, Record<string, unknown>]> = [
       ['every setting set', set, { temperature: 0.35, top_p: 0.85, frequency_penalty: 0.4, presence_penalty: -0.25, top_k: 40, min_p: 0.05, response_format: { type: 'json_object' } }],
       ['every setting 0 (or off)', zero, { temperature: 0, top_p: 0, frequency_penalty: 0, presence_penalty: 0, top_k: 0, min_p: 0 }],
-      ['none set', {}, {}],
-      ['only temperature and min_p', { temperature: 1.5, minP: 0.1 }, { temperature: 1.5, min_p: 0.1 }],
+      ['none set', {}, { temperature: 1, top_p: 1, frequency_penalty: 0, presence_penalty: 0 }],
+      ['only temperature and min_p', { temperature: 1.5, minP: 0.1 }, { temperature: 1.5, top_p: 1, frequency_penalty: 0, presence_penalty: 0, min_p: 0.1 }],
     ];
     for (const [name, settings, expected] of cases) {
       const s = await create(await worldWith(`Settings: ${name}`, settings));

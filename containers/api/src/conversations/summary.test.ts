@@ -4,7 +4,9 @@ import { fakeReplies, type FakeOpenAi, startFakeOpenAi } from '../../../../tests
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 import { signUp as signUpAccount } from '../../../../tests/support/sign-up.ts';
 
-const sample = JSON.parse(readFileSync(new URL('../../../../packages/world/samples/ashen-depths.json', import.meta.url), 'utf8'));
+const ashen = JSON.parse(readFileSync(new URL('../../../../packages/world/samples/ashen-depths.json', import.meta.url), 'utf8')) as { entries: { role: string }[]; settings: Record<string, unknown> };
+/** The Ashen Depths without its greeting: this test counts the turns' messages alone. */
+const sample = { ...ashen, entries: ashen.entries.filter((e) => e.role !== 'greeting') };
 
 /**
  * Story summaries in a real conversation (issue 7): history over the world's budget is summarized

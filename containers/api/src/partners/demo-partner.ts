@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import fastifyStatic from '@fastify/static';
-import { createIdentityVerifier, type IdentityVerifier, type PartnerRegistry } from '@yumina/identity';
+import { createIdentityVerifier, type IdentityVerifier, matchPartnerAccount, type PartnerAccountRepository, type PartnerRegistry, type VerifiedIdentity } from '@yumina/identity';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { repoRoot } from '../web.ts';
 
@@ -16,11 +16,30 @@ export function loopbackTwins(origin: string): string[] {
   return [url.origin, other.origin];
 }
 
+/** The demo partner's own player account, keyed by the platform's `sub` (docs/PARTNERS.md §6). */
+interface DemoUser {
+  id: string;
+  platformId: string | null;
+  displayName: string;
+  picture: string | null;
+}
+
+/** A partner session (an authorization lease), scoped to the platform login it came from: (iss, sub, sid). */
+interface DemoLease {
+  userId: string;
+  iss: string;
+  sub: string;
+  sid: string;
+}
+
 /**
  * The demo partner of the embedded default, on its own loopback port (a different origin and
  * site from the platform): a tiny game page built with the partner kit's frame client, and a
  * partner API whose POST /auth/platform/session verifies the identity token through the JWKS
- * URL and answers its own session token. It stands for a partner's code, not the platform's.
+ * URL and answers its own session token. It stands for a partner's code, not the platform's, and
+ * follows the partner-side rules of docs/PARTNERS.md: the player's account is matched by `sub`
+ * (§6), the name and picture are synced from the token at every session start (§7), and every
+ * lease is scoped to (iss, sub, sid): ending one ends every lease of that platform login (§7).
  */
 export async function startDemoPartner(options: {
   webDist: string;
@@ -31,8 +50,38 @@ export async function startDemoPartner(options: {
 }): Promise<{ app: FastifyInstance; origin: string }> {
   const app = Fastify({ logger: false });
   const root = resolve(repoRoot, options.webDist);
-  const sessions = new Map<string, { sub: string; displayName: string; sid: string }>();
+  const users = new Map<string, DemoUser>();
+  const leases = new Map<string, DemoLease>();
   let verifier: IdentityVerifier | undefined;
+
+  const repo: PartnerAccountRepository<DemoUser> = {
+    findByPlatformId: async (sub) => [...users.values()].find((u) => u.platformId === sub) ?? null,
+    findLegacyByProvider: async () => null, // the demo has no accounts from before the platform
+    accountId: (u) => u.id,
+    create: async (identity) => {
+      const user: DemoUser = { id: `demo-${users.size + 1}`, platformId: identity.sub, displayName: '', picture: null };
+      users.set(user.id, user);
+      return user;
+    },
+    attachPlatformId: async (u, sub) => Object.assign(u, { platformId: sub }),
+    snapshot: async () => {},
+    merge: async (kept) => kept,
+    log: () => {},
+  };
+  /** §7: the platform's name and picture win at every session start (they change there at any time). */
+  const syncProfile = (user: DemoUser, identity: VerifiedIdentity) => {
+    user.displayName = identity.displayName;
+    user.picture = identity.picture;
+  };
+  const view = (token: string) => {
+    const lease = leases.get(token)!;
+    const user = users.get(lease.userId)!;
+    return { player: { id: user.id, sub: lease.sub, displayName: user.displayName, picture: user.picture }, lease: { iss: lease.iss, sub: lease.sub, sid: lease.sid } };
+  };
+  const leaseOf = (authorization: string | undefined) => {
+    const bearer = /^Bearer (.+)$/.exec(authorization ?? '')?.[1];
+    return bearer && leases.has(bearer) ? bearer : undefined;
+  };
 
   // The platform answers on localhost and on 127.0.0.1 alike: the game accepts whichever frames it.
   app.get('/partner-config.json', async () => ({ platformOrigin: options.platformOrigin, platformOrigins: loopbackTwins(options.platformOrigin) }));
@@ -43,21 +92,39 @@ export async function startDemoPartner(options: {
     verifier ??= createIdentityVerifier({ jwksUrl: partner.jwksUrl, issuer: partner.issuer, audience: partner.audience });
     const token = request.body?.token;
     if (typeof token !== 'string') return reply.code(400).send({ error: { code: 'INVALID_REQUEST', message: 'token required' } });
+    let identity: VerifiedIdentity;
     try {
-      const identity = await verifier.verify(token);
-      const own = randomBytes(24).toString('base64url');
-      sessions.set(own, { sub: identity.sub, sid: identity.sid, displayName: identity.displayName });
-      return { token: own, player: sessions.get(own) };
+      identity = await verifier.verify(token);
     } catch (err) {
       return reply.code(401).send({ error: { code: 'INVALID_IDENTITY_TOKEN', message: (err as Error).message } });
     }
+    const { account } = await matchPartnerAccount(repo, identity);
+    syncProfile(account, identity);
+    const own = randomBytes(24).toString('base64url');
+    leases.set(own, { userId: account.id, iss: identity.iss, sub: identity.sub, sid: identity.sid });
+    return { token: own, ...view(own) };
   });
 
   app.get('/me', async (request, reply) => {
-    const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
-    const session = bearer ? sessions.get(bearer) : undefined;
-    if (!session) return reply.code(401).send({ error: { code: 'UNAUTHENTICATED', message: 'no partner session' } });
-    return session;
+    const token = leaseOf(request.headers.authorization);
+    if (!token) return reply.code(401).send({ error: { code: 'UNAUTHENTICATED', message: 'no partner session' } });
+    return view(token);
+  });
+
+  // The platform login behind a lease ended (the frame heard `changed`): every lease of that
+  // (iss, sub, sid) ends with it, not only the one presented.
+  app.post('/auth/platform/end', async (request, reply) => {
+    const token = leaseOf(request.headers.authorization);
+    if (!token) return reply.code(401).send({ error: { code: 'UNAUTHENTICATED', message: 'no partner session' } });
+    const { iss, sub, sid } = leases.get(token)!;
+    let ended = 0;
+    for (const [key, lease] of leases) {
+      if (lease.iss === iss && lease.sub === sub && lease.sid === sid) {
+        leases.delete(key);
+        ended++;
+      }
+    }
+    return { ended };
   });
 
   if (existsSync(join(root, 'partner-demo.html'))) {

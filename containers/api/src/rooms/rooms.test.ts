@@ -110,10 +110,17 @@ describe('rooms: friends play one world together (real PostgreSQL and Redis, a l
     expect(prompt.filter((m) => m.role === 'user' && m.content === 'Ann: I light the torch')).toHaveLength(1);
     expect(prompt.some((m) => m.content.includes('Hana, Ann, Bo play together'))).toBe(true);
     const room = await readRoom(bo, id);
-    expect(room.messages.slice(-2).map((m) => [m.role, m.authorName ?? null])).toEqual([
+    // A room opens with the world's greeting too (issue 44 point 3): it stays first in the history and the model is sent it.
+    const opening = 'The abbey bell tolls once behind you.';
+    expect(room.messages.map((m) => [m.role, m.authorName ?? null])).toEqual([
+      ['assistant', null],
       ['user', 'Ann'],
       ['assistant', null],
     ]);
+    expect(room.messages[0]!.content).toContain(opening);
+    const greeting = prompt.findIndex((m) => m.role === 'assistant' && m.content.includes(opening));
+    expect(greeting).toBeGreaterThanOrEqual(0);
+    expect(prompt.findIndex((m) => m.content === 'Ann: I light the torch')).toBeGreaterThan(greeting);
     expect(room.session.state.variables.hp).toBe(95);
     expect(room.room.roundState).toBe('waiting');
   });

@@ -1,4 +1,4 @@
-import type { WorldDefinition, WorldEntry, WorldRule } from '../schema/world-schema.ts';
+import { SAMPLING_DEFAULTS, type WorldDefinition, type WorldEntry, type WorldRule } from '../schema/world-schema.ts';
 import { type CardSource, keyedCard, mergeCardSource } from './card-source.ts';
 import { encodeBase64Utf8, pngReplaceText } from './png-text.ts';
 
@@ -319,7 +319,11 @@ function unwrittenParts(world: WorldDefinition, book: readonly WorldEntry[], gre
   if ((world.reactions ?? []).length > 0) lines.push(`${count(world.reactions!.length, 'reaction', 'reactions')}: SillyTavern does not run them.`);
   if (world.rootComponent || world.customUI.length > 0 || world.components.length > 0) lines.push('The custom interface: SillyTavern shows its own chat screen.');
   if (world.audioTracks.length > 0) lines.push(`The music and sounds (${count(world.audioTracks.length, 'track', 'tracks')}).`);
-  const sampling = (['temperature', 'topP', 'topK', 'minP', 'frequencyPenalty', 'presencePenalty'] as const).filter((key) => world.settings[key] !== undefined);
+  // A setting at seed 002's default (validation fills those) is no choice of the author's to lose.
+  const defaults: Partial<Record<string, number>> = SAMPLING_DEFAULTS;
+  const sampling = (['temperature', 'topP', 'topK', 'minP', 'frequencyPenalty', 'presencePenalty'] as const).filter(
+    (key) => world.settings[key] !== undefined && world.settings[key] !== defaults[key],
+  );
   if (sampling.length > 0) lines.push(`The model settings (${sampling.join(', ')}): SillyTavern takes them from its own presets.`);
   if (world.settings.playerName !== 'User') lines.push(`The player's default name ("${world.settings.playerName}"): SillyTavern uses its own persona.`);
   return lines;

@@ -182,7 +182,7 @@ export function importWorld(input: unknown, options: ImportOptions = {}): Import
   const warnings: { path: string; message: string }[] = [...report.warnings];
   for (const warning of validation.warnings) {
     if (warning.message === STRIPPED) {
-      report.changes.push({ kind: 'dropped', path: warning.path, message: `not a field of WorldDefinition 20.0.0${format === 'world' ? ` (from version ${sourceVersion})` : ''}` });
+      report.changes.push({ kind: 'dropped', path: warning.path, message: `a field worlds here do not have${format === 'world' ? ` (the file is of version ${sourceVersion})` : ''}` });
     } else warnings.push(warning);
   }
   // A conflict keeps the world's text: the card kept for the next export says so too, until the author takes the card's.

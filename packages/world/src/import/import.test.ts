@@ -96,9 +96,9 @@ const REPORTS: Record<string, Expected> = {
     sourceVersion: '21.0.0',
     changes: [
       ["converted", "version", "21.0.0 → 20.0.0"],
-      ["dropped", "thumbnail", "not a field of WorldDefinition 20.0.0 (from version 21.0.0)"],
-      ["dropped", "entries[0].embedding", "not a field of WorldDefinition 20.0.0 (from version 21.0.0)"],
-      ["dropped", "settings.reasoningEffort", "not a field of WorldDefinition 20.0.0 (from version 21.0.0)"],
+      ["dropped", "thumbnail", "a field worlds here do not have (the file is of version 21.0.0)"],
+      ["dropped", "entries[0].embedding", "a field worlds here do not have (the file is of version 21.0.0)"],
+      ["dropped", "settings.reasoningEffort", "a field worlds here do not have (the file is of version 21.0.0)"],
     ],
     assets: [],
     warnings: [],
@@ -117,7 +117,7 @@ const REPORTS: Record<string, Expected> = {
       ["converted", "entries[0].content", "@asset:greenhouse-photo → asset://greenhouse-photo"],
       ["converted", "audioTracks[0].url", "@asset:splash-sound → asset://splash-sound"],
       ["converted", "rootComponent.files[\"index.tsx\"]", "@asset:greenhouse-photo → asset://greenhouse-photo"],
-      ["dropped", "spatial", "not a field of WorldDefinition 20.0.0 (from version 25.0.0)"],
+      ["dropped", "spatial", "a field worlds here do not have (the file is of version 25.0.0)"],
     ],
     assets: [{"id":"greenhouse-photo","reference":"asset://greenhouse-photo","paths":["entries[0].content","rootComponent.files[\"index.tsx\"]"]},{"id":"splash-sound","reference":"asset://splash-sound","paths":["audioTracks[0].url"]}],
     warnings: [],
@@ -126,7 +126,7 @@ const REPORTS: Record<string, Expected> = {
     format: 'sillytavern-card',
     sourceVersion: 'chara_card_v2',
     changes: [
-      ["dropped", "data.character_version", "the card's \"character_version\" has no place in WorldDefinition 20.0.0"],
+      ["dropped", "data.character_version", "the card's \"character_version\" has no counterpart in a world here"],
       ["defaulted", "id", "a card has no world id; 11111111-1111-4111-8111-111111111111"],
     ],
     assets: [],
@@ -137,7 +137,7 @@ const REPORTS: Record<string, Expected> = {
     sourceVersion: 'world-info',
     changes: [
       ["defaulted", "name", "the lorebook has no name; \"Imported lorebook\" used"],
-      ["dropped", "entries[\"1\"].group", "SillyTavern's \"group\" has no place in WorldDefinition 20.0.0"],
+      ["dropped", "entries[\"1\"].group", "SillyTavern's \"group\" has no counterpart in a world here"],
       ["converted", "entries[\"2\"].constant", "constant entry (bottom of author's note) → section \"post-history\", always sent"],
       ["defaulted", "id", "a lorebook has no world id; 11111111-1111-4111-8111-111111111111"],
     ],
@@ -282,8 +282,8 @@ describe('import: PNG cards', () => {
     expect(report.sourceVersion).toBe('chara_card_v3 (png)');
     expect(report.changes.map((change) => [change.kind, change.path, change.message])).toEqual([
       ['converted', 'data.character_book.entries[0].constant', 'constant entry (after character) → section "system-presets", always sent'],
-      ['dropped', 'data.nickname', 'the card\'s "nickname" has no place in WorldDefinition 20.0.0'],
-      ['dropped', 'data.character_version', 'the card\'s "character_version" has no place in WorldDefinition 20.0.0'],
+      ['dropped', 'data.nickname', 'the card\'s "nickname" has no counterpart in a world here'],
+      ['dropped', 'data.character_version', 'the card\'s "character_version" has no counterpart in a world here'],
       ['defaulted', 'id', `a card has no world id; ${ID}`],
     ]);
     expect(report.assets).toEqual([

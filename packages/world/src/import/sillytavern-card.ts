@@ -122,7 +122,7 @@ export function convertCard(input: Json, report: ReportBuilder): ConvertedCard {
   const at = (...segments: PathSegment[]) => [...base, ...segments];
   if (spec !== 'chara_card_v1') {
     for (const [field, value] of Object.entries(input)) {
-      if (!['spec', 'spec_version', 'data'].includes(field) && meaningful(value)) report.dropped([field], `the card's "${field}" (outside data) is a copy for old readers; data was read`);
+      if (!['spec', 'spec_version', 'data'].includes(field) && meaningful(value)) report.dropped([field], `the card's "${field}" (outside data) repeats the card's main fields for older apps; the main fields were used`);
     }
   }
   const name = text(data.name).trim() || 'Imported character';
@@ -180,7 +180,7 @@ export function convertCard(input: Json, report: ReportBuilder): ConvertedCard {
       } else if (key === 'recursive_scanning' && value === true) {
         settings.lorebookRecursionDepth = 3;
         report.converted(at('character_book', key), 'recursive scanning → lorebookRecursionDepth 3');
-      } else if (key !== 'name') report.dropped(at('character_book', key), `the lorebook's "${key}" has no place in WorldDefinition 20.0.0`);
+      } else if (key !== 'name') report.dropped(at('character_book', key), `the lorebook's "${key}" has no counterpart in a world here`);
     }
   }
   const extensions = isObject(data.extensions) ? data.extensions : {};
@@ -202,10 +202,10 @@ export function convertCard(input: Json, report: ReportBuilder): ConvertedCard {
   }
   for (const [key, value] of Object.entries(extensions)) {
     if (key === 'depth_prompt' || key === 'regex_scripts' || atExtensionDefault(key, value)) continue;
-    report.dropped(at('extensions', key), `the card extension "${key}" has no place in WorldDefinition 20.0.0`);
+    report.dropped(at('extensions', key), `the card extension "${key}" has no counterpart in a world here`);
   }
   for (const [key, value] of Object.entries(data)) {
-    if (!READ.has(key) && meaningful(value)) report.dropped(at(key), `the card's "${key}" has no place in WorldDefinition 20.0.0`);
+    if (!READ.has(key) && meaningful(value)) report.dropped(at(key), `the card's "${key}" has no counterpart in a world here`);
   }
   warnAboutExtensionSyntax(entries, injections, report);
 

@@ -158,7 +158,7 @@ describe('what SillyTavern text means here', () => {
     const result = imported({ name: 'Weather', entries });
     expect(reportLines(result.report)).toEqual([
       'import: sillytavern-world-info world-info → WorldDefinition 20.0.0',
-      'dropped entries[*].group (34×): SillyTavern\'s "group" has no place in WorldDefinition 20.0.0',
+      'dropped entries[*].group (34×): SillyTavern\'s "group" has no counterpart in a world here',
       'defaulted id: a lorebook has no world id; 11111111-1111-4111-8111-111111111111',
     ]);
   });

@@ -178,7 +178,7 @@ export function convertLorebook(rawEntries: unknown, path: PathSegment[], report
       injections.push({ id, name: entry.name as string, content: entry.content as string, depth, enabled, order });
       report.converted([...at, 'constant'], `constant entry at depth ${depthValue} → rule "${id}-at-depth" injects it there from the session's start (persistent)${roleNumber !== 0 ? `; its role (${DEPTH_ROLES[roleNumber] ?? roleNumber}) is sent as system` : ''}`);
       for (const [field, value] of Object.entries(item)) {
-        if (!READ_FIELDS.has(field) && !atDefault(field, value)) report.dropped([...at, field], `SillyTavern's "${field}" has no place in WorldDefinition 20.0.0`);
+        if (!READ_FIELDS.has(field) && !atDefault(field, value)) report.dropped([...at, field], `SillyTavern's "${field}" has no counterpart in a world here`);
       }
       return;
     }
@@ -203,10 +203,10 @@ export function convertLorebook(rawEntries: unknown, path: PathSegment[], report
     }
     if (!constant && keywords.length === 0) report.converted([...at, 'key'], 'no keys: the entry is never sent until keywords are added');
     for (const [field, value] of Object.entries(item)) {
-      if (!READ_FIELDS.has(field) && !atDefault(field, value)) report.dropped([...at, field], `SillyTavern's "${field}" has no place in WorldDefinition 20.0.0`);
+      if (!READ_FIELDS.has(field) && !atDefault(field, value)) report.dropped([...at, field], `SillyTavern's "${field}" has no counterpart in a world here`);
     }
     for (const [field, value] of Object.entries(ext)) {
-      if (!READ_EXTENSIONS.has(field) && !atDefault(field, value)) report.dropped([...at, 'extensions', field], `SillyTavern's "${field}" has no place in WorldDefinition 20.0.0`);
+      if (!READ_EXTENSIONS.has(field) && !atDefault(field, value)) report.dropped([...at, 'extensions', field], `SillyTavern's "${field}" has no counterpart in a world here`);
     }
     out.push(entry);
   });
@@ -222,7 +222,7 @@ export function convertWorldInfo(input: Json, report: ReportBuilder, fallbackNam
   const name = typeof input.name === 'string' && input.name.trim() !== '' ? input.name.trim() : fallbackName;
   if (name === fallbackName) report.defaulted(['name'], `the lorebook has no name; "${fallbackName}" used`);
   for (const [field, value] of Object.entries(input)) {
-    if (!['entries', 'name', 'description'].includes(field) && meaningful(value)) report.dropped([field], `World Info's "${field}" has no place in WorldDefinition 20.0.0`);
+    if (!['entries', 'name', 'description'].includes(field) && meaningful(value)) report.dropped([field], `World Info's "${field}" has no counterpart in a world here`);
   }
   const lore = convertLorebook(input.entries, ['entries'], report);
   // A lorebook alone has no character: {{char}} is the world's name (the engine's default).

@@ -136,11 +136,15 @@ describe('sample worlds', () => {
 });
 
 describe('defaults', () => {
-  it('fills the settings defaults of seed 002 §2.2 and §8, except the sampling settings (unset: the provider’s default, issue 34)', () => {
+  it('fills the settings defaults of seed 002 §2.2 and §8, the sampling ones included (topK and minP have none)', () => {
     const { world } = valid(minimalWorld());
     expect(world.settings).toEqual({
       maxTokens: 12000,
       maxContext: 200000,
+      temperature: 1,
+      topP: 1,
+      frequencyPenalty: 0,
+      presencePenalty: 0,
       playerName: 'User',
       lorebookScanDepth: 2,
       lorebookRecursionDepth: 0,
@@ -163,7 +167,23 @@ describe('defaults', () => {
       customTagColors: {},
       editorMode: 'simple',
     });
-    for (const key of ['temperature', 'topP', 'frequencyPenalty', 'presencePenalty', 'topK', 'minP']) expect(key in world.settings, key).toBe(false);
+    for (const key of ['topK', 'minP']) expect(key in world.settings, key).toBe(false);
+  });
+
+  it('a rule action may reach inside a json variable (docs/WORLDS.md: `id.path`), not inside a number', () => {
+    const rule = (variableId: string) => ({
+      id: 'use',
+      name: 'Use',
+      trigger: { type: 'action', actionId: 'use' },
+      actions: [{ type: 'modify-variable', variableId, operation: 'delete', value: 'potion' }],
+    });
+    const variables = [
+      { id: 'bag', name: 'Bag', type: 'json', defaultValue: { items: ['potion'] } },
+      { id: 'hp', name: 'HP', type: 'number', defaultValue: 1 },
+    ];
+    expect(valid({ ...minimalWorld(), variables, rules: [rule('bag.items')] }).world.rules[0]!.actions[0]).toMatchObject({ variableId: 'bag.items' });
+    expect(issuesOf({ ...minimalWorld(), variables, rules: [rule('hp.x')] }).map((i) => i.message)).toEqual([expect.stringContaining('only json variables have inner paths')]);
+    expect(issuesOf({ ...minimalWorld(), variables, rules: [rule('nope.items')] }).map((i) => i.message)).toEqual([expect.stringContaining('names variable "nope"')]);
   });
 
   it('keeps given settings and fills only the missing ones', () => {

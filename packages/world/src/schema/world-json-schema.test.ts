@@ -23,7 +23,8 @@ describe('worldJsonSchema', () => {
     expect(properties.description?.maxLength).toBe(10000);
     const settings = properties.settings?.properties ?? {};
     expect(settings.temperature).toMatchObject({ minimum: 0, maximum: 2 });
-    expect(settings.temperature?.default).toBeUndefined(); // unset: the provider's default (issue 34)
+    expect(settings.temperature?.default).toBe(1); // seed 002 §2.2's default
+    expect(settings.topK?.default).toBeUndefined(); // topK and minP have none
     expect(settings.minP).toMatchObject({ minimum: 0, maximum: 1 });
     expect(settings.maxTokens?.default).toBe(12000);
     expect(settings.lorebookScanDepth?.default).toBe(2);

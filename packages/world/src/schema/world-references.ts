@@ -261,7 +261,17 @@ export function checkWorldReferences(world: Json): ReferenceFindings {
       const path = [...base, 'actions', actionIndex] as const;
       switch (action.type) {
         case 'modify-variable': {
-          const variable = refVariable([...path, 'variableId'], action.variableId);
+          // Like a condition, an action may reach inside a json variable (`inventory.items`): the
+          // engine applies the operation there; the inner value's type is known only at run time.
+          const reference = str(action.variableId);
+          const rootId = reference?.includes('.') && !variableIds.has(reference) ? reference.slice(0, reference.indexOf('.')) : reference;
+          const variable = refVariable([...path, 'variableId'], rootId);
+          if (rootId !== reference) {
+            if (variable?.type !== undefined && variable.type !== 'json') {
+              issue([...path, 'variableId'], `"${reference}" reaches inside variable "${rootId}", which is a ${variable.type}; only json variables have inner paths`);
+            }
+            break;
+          }
           const operation = typeof action.operation === 'string' && (VARIABLE_OPERATIONS as readonly string[]).includes(action.operation) ? (action.operation as VariableOperation) : undefined;
           if (operation === undefined) break;
           if (operation !== 'toggle' && action.value === undefined) issue([...path, 'value'], `is required for the ${operation} operation`);

@@ -110,17 +110,18 @@ export const conditionSchema = z.object({
 const conditions = z.array(conditionSchema).default(() => []);
 const conditionLogic = z.enum(CONDITION_LOGICS).default('all');
 
+/** Seed 002 §2.2's defaults of the sampling settings (topK and minP have none). */
+export const SAMPLING_DEFAULTS = { temperature: 1, topP: 1, frequencyPenalty: 0, presencePenalty: 0 } as const;
+
 export const settingsSchema = z.object({
   maxTokens: z.number().int().min(1).default(12000),
   maxContext: z.number().int().min(1).default(200000),
-  // The sampling settings are sent to the provider only when the world sets them (issue 34): unset,
-  // the request leaves them out and the provider's own default applies, which on the
-  // OpenAI-compatible API is seed 002 §2.2's default (temperature 1, top_p 1, penalties 0). So they
-  // are not filled in here, unlike the platform's own settings below.
-  temperature: z.number().min(0).max(2).optional(),
-  topP: z.number().min(0).max(1).optional(),
-  frequencyPenalty: z.number().min(-2).max(2).optional(),
-  presencePenalty: z.number().min(-2).max(2).optional(),
+  // Seed 002 §2.2's defaults: a validated definition carries them and every turn sends them.
+  // topK and minP have none (seed: optional); unset, the request leaves them out.
+  temperature: z.number().min(0).max(2).default(SAMPLING_DEFAULTS.temperature),
+  topP: z.number().min(0).max(1).default(SAMPLING_DEFAULTS.topP),
+  frequencyPenalty: z.number().min(-2).max(2).default(SAMPLING_DEFAULTS.frequencyPenalty),
+  presencePenalty: z.number().min(-2).max(2).default(SAMPLING_DEFAULTS.presencePenalty),
   playerName: z.string().max(200).default('User'),
   lorebookScanDepth: count.default(2),
   lorebookRecursionDepth: count.default(0),

@@ -27,6 +27,7 @@ type Api = Record<string, unknown> & {
   resolveAssetUrl(ref: string): string;
   turnError: SandboxTurnError | null;
   regenerateMessage(id: string): Promise<unknown>;
+  continueLastMessage(): Promise<unknown>;
   navigate(path: string): Promise<unknown>;
 };
 
@@ -161,6 +162,11 @@ export function MessageInput({ className, placeholder }: { className?: string; p
     setText('');
     void yumina.sendMessage(value).catch((error: Error) => console.error(error));
   };
+  // The player's Regenerate and Continue beside this box (the page shows no second one for it):
+  // on the newest message when it is a reply of the world, for a player who may change the session.
+  const newest = yumina.messages.at(-1);
+  const canChange = canSend && (yumina.capabilities as { canUseSessionApis?: boolean } | undefined)?.canUseSessionApis !== false;
+  const reply = canChange && newest?.role === 'assistant' ? newest : null;
   return (
     <form
       className={`yumina-input flex gap-2 ${className ?? ''}`}
@@ -183,9 +189,33 @@ export function MessageInput({ className, placeholder }: { className?: string; p
           }
         }}
       />
-      <button type="submit" disabled={!canSend || yumina.isStreaming}>
-        Send
-      </button>
+      <div className="flex flex-col gap-1" data-yumina="composer-actions">
+        <button type="submit" disabled={!canSend || yumina.isStreaming}>
+          Send
+        </button>
+        {reply ? (
+          <div className="flex gap-1">
+            <button
+              type="button"
+              aria-label="Regenerate"
+              title="Regenerate: a new reply in place of this one"
+              disabled={yumina.isStreaming}
+              onClick={() => void yumina.regenerateMessage(reply.id).catch((error: Error) => console.error(error))}
+            >
+              ↻
+            </button>
+            <button
+              type="button"
+              aria-label="Continue"
+              title="Continue: the reply goes on"
+              disabled={yumina.isStreaming}
+              onClick={() => void yumina.continueLastMessage().catch((error: Error) => console.error(error))}
+            >
+              »
+            </button>
+          </div>
+        ) : null}
+      </div>
     </form>
   );
 }
