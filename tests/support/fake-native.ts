@@ -23,7 +23,7 @@ export type NativeFakeReply =
   /** An HTTP error with the protocol's error body (`body` replaces it), with Retry-After when given. */
   | { kind: 'error'; status: number; message?: string; type?: string; body?: unknown; retryAfter?: string }
   /** A stream that sends some content, then the protocol's error event. */
-  | { kind: 'stream-error'; content: string; message?: string; type?: string }
+  | { kind: 'stream-error'; content: string; message?: string; type?: string; chunks?: number; chunkDelayMs?: number }
   /** No status line, no byte, until the client goes away. */
   | { kind: 'hang' }
   /** Streams `content`, then sends nothing more with the connection open until the client goes away. */
