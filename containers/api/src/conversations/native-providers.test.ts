@@ -189,7 +189,7 @@ describe('native providers (Anthropic, Gemini) end to end through the HTTP API',
 
         c.fake().enqueue({ kind: 'error', status: 429, retryAfter: '30' });
         const limited = await send(b, s.session.id, 'I try again');
-        expect(limited.at(-1)).toMatchObject({ event: 'error', data: { code: 'AI_PROVIDER_RATE_LIMITED' } });
+        expect(limited.at(-1)).toMatchObject({ event: 'error', data: { code: 'AI_PROVIDER_RATE_LIMITED', retryAfter: 30 } });
       });
     });
   }
