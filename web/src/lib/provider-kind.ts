@@ -5,8 +5,8 @@
 export type ProviderKind = 'openai' | 'anthropic' | 'gemini';
 
 export const PROVIDER_KIND_OPTIONS: Array<{ kind: ProviderKind; label: string }> = [
-  { kind: 'openai', label: 'OpenAI-compatible (OpenAI, OpenRouter, DeepSeek, Ollama…)' },
-  { kind: 'anthropic', label: 'Anthropic (Claude)' },
+  { kind: 'openai', label: 'OpenAI-compatible' },
+  { kind: 'anthropic', label: 'Anthropic' },
   { kind: 'gemini', label: 'Google Gemini' },
 ];
 
