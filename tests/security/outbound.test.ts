@@ -72,15 +72,18 @@ describe('outbound AI requests: refused private addresses (AI_PRIVATE_NETWORK_AC
       'https://api.example.com/v1?key=1',
       'https://api.example.com/v1#x',
     ];
-    for (const baseUrl of attacks) {
-      const res = await player.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl, defaultModel: 'm', apiKey: 'sk-attacker' } });
-      const body = await res.json();
-      expect({ baseUrl, status: res.status }).toEqual({ baseUrl, status: 400 });
-      expect(isCleanErrorBody(body)).toBe(true);
-      // The unsaved form's model list and test (issue 44, point 1) apply the same guard.
-      const probe = await player.fetch('/api/settings/ai/probe', { method: 'POST', json: { baseUrl, apiKey: 'sk-attacker' } });
-      expect({ baseUrl, probe: probe.status }).toEqual({ baseUrl, probe: 400 });
-      expect(isCleanErrorBody(await probe.json())).toBe(true);
+    // every provider kind (issue 47): the native protocols go through the same guard
+    for (const kind of [undefined, 'anthropic', 'gemini']) {
+      for (const baseUrl of attacks) {
+        const res = await player.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl, defaultModel: 'm', apiKey: 'sk-attacker', ...(kind ? { kind } : {}) } });
+        const body = await res.json();
+        expect({ baseUrl, kind, status: res.status }).toEqual({ baseUrl, kind, status: 400 });
+        expect(isCleanErrorBody(body)).toBe(true);
+        // The unsaved form's model list and test (issue 44, point 1) apply the same guard.
+        const probe = await player.fetch('/api/settings/ai/probe', { method: 'POST', json: { baseUrl, apiKey: 'sk-attacker', ...(kind ? { kind } : {}) } });
+        expect({ baseUrl, kind, probe: probe.status }).toEqual({ baseUrl, kind, probe: 400 });
+        expect(isCleanErrorBody(await probe.json())).toBe(true);
+      }
     }
     expect(await (await player.fetch('/api/settings/ai')).json()).toEqual({ configured: false });
     expect(collector.requests).toHaveLength(0);
@@ -93,6 +96,21 @@ describe('outbound AI requests: refused private addresses (AI_PRIVATE_NETWORK_AC
     const text = await res.text();
     expect(text).not.toContain('sk-probe-secret');
     expect(JSON.parse(text)).toMatchObject({ ok: false, message: expect.stringMatching(/private network/) });
+    expect(collector.requests).toHaveLength(0);
+  });
+
+  it('a native connection (Anthropic, Gemini) on a rebinding name is refused at call when saved or probed: nothing sent, nothing saved, the key never echoed', async () => {
+    const baseUrl = `http://${hostname()}:${collector.port}/v1`;
+    for (const kind of ['anthropic', 'gemini']) {
+      const res = await player.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl, apiKey: 'sk-native-secret-5678', kind } });
+      expect(res.status).toBe(400);
+      const text = await res.text();
+      expect(text).not.toContain('sk-native-secret');
+      expect(JSON.parse(text)).toMatchObject({ error: { code: 'INVALID_REQUEST', message: expect.stringMatching(/private network/) } });
+      const probe = await player.fetch('/api/settings/ai/probe', { method: 'POST', json: { baseUrl, apiKey: 'sk-native-secret-5678', kind } });
+      expect(await probe.json()).toMatchObject({ ok: false, kind, message: expect.stringMatching(/private network/) });
+    }
+    expect(await (await player.fetch('/api/settings/ai')).json()).toEqual({ configured: false });
     expect(collector.requests).toHaveLength(0);
   });
 

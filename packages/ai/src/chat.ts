@@ -11,6 +11,8 @@ import {
 import type { IncomingMessage } from 'node:http';
 import { AiUrlRefusedError, ERROR_BODY_MAX_BYTES, guardedFetch, guardedRequest, type GuardedRequest, type PrivateNetworkAccess, readBounded, responseOf } from './outbound.ts';
 import { SseParser } from './sse.ts';
+import type { ProviderKind } from './kinds.ts';
+import { nativeComplete, nativeListModels, nativeStream } from './native.ts';
 
 /**
  * A client for OpenAI-compatible chat completions (OpenAI, OpenRouter, Ollama, vLLM, LM Studio…)
@@ -21,7 +23,7 @@ import { SseParser } from './sse.ts';
 /** Default cap of one reply's text (AI_REPLY_MAX_BYTES): 256 KB. */
 export const DEFAULT_REPLY_MAX_BYTES = 256 * 1024;
 /** A JSON model list larger than this is refused. */
-const MODEL_LIST_MAX_BYTES = 16 * 1024 * 1024;
+export const MODEL_LIST_MAX_BYTES = 16 * 1024 * 1024;
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -49,6 +51,8 @@ export interface ProviderEndpoint {
   headers?: Record<string, string>;
   /** Whether the host may be a private network address (AI_PRIVATE_NETWORK_ACCESS); unset: `deny`. */
   privateNetwork?: PrivateNetworkAccess;
+  /** The wire protocol (kinds.ts); unset: `openai`. Anthropic and Gemini go through native.ts with the same guard and deadlines. */
+  kind?: ProviderKind;
 }
 
 export interface CallOptions {
@@ -68,8 +72,13 @@ export interface CallOptions {
 }
 
 export interface Usage {
+  /** All prompt tokens, cached ones included. */
   tokensIn: number;
   tokensOut: number;
+  /** Of `tokensIn`, those read from the provider's prompt cache (Anthropic cache_read_input_tokens, Gemini cachedContentTokenCount), when reported. */
+  cachedTokensIn?: number;
+  /** Of `tokensIn`, those written to the provider's prompt cache (Anthropic cache_creation_input_tokens), when reported. */
+  cacheWriteTokensIn?: number;
 }
 
 export interface ChatResult {
@@ -155,7 +164,7 @@ function parseUsage(raw: unknown): Usage | null {
  * after it (`idleMs`). The reader calls `progress()` on each read and `arrived()` once the answer is
  * complete (no more waiting: only the total deadline and the caller's signal stay).
  */
-class Deadline {
+export class Deadline {
   readonly controller = new AbortController();
   timedOut: AiDeadline | null = null;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -263,7 +272,7 @@ function requestInit(endpoint: ProviderEndpoint, method: 'GET' | 'POST', body: R
 }
 
 /** The longest body a non-streamed completion may have: the reply cap with room for JSON escapes and the envelope. */
-const completionBodyBound = (maxReplyBytes: number) => maxReplyBytes * 6 + 64 * 1024;
+export const completionBodyBound = (maxReplyBytes: number) => maxReplyBytes * 6 + 64 * 1024;
 
 /**
  * Provider text made storable: U+0000 removed and unpaired surrogates replaced by U+FFFD
@@ -291,6 +300,7 @@ export function clipUtf8(text: string, maxBytes: number): string {
 
 /** One non-streaming chat completion. */
 export async function completeChat(endpoint: ProviderEndpoint, request: ChatRequest, options: CallOptions = {}): Promise<ChatResult> {
+  if (endpoint.kind === 'anthropic' || endpoint.kind === 'gemini') return nativeComplete(endpoint, request, options);
   const deadline = new Deadline(options.signal, options.timeoutMs, options.firstByteTimeoutMs, options.idleTimeoutMs);
   try {
     const res = await send(endpoint, '/chat/completions', 'POST', requestBody(request, false), deadline);
@@ -347,6 +357,10 @@ interface StreamChunk {
  * read to its end leaves its connection to the keep-alive pool, any other is destroyed.
  */
 export async function* streamChat(endpoint: ProviderEndpoint, request: ChatRequest, options: CallOptions = {}): AsyncGenerator<ChatStreamEvent, void, void> {
+  if (endpoint.kind === 'anthropic' || endpoint.kind === 'gemini') {
+    yield* nativeStream(endpoint, request, options);
+    return;
+  }
   const deadline = new Deadline(options.signal, options.timeoutMs, options.firstByteTimeoutMs, options.idleTimeoutMs);
   let finished = false;
   /** `[DONE]` arrived: the provider ended the stream on purpose. */
@@ -483,7 +497,7 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
  * are read and dropped so that the connection returns to the pool, for at most a second; a
  * provider that keeps sending loses its connection instead.
  */
-function drainForReuse(res: IncomingMessage): void {
+export function drainForReuse(res: IncomingMessage): void {
   const timer = setTimeout(() => res.destroy(), 1000);
   timer.unref();
   res.once('close', () => clearTimeout(timer));
@@ -504,6 +518,7 @@ export async function listModels(
   endpoint: ProviderEndpoint,
   options: CallOptions = {},
 ): Promise<Array<{ id: string; name: string; contextLength: number | null; ownedBy: string | null }>> {
+  if (endpoint.kind === 'anthropic' || endpoint.kind === 'gemini') return nativeListModels(endpoint, options);
   const deadline = new Deadline(options.signal, options.timeoutMs, options.firstByteTimeoutMs, options.idleTimeoutMs);
   try {
     const res = await send(endpoint, '/models', 'GET', undefined, deadline);

@@ -24,6 +24,8 @@ export class AiProviderError extends Error {
   readonly body: unknown;
   readonly providerMessage: string | null;
   readonly model: string | undefined;
+  /** The provider's Retry-After in seconds (a 429, Anthropic's 529 overloaded), when it sent one. */
+  retryAfterSeconds: number | null = null;
 
   constructor(details: ProviderErrorDetails, message?: string) {
     super(message ?? `AI provider answered ${details.status}${details.providerMessage ? `: ${details.providerMessage}` : ''}`);

@@ -1,5 +1,6 @@
 import type { ProviderEndpoint } from './chat.ts';
 import { AiNoProviderError } from './errors.ts';
+import type { ProviderKind } from './kinds.ts';
 import type { PrivateNetworkAccess } from './outbound.ts';
 
 /**
@@ -17,6 +18,8 @@ export interface OfficialProvider {
   baseUrl: string;
   apiKey: string;
   headers?: Record<string, string>;
+  /** The wire protocol (OFFICIAL_AI_KIND); unset: `openai`. */
+  kind?: ProviderKind;
 }
 
 /** The account's private connection, decrypted (as `privateConnection()` in the container returns it). */
@@ -25,6 +28,8 @@ export interface PrivateConnectionSettings {
   apiKey: string | null;
   defaultModel: string;
   privateEnabled: boolean;
+  /** The wire protocol chosen in settings; unset: `openai`. */
+  kind?: ProviderKind;
 }
 
 export interface ProviderSelectionInput {
@@ -52,12 +57,14 @@ export function privateConnectionUsable(connection: PrivateConnectionSettings | 
 
 function officialSelection(official: OfficialProvider, privateNetwork: PrivateNetworkAccess | undefined): ProviderSelection {
   const endpoint: ProviderEndpoint = { baseUrl: official.baseUrl, apiKey: official.apiKey, headers: official.headers };
+  if (official.kind && official.kind !== 'openai') endpoint.kind = official.kind;
   if (privateNetwork) endpoint.privateNetwork = privateNetwork;
   return { source: 'official', endpoint, defaultModel: null };
 }
 
 function privateSelection(connection: PrivateConnectionSettings, privateNetwork: PrivateNetworkAccess | undefined): ProviderSelection {
   const endpoint: ProviderEndpoint = { baseUrl: connection.baseUrl, apiKey: connection.apiKey };
+  if (connection.kind && connection.kind !== 'openai') endpoint.kind = connection.kind;
   if (privateNetwork) endpoint.privateNetwork = privateNetwork;
   return { source: 'private', endpoint, defaultModel: connection.defaultModel };
 }

@@ -69,6 +69,12 @@ const url = (protocols: string[]) =>
     }, `must be a URL (${protocols.join(' or ')})`)
     .optional();
 
+/** The provider kind a base URL's host names (the same rule as packages/ai/src/kinds.ts, which config cannot import). */
+function kindOfHost(baseUrl: string): 'openai' | 'anthropic' | 'gemini' {
+  const host = new URL(baseUrl).hostname.toLowerCase();
+  return host === 'api.anthropic.com' ? 'anthropic' : host === 'generativelanguage.googleapis.com' ? 'gemini' : 'openai';
+}
+
 const text = (fallback: string) =>
   z
     .string()
@@ -187,6 +193,9 @@ export const envSchema = z.object({
   OFFICIAL_AI_BASE_URL: url(['http:', 'https:']),
   OFFICIAL_AI_API_KEY: z.string().trim().min(1).optional(),
   OFFICIAL_AI_MODEL: text('openai/gpt-4o-mini'),
+  OFFICIAL_AI_KIND: z
+    .enum(['openai', 'anthropic', 'gemini'], { message: 'must be openai, anthropic or gemini' })
+    .optional(),
   SUMMARY_MODEL: z.string().trim().min(1).optional(),
   SUMMARY_FALLBACK_MODEL: z.string().trim().min(1).optional(),
   GAME_COMPANION_DISABLED: z.enum(['0', '1', 'true', 'false']).optional(),
@@ -308,7 +317,8 @@ export interface Config {
   };
   ai: {
     /** The platform's official OpenAI-compatible provider (costs credits); unset: private connections only. */
-    official: { baseUrl: string; apiKey: string; defaultModel: string } | undefined;
+    /** `kind`: the wire protocol (OFFICIAL_AI_KIND, or detected from the base URL's host when unset). */
+    official: { baseUrl: string; apiKey: string; defaultModel: string; kind: 'openai' | 'anthropic' | 'gemini' } | undefined;
     summaryModel: string | undefined;
     /** The one-step fallback for summaries refused by the routed model. */
     summaryFallbackModel: string | undefined;
@@ -655,7 +665,15 @@ export function loadConfig(
       inviteHours: e.ROOM_INVITE_HOURS,
     },
     ai: {
-      official: e.OFFICIAL_AI_BASE_URL && e.OFFICIAL_AI_API_KEY ? { baseUrl: e.OFFICIAL_AI_BASE_URL.replace(/\/+$/, ''), apiKey: e.OFFICIAL_AI_API_KEY, defaultModel: e.OFFICIAL_AI_MODEL } : undefined,
+      official:
+        e.OFFICIAL_AI_BASE_URL && e.OFFICIAL_AI_API_KEY
+          ? {
+              baseUrl: e.OFFICIAL_AI_BASE_URL.replace(/\/+$/, ''),
+              apiKey: e.OFFICIAL_AI_API_KEY,
+              defaultModel: e.OFFICIAL_AI_MODEL,
+              kind: e.OFFICIAL_AI_KIND ?? kindOfHost(e.OFFICIAL_AI_BASE_URL),
+            }
+          : undefined,
       summaryModel: e.SUMMARY_MODEL,
       summaryFallbackModel: e.SUMMARY_FALLBACK_MODEL,
       privateNetworkAccess: e.AI_PRIVATE_NETWORK_ACCESS ?? (e.APP_MODE === 'container' ? 'deny' : 'allow'),

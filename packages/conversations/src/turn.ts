@@ -66,6 +66,8 @@ export interface TurnAccountRows {
     key_id: string | null;
     key_last4: string | null;
     private_enabled: boolean;
+    /** The connection's wire protocol (migration 140). */
+    kind: string;
   } | null;
   persona: { name: string; description: string; appearance: string; personality: string; backstory: string } | null;
 }
@@ -103,6 +105,7 @@ function sessionOf(r: Record<string, unknown>): TurnSessionRow {
             key_id: r.key_id as string | null,
             key_last4: r.key_last4 as string | null,
             private_enabled: r.private_enabled as boolean,
+            kind: (r.kind as string | null) ?? 'openai',
           }
         : null,
       persona: r.has_persona
@@ -176,7 +179,7 @@ const START_SQL = {
                 w.owner_id, w.status as world_status, w.revision, w.updated_at as world_updated_at, w.live_revision, w.live_updated_at,
                 (w.live_definition is not null) as has_live, (w.id is not null) as world_found,
                 b.preference as billing_preference, wc.provider as world_provider, wc.model as world_model,
-                (cn.account_id is not null) as has_connection, cn.base_url, cn.default_model, cn.key_ciphertext, cn.key_iv, cn.key_tag, cn.key_id, cn.key_last4, cn.private_enabled,
+                (cn.account_id is not null) as has_connection, cn.base_url, cn.default_model, cn.key_ciphertext, cn.key_iv, cn.key_tag, cn.key_id, cn.key_last4, cn.private_enabled, cn.kind,
                 (p.id is not null) as has_persona, p.name as persona_name, p.description as persona_description,
                 p.appearance as persona_appearance, p.personality as persona_personality, p.backstory as persona_backstory,
                 (select state from own) as turn_state, n.c, n.fp_known, n.fp_all, n.changed

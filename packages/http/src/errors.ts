@@ -63,7 +63,9 @@ export function toAnswer(err: unknown): Answer {
   if (err instanceof HttpError && err.body !== undefined) return { status: err.statusCode, body: err.body, headers: err.headers };
   const e = (err ?? {}) as { code?: unknown; statusCode?: unknown; message?: unknown; headers?: unknown };
   const code = typeof e.code === 'string' ? e.code : undefined;
-  const headers = err instanceof HttpError ? err.headers : {};
+  // a provider's Retry-After (packages/ai: a native provider's 429 or overload) is passed on
+  const retryAfter = (e as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+  const headers = err instanceof HttpError ? err.headers : typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : {};
   const mapped = code ? BY_CODE[code] : undefined;
   if (mapped) {
     const status = mapped.status;

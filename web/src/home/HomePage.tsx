@@ -133,11 +133,11 @@ function AiHint({ signedIn, connected, platform }: { signedIn: boolean; connecte
       {platform?.officialAvailable ? (
         <p>
           Worlds play on this platform&apos;s AI with credits{platform.welcomeCredits > 0 ? ` (new accounts get ${platform.welcomeCredits})` : ''}. You
-          can also connect your own OpenAI-compatible provider (an API key and a base URL) and play on it instead.
+          can also connect your own provider (OpenAI-compatible, Anthropic or Google Gemini: an API key and a base URL) and play on it instead.
         </p>
       ) : (
         <p>
-          To play, connect an OpenAI-compatible AI provider: in Settings, under AI connection, enter its base URL, a model and your API key. The
+          To play, connect an AI provider (OpenAI-compatible, Anthropic or Google Gemini): in Settings, under AI connection, enter its base URL, a model and your API key. The
           key is stored encrypted and only used for your own turns.
         </p>
       )}

@@ -7,6 +7,7 @@ import { BillingSection } from '../billing/BillingSection.tsx';
 import { type FormEvent, useEffect, useState } from 'react';
 import { api, onFilePicked, uploadFile } from '../lib/api.ts';
 import type { CatalogueModel } from '../lib/models.ts';
+import { PROVIDER_KIND_OPTIONS, type ProviderKind, providerKindOf } from '../lib/provider-kind.ts';
 import { navigate } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
 import { useTitle } from '../lib/title.ts';
@@ -18,6 +19,7 @@ interface AiView {
   apiKey?: string | null;
   keyStatus?: 'ok' | 'none' | 'undecryptable';
   privateEnabled?: boolean;
+  kind?: ProviderKind;
   /** The save moved the connection to another base URL without a key: the old key was removed. */
   keyCleared?: boolean;
 }
@@ -75,7 +77,7 @@ interface ProbeAnswer {
   message?: string;
 }
 
-const probeKey = (baseUrl: string, key: string) => `${baseUrl.trim()}\n${key.trim()}`;
+const probeKey = (baseUrl: string, key: string, kind: ProviderKind) => `${kind}\n${baseUrl.trim()}\n${key.trim()}`;
 
 function AiConnection() {
   const [view, setView] = useState<AiView | null>(null);
@@ -83,6 +85,9 @@ function AiConnection() {
   const [model, setModel] = useState('');
   const [key, setKey] = useState('');
   const [privateEnabled, setPrivateEnabled] = useState(true);
+  const [kind, setKind] = useState<ProviderKind>('openai');
+  /** The provider kind was chosen by hand (or saved unlike the base URL's host): typing a base URL no longer changes it. */
+  const [kindChosen, setKindChosen] = useState(false);
   const [message, setMessage] = useState<string | null>(null);
   const [probe, setProbe] = useState<Probe | null>(null);
 
@@ -91,7 +96,14 @@ function AiConnection() {
     setBaseUrl(v.baseUrl ?? '');
     setModel(v.defaultModel ?? '');
     setPrivateEnabled(v.privateEnabled ?? true);
+    setKind(v.kind ?? 'openai');
+    setKindChosen(!!v.baseUrl && (v.kind ?? 'openai') !== providerKindOf(v.baseUrl));
     setKey('');
+  };
+  const changeBaseUrl = (url: string) => {
+    setBaseUrl(url);
+    // Anthropic's and Gemini's API hosts name their kind until one is chosen by hand
+    if (!kindChosen) setKind(providerKindOf(url));
   };
   useEffect(() => {
     api<AiView>('/api/settings/ai').then(load, (e: Error) => setMessage(e.message));
@@ -104,14 +116,14 @@ function AiConnection() {
     view !== null &&
     /^https?:\/\/./i.test(trimmedUrl) &&
     (!!key.trim() || trimmedUrl.startsWith('http://') || (!!view.apiKey && view.baseUrl === trimmedUrl));
-  const current = probeKey(baseUrl, key);
+  const current = probeKey(baseUrl, key, kind);
 
   async function runProbe(): Promise<Probe> {
-    const asked = probeKey(baseUrl, key);
+    const asked = probeKey(baseUrl, key, kind);
     setProbe({ for: asked, state: 'checking', models: [], message: null });
     const answer = await api<ProbeAnswer>('/api/settings/ai/probe', {
       method: 'POST',
-      json: { baseUrl: trimmedUrl, ...(key.trim() ? { apiKey: key.trim() } : {}) },
+      json: { baseUrl: trimmedUrl, kind, ...(key.trim() ? { apiKey: key.trim() } : {}) },
     }).catch((e: Error): ProbeAnswer => ({ ok: false, message: e.message }));
     const done: Probe = {
       for: asked,
@@ -144,7 +156,7 @@ function AiConnection() {
     try {
       const saved = await api<AiView>('/api/settings/ai', {
         method: 'PUT',
-        json: { baseUrl, privateEnabled, ...(model.trim() ? { defaultModel: model.trim() } : {}), ...(key ? { apiKey: key } : {}) },
+        json: { baseUrl, kind, privateEnabled, ...(model.trim() ? { defaultModel: model.trim() } : {}), ...(key ? { apiKey: key } : {}) },
       });
       load(saved);
       setMessage(
@@ -161,7 +173,7 @@ function AiConnection() {
   async function test() {
     setMessage(null);
     const r = await runProbe();
-    const unsaved = !view?.configured || view.baseUrl !== trimmedUrl || !!key.trim();
+    const unsaved = !view?.configured || view.baseUrl !== trimmedUrl || view.kind !== kind || !!key.trim();
     setMessage(
       r.state === 'ok'
         ? `Connection works: ${r.models.length} models available.${unsaved ? ' Not saved yet: press Save to keep it.' : ''}`
@@ -178,14 +190,31 @@ function AiConnection() {
   return (
     <section className="card" id="ai-config">
       <h3>AI connection</h3>
-      <p className="hint">Your own OpenAI-compatible API (OpenAI, OpenRouter, Ollama…). The key is encrypted on our servers and never shown again.</p>
+      <p className="hint">Your own AI provider: any OpenAI-compatible API (OpenAI, OpenRouter, Ollama…), Anthropic or Google Gemini. The key is encrypted on our servers and never shown again.</p>
       <form onSubmit={save} aria-label="AI connection" aria-busy={view === null}>
         {/* Until the stored connection has loaded the fields stay disabled: typing into them earlier
             would be overwritten by the load. */}
         <fieldset disabled={view === null} className="plain">
         <label>
           Base URL
-          <input name="baseUrl" required placeholder="e.g. https://api.openai.com/v1" value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} />
+          <input name="baseUrl" required placeholder="e.g. https://api.openai.com/v1" value={baseUrl} onChange={(e) => changeBaseUrl(e.target.value)} />
+        </label>
+        <label>
+          Provider
+          <select
+            name="kind"
+            value={kind}
+            onChange={(e) => {
+              setKind(e.target.value as ProviderKind);
+              setKindChosen(true);
+            }}
+          >
+            {PROVIDER_KIND_OPTIONS.map((o) => (
+              <option key={o.kind} value={o.kind}>
+                {o.label}
+              </option>
+            ))}
+          </select>
         </label>
         <label>
           API key

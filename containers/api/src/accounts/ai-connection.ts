@@ -1,4 +1,4 @@
-import { AiUrlRefusedError, listModels, normalizeBaseUrl } from '@yumina/ai';
+import { AiAuthError, AiUrlRefusedError, listModels, normalizeBaseUrl, PROVIDER_KINDS, PROVIDER_LABELS, type ProviderKind, providerKindOf } from '@yumina/ai';
 import { HttpError, parseWith, publicErrorOf } from '@yumina/http';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -10,6 +10,9 @@ import { SecretsKeyMismatchError } from './secret-box.ts';
 /** Shape only; the guard's own rules (normalizeBaseUrl) run in the route, with the configured private-network policy. */
 const httpUrl = z.string().trim().min(1, 'must not be empty').max(500);
 
+/** The wire protocol; omitted: detected from the base URL's host (providerKindOf). */
+const kindField = z.enum(PROVIDER_KINDS, { message: `must be one of ${PROVIDER_KINDS.join(', ')}` }).optional();
+
 const saveBody = z.strictObject({
   baseUrl: httpUrl,
   /** Omitted or empty: the first model the provider lists (the form states this default). */
@@ -17,6 +20,7 @@ const saveBody = z.strictObject({
   /** Omitted: keep the stored key. */
   apiKey: z.string().trim().min(1).max(500).optional(),
   privateEnabled: z.boolean().default(true),
+  kind: kindField,
 });
 
 /** A connection the form has not saved yet: its models listed, its key used once and never stored or echoed. */
@@ -24,6 +28,7 @@ const probeBody = z.strictObject({
   baseUrl: httpUrl,
   /** Omitted: the stored key, when the base URL is the one it was saved with (and only then). */
   apiKey: z.string().trim().min(1).max(500).optional(),
+  kind: kindField,
 });
 
 export interface ConnectionRow {
@@ -35,6 +40,8 @@ export interface ConnectionRow {
   key_id: string | null;
   key_last4: string | null;
   private_enabled: boolean;
+  /** The wire protocol (migration 140). */
+  kind: string;
 }
 
 export interface PrivateConnection {
@@ -42,7 +49,10 @@ export interface PrivateConnection {
   defaultModel: string;
   apiKey: string | null;
   privateEnabled: boolean;
+  kind: ProviderKind;
 }
+
+const kindOfRow = (row: ConnectionRow): ProviderKind => ((PROVIDER_KINDS as readonly string[]).includes(row.kind) ? (row.kind as ProviderKind) : 'openai');
 
 async function loadRow(ctx: AppContext, accountId: string): Promise<ConnectionRow | undefined> {
   const { rows } = await ctx.db.primary.query<ConnectionRow & Record<string, unknown>>('select * from ai_connections where account_id = $1', [
@@ -62,6 +72,7 @@ function view(ctx: AppContext, row: ConnectionRow | undefined) {
     apiKey: row.key_ciphertext ? `••••${row.key_last4 ?? ''}` : null,
     keyStatus,
     privateEnabled: row.private_enabled,
+    kind: kindOfRow(row),
   };
 }
 
@@ -77,7 +88,7 @@ export function openConnection(ctx: AppContext, row: ConnectionRow): PrivateConn
     row.key_ciphertext && row.key_iv && row.key_tag && row.key_id
       ? ctx.secrets.open({ ciphertext: row.key_ciphertext, iv: row.key_iv, tag: row.key_tag, keyId: row.key_id })
       : null;
-  return { baseUrl: row.base_url, defaultModel: row.default_model, apiKey, privateEnabled: row.private_enabled };
+  return { baseUrl: row.base_url, defaultModel: row.default_model, apiKey, privateEnabled: row.private_enabled, kind: kindOfRow(row) };
 }
 
 /** The guard's rules on a base URL a user typed (the same at save and at probe): a refusal is a 400 naming the field. */
@@ -95,9 +106,19 @@ function storedKeyFor(ctx: AppContext, row: ConnectionRow | undefined, baseUrl: 
   return row && row.base_url === baseUrl ? openConnection(ctx, row).apiKey : null;
 }
 
-function listWith(ctx: AppContext, baseUrl: string, apiKey: string | null) {
+function listWith(ctx: AppContext, baseUrl: string, apiKey: string | null, kind: ProviderKind) {
   // Through the guarded client, like every provider call.
-  return listModels({ baseUrl, apiKey, privateNetwork: ctx.config.ai.privateNetworkAccess }, { timeoutMs: 10_000 });
+  return listModels({ baseUrl, apiKey, privateNetwork: ctx.config.ai.privateNetworkAccess, ...(kind !== 'openai' ? { kind } : {}) }, { timeoutMs: 10_000 });
+}
+
+/** What a refused key means on a native provider: most often a key for another provider. */
+const keyRefused = (kind: ProviderKind, status: number) =>
+  `${PROVIDER_LABELS[kind]} refused this key (${status}). Check that it is a ${PROVIDER_LABELS[kind]} API key, not a key for another provider.`;
+
+/** A probe's or test's failure message: the provider's refusal of a key said plainly on a native kind. */
+function failureMessage(err: unknown, kind: ProviderKind): string {
+  if (kind !== 'openai' && err instanceof AiAuthError) return keyRefused(kind, err.status);
+  return publicErrorOf(err).message;
 }
 
 export async function aiConnectionRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -111,6 +132,7 @@ export async function aiConnectionRoutes(app: FastifyInstance, ctx: AppContext):
     const auth = await requireAuth(ctx, request, reply);
     const body = parseWith(saveBody, request.body);
     const baseUrl = guardedBaseUrl(ctx, body.baseUrl);
+    const kind = body.kind ?? providerKindOf(baseUrl);
     const sealed = body.apiKey ? ctx.secrets.seal(body.apiKey) : undefined;
     const existing = await loadRow(ctx, auth.account.id);
     // A stored key belongs to the base URL it was saved with: a new base URL without a new key
@@ -124,12 +146,33 @@ export async function aiConnectionRoutes(app: FastifyInstance, ctx: AppContext):
       throw new HttpError(400, 'INVALID_REQUEST', `Invalid request body: apiKey: ${why}`);
     }
     let defaultModel = body.defaultModel ?? '';
+    if (kind !== 'openai') {
+      // A native provider's key and model are checked before anything is stored: its model list
+      // is authoritative, and its 401 names a key for another provider.
+      await limitAiCheck(ctx, auth.account.id);
+      let listed: Awaited<ReturnType<typeof listWith>>;
+      try {
+        listed = await listWith(ctx, baseUrl, body.apiKey ?? (keyKept ? storedKeyFor(ctx, existing, baseUrl) : null), kind);
+      } catch (err) {
+        if (err instanceof SecretsKeyMismatchError) throw new HttpError(400, 'INVALID_REQUEST', `Invalid request body: apiKey: ${err.message}`);
+        request.log.info({ err }, 'AI model list at save failed');
+        if (err instanceof AiAuthError) throw new HttpError(400, 'INVALID_REQUEST', `Invalid request body: apiKey: ${keyRefused(kind, err.status)}`);
+        throw new HttpError(400, 'INVALID_REQUEST', `Invalid request body: the connection could not be checked with ${PROVIDER_LABELS[kind]} (${publicErrorOf(err).message})`);
+      }
+      if (!defaultModel) {
+        const first = listed[0];
+        if (!first) throw new HttpError(400, 'INVALID_REQUEST', 'Invalid request body: defaultModel: the provider listed no models');
+        defaultModel = first.id.slice(0, 200);
+      } else if (!listed.some((m) => m.id === defaultModel)) {
+        throw new HttpError(400, 'INVALID_REQUEST', `Invalid request body: defaultModel: ${PROVIDER_LABELS[kind]} does not list the model "${defaultModel}"; choose one from its list`);
+      }
+    }
     if (!defaultModel) {
       // No model typed or chosen: the stated default, the first model the provider lists.
       await limitAiCheck(ctx, auth.account.id);
       let listed: Awaited<ReturnType<typeof listWith>>;
       try {
-        listed = await listWith(ctx, baseUrl, body.apiKey ?? (keyKept ? storedKeyFor(ctx, existing, baseUrl) : null));
+        listed = await listWith(ctx, baseUrl, body.apiKey ?? (keyKept ? storedKeyFor(ctx, existing, baseUrl) : null), kind);
       } catch (err) {
         if (err instanceof SecretsKeyMismatchError) throw new HttpError(400, 'INVALID_REQUEST', `Invalid request body: apiKey: ${err.message}`);
         request.log.info({ err }, 'AI model list at save failed');
@@ -140,15 +183,15 @@ export async function aiConnectionRoutes(app: FastifyInstance, ctx: AppContext):
       defaultModel = first.id.slice(0, 200);
     }
     await ctx.db.primary.query(
-      `insert into ai_connections (account_id, base_url, default_model, key_ciphertext, key_iv, key_tag, key_id, key_last4, private_enabled, updated_at)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, now())
+      `insert into ai_connections (account_id, base_url, default_model, key_ciphertext, key_iv, key_tag, key_id, key_last4, private_enabled, kind, updated_at)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now())
        on conflict (account_id) do update set base_url = excluded.base_url, default_model = excluded.default_model,
          key_ciphertext = case when excluded.key_ciphertext is not null or ai_connections.base_url <> excluded.base_url then excluded.key_ciphertext else ai_connections.key_ciphertext end,
          key_iv = case when excluded.key_ciphertext is not null or ai_connections.base_url <> excluded.base_url then excluded.key_iv else ai_connections.key_iv end,
          key_tag = case when excluded.key_ciphertext is not null or ai_connections.base_url <> excluded.base_url then excluded.key_tag else ai_connections.key_tag end,
          key_id = case when excluded.key_ciphertext is not null or ai_connections.base_url <> excluded.base_url then excluded.key_id else ai_connections.key_id end,
          key_last4 = case when excluded.key_ciphertext is not null or ai_connections.base_url <> excluded.base_url then excluded.key_last4 else ai_connections.key_last4 end,
-         private_enabled = excluded.private_enabled, updated_at = now()`,
+         private_enabled = excluded.private_enabled, kind = excluded.kind, updated_at = now()`,
       [
         auth.account.id,
         baseUrl,
@@ -159,6 +202,7 @@ export async function aiConnectionRoutes(app: FastifyInstance, ctx: AppContext):
         sealed?.keyId ?? null,
         body.apiKey ? body.apiKey.slice(-4) : null,
         body.privateEnabled,
+        kind,
       ],
     );
     return { ...view(ctx, await loadRow(ctx, auth.account.id)), keyCleared };
@@ -185,12 +229,12 @@ export async function aiConnectionRoutes(app: FastifyInstance, ctx: AppContext):
     const started = Date.now();
     try {
       // The key travels only to the base URL it was saved with.
-      const models = await listWith(ctx, connection.baseUrl, connection.apiKey);
+      const models = await listWith(ctx, connection.baseUrl, connection.apiKey, connection.kind);
       return { ok: true, models: models.length, latencyMs: Date.now() - started };
     } catch (err) {
       request.log.info({ err }, 'AI connection test failed');
       const status = (err as { status?: unknown }).status;
-      return { ok: false, ...(typeof status === 'number' ? { status } : {}), message: publicErrorOf(err).message };
+      return { ok: false, ...(typeof status === 'number' ? { status } : {}), message: failureMessage(err, connection.kind) };
     }
   });
 
@@ -206,6 +250,7 @@ export async function aiConnectionRoutes(app: FastifyInstance, ctx: AppContext):
     reply.header('cache-control', 'no-store');
     const body = parseWith(probeBody, request.body);
     const baseUrl = guardedBaseUrl(ctx, body.baseUrl);
+    const kind = body.kind ?? providerKindOf(baseUrl);
     await limitAiCheck(ctx, auth.account.id);
     let apiKey: string | null = body.apiKey ?? null;
     let keySource: 'typed' | 'stored' | 'none' = apiKey ? 'typed' : 'none';
@@ -220,9 +265,10 @@ export async function aiConnectionRoutes(app: FastifyInstance, ctx: AppContext):
     }
     const started = Date.now();
     try {
-      const models = await listWith(ctx, baseUrl, apiKey);
+      const models = await listWith(ctx, baseUrl, apiKey, kind);
       return {
         ok: true,
+        kind,
         keySource,
         latencyMs: Date.now() - started,
         models: models.slice(0, 2000).map((m) => ({ id: m.id, name: m.name, contextLength: m.contextLength })),
@@ -230,7 +276,7 @@ export async function aiConnectionRoutes(app: FastifyInstance, ctx: AppContext):
     } catch (err) {
       request.log.info({ err }, 'AI connection probe failed');
       const status = (err as { status?: unknown }).status;
-      return { ok: false, keySource, ...(typeof status === 'number' ? { status } : {}), message: publicErrorOf(err).message };
+      return { ok: false, kind, keySource, ...(typeof status === 'number' ? { status } : {}), message: failureMessage(err, kind) };
     }
   });
 }

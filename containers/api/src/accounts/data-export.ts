@@ -35,8 +35,8 @@ export async function buildArchive(db: Queryable, accountId: string, now = new D
   const account = await findAccount(db, accountId);
   if (!account) throw new Error('the account no longer exists');
   const identities = await db.query<{ provider: string; subject: string; linked_at: Date }>('select provider, subject, linked_at from oauth_identities where account_id = $1 order by provider', [accountId]);
-  const ai = await db.query<{ base_url: string; default_model: string; private_enabled: boolean; has_key: boolean; updated_at: Date }>(
-    'select base_url, default_model, private_enabled, key_ciphertext is not null as has_key, updated_at from ai_connections where account_id = $1',
+  const ai = await db.query<{ base_url: string; default_model: string; private_enabled: boolean; kind: string; has_key: boolean; updated_at: Date }>(
+    'select base_url, default_model, private_enabled, kind, key_ciphertext is not null as has_key, updated_at from ai_connections where account_id = $1',
     [accountId],
   );
   const billing = await db.query<{ plan: string; credits: string; preference: string }>('select plan, credits::text, preference from billing_accounts where account_id = $1', [accountId]);
@@ -70,7 +70,7 @@ export async function buildArchive(db: Queryable, accountId: string, now = new D
     settings: {
       // The key itself is a secret: only whether one is stored.
       aiConnection: ai.rows[0]
-        ? { baseUrl: ai.rows[0].base_url, defaultModel: ai.rows[0].default_model, privateUse: ai.rows[0].private_enabled, keyStored: ai.rows[0].has_key, updatedAt: ai.rows[0].updated_at.toISOString() }
+        ? { baseUrl: ai.rows[0].base_url, defaultModel: ai.rows[0].default_model, privateUse: ai.rows[0].private_enabled, kind: ai.rows[0].kind, keyStored: ai.rows[0].has_key, updatedAt: ai.rows[0].updated_at.toISOString() }
         : null,
       // What worlds' interfaces chose for the player in those worlds (setPreferredProvider, setModel).
       aiChoicesByWorld: worldChoices.rows.map((r) => ({ worldId: r.world_id, provider: r.provider, model: r.model, updatedAt: r.updated_at.toISOString() })),

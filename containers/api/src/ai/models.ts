@@ -33,7 +33,7 @@ export async function modelRoutes(app: FastifyInstance, ctx: AppContext): Promis
     const official = ctx.config.ai.official;
     const officialModels = official
       ? await cached(ctx, 'models:official', OFFICIAL_TTL_S, async () =>
-          (await listModels({ baseUrl: official.baseUrl, apiKey: official.apiKey, privateNetwork: ctx.config.ai.privateNetworkAccess }, { timeoutMs: 10_000 })).map((m) => ({
+          (await listModels({ baseUrl: official.baseUrl, apiKey: official.apiKey, privateNetwork: ctx.config.ai.privateNetworkAccess, ...(official.kind !== 'openai' ? { kind: official.kind } : {}) }, { timeoutMs: 10_000 })).map((m) => ({
             id: m.id,
             name: m.name,
             provider: 'official' as const,
@@ -49,8 +49,8 @@ export async function modelRoutes(app: FastifyInstance, ctx: AppContext): Promis
     const connection = await privateConnection(ctx, auth.account.id).catch(() => null);
     if (connection?.privateEnabled) {
       // Keyed by account and base URL, so a changed connection is listed afresh.
-      privateModels = await cached(ctx, `models:private:${auth.account.id}:${connection.baseUrl}`, PRIVATE_TTL_S, async () =>
-        (await listModels({ baseUrl: connection.baseUrl, apiKey: connection.apiKey, privateNetwork: ctx.config.ai.privateNetworkAccess }, { timeoutMs: 10_000 })).map((m) => ({
+      privateModels = await cached(ctx, `models:private:${auth.account.id}:${connection.kind}:${connection.baseUrl}`, PRIVATE_TTL_S, async () =>
+        (await listModels({ baseUrl: connection.baseUrl, apiKey: connection.apiKey, privateNetwork: ctx.config.ai.privateNetworkAccess, ...(connection.kind !== 'openai' ? { kind: connection.kind } : {}) }, { timeoutMs: 10_000 })).map((m) => ({
           id: m.id,
           name: m.name,
           provider: 'private' as const,

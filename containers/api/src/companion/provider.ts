@@ -18,7 +18,7 @@ export async function companionCompletion(
 ): Promise<string> {
   try {
     const result = await completeChat(
-      { baseUrl: connection.baseUrl, apiKey: connection.apiKey, privateNetwork },
+      { baseUrl: connection.baseUrl, apiKey: connection.apiKey, privateNetwork, ...(connection.kind && connection.kind !== 'openai' ? { kind: connection.kind } : {}) },
       { model, messages, maxTokens: COMPANION_LIMITS.outputTokens, temperature: 0.8 },
       { ...options, timeoutMs: COMPANION_LIMITS.generationDeadlineMs },
     );

@@ -72,7 +72,7 @@ export async function previewRoutes(app: FastifyInstance, ctx: AppContext): Prom
     const abort = new AbortController();
     const stopListening = whenClientGone(reply, () => abort.abort(new Error('The client went away')));
     const result = await completeChat(
-      { baseUrl: official.baseUrl, apiKey: official.apiKey, privateNetwork: ctx.config.ai.privateNetworkAccess },
+      { baseUrl: official.baseUrl, apiKey: official.apiKey, privateNetwork: ctx.config.ai.privateNetworkAccess, ...(official.kind !== 'openai' ? { kind: official.kind } : {}) },
       { model: official.defaultModel, messages: toProviderMessages(prompt.messages) as never, maxTokens: Math.min(world.settings.maxTokens, 1000), ...samplingRequest(world.settings) },
       { timeoutMs: 60_000, maxReplyBytes: ctx.config.ai.replyMaxBytes, signal: abort.signal, ...ctx.config.ai.deadlines },
     ).finally(stopListening);

@@ -249,7 +249,9 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
       const failed = { sessionId: session.id, replyId: target.id, fresh: target.fresh, code: shown.code, message: shown.message, lockToken };
       const marked = await markTurnFailed(ctx, failed, 1);
       if (marked) locked = false;
-      stream.write('error', { ...shown, stopped, requestId: request.id });
+      // the provider's Retry-After (a native provider's 429 or overload), when it sent one
+      const retryAfter = stopped ? null : (err as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+      stream.write('error', { ...shown, stopped, requestId: request.id, ...(typeof retryAfter === 'number' ? { retryAfter } : {}) });
       if (!reply.raw.writableEnded) reply.raw.end();
       if (!marked && (await markTurnFailed(ctx, failed, 6))) locked = false;
     } finally {
