@@ -559,6 +559,8 @@ describe('live overview streams and shutdown', () => {
       const started = Date.now();
       await server.close();
       expect(Date.now() - started).toBeLessThan(3000);
+      // told to reconnect (to another replica, after the last event it saw), then the stream ends
+      expect((await events.next(1000)).event).toBe('reconnect');
       await expect(events.next(1000)).rejects.toThrow(/stream ended|no event/);
     } finally {
       await server.stop();
