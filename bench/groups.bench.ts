@@ -129,8 +129,8 @@ beforeAll(async () => {
   const paths: Path[] = ['single', 'group'];
   const lines = ['', `groups: one reply through the HTTP API (~300-token reply in ${chunks} chunks, real PostgreSQL + Redis), single character vs a scene of three (in-turn), interleaved rounds in rotating order`];
   for (const [concurrency, perWorker, rounds] of [
-    [1, 10, 6],
-    [10, 2, 6],
+    [1, 10, 10],
+    [10, 3, 8],
   ] as const) {
     for (const path of paths) await phase(path, concurrency, 2); // warm-up
     const all: Record<Path, Phase[]> = { single: [], group: [] };

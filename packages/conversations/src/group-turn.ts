@@ -61,8 +61,9 @@ const START_SQL = {
                 p.appearance as persona_appearance, p.personality as persona_personality, p.backstory as persona_backstory,
                 (select state from own) as turn_state,
                 (select json_agg(e order by e.position, e.id) from ensemble e) as ensemble,
-                (select json_agg(json_build_array(m.id, m.position, m.role, m.content, m.status, m.participant_id, m.author_name, m.swipes) order by m.position)
+                (select json_agg(json_build_array(m.id, m.position, m.role, m.content, m.status, m.participant_id, m.author_name) order by m.position)
                    from chat_messages m where m.session_id = snap.id) as messages,
+                (select m.swipes from chat_messages m where m.session_id = snap.id order by m.position desc limit 1) as last_swipes,
                 (select row_to_json(u) from u) as user_message
            from login
            left join snap on true
@@ -97,8 +98,6 @@ export interface EnsembleCharacter extends GroupCharacter {
 export interface GroupSceneMessage extends SceneMessage {
   id: string;
   position: number;
-  /** JSON text of the message's swipes. */
-  swipes: string;
 }
 
 export type StartGroupTurnResult =
@@ -121,6 +120,8 @@ export type StartGroupTurnResult =
       characters: EnsembleCharacter[];
       /** The scene's messages before the request, oldest first (the player's new one not among them). */
       messages: GroupSceneMessage[];
+      /** JSON text of the swipes of the scene's last message before the request (a regeneration keeps them), null without messages. */
+      lastSwipes: string | null;
       /** The player's message as stored (the row), or null without one. */
       userMessage: Record<string, unknown> | null;
       /** The session's state (JSON text). */
@@ -194,8 +195,8 @@ export async function startGroupTurn(db: Queryable, input: StartGroupTurnInput):
             },
     }),
   );
-  const messages = ((head.messages as [string, number, SceneMessage['role'], string, SceneMessage['status'], string | null, string | null, string][] | null) ?? []).map(
-    ([id, position, role, content, status, participantId, authorName, swipes]): GroupSceneMessage => ({ id, position, role, content, status, participantId, authorName, swipes }),
+  const messages = ((head.messages as [string, number, SceneMessage['role'], string, SceneMessage['status'], string | null, string | null][] | null) ?? []).map(
+    ([id, position, role, content, status, participantId, authorName]): GroupSceneMessage => ({ id, position, role, content, status, participantId, authorName }),
   );
   const user = head.user_message as Record<string, unknown> | null;
   return {
@@ -207,6 +208,7 @@ export async function startGroupTurn(db: Queryable, input: StartGroupTurnInput):
     autoReplies: head.auto_replies as number,
     characters,
     messages,
+    lastSwipes: (head.last_swipes as string | null) ?? null,
     userMessage: user ? { ...user, created_at: new Date(user.created_at as string) } : null,
     state: head.turn_state as string,
   };

@@ -301,7 +301,7 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
       let replies = 0;
       if (body.content && started.userMessage) {
         const row = started.userMessage as unknown as MessageRow;
-        messages.push({ id: row.id, position: row.position, role: 'user', content: row.content, status: 'complete', participantId: null, authorName: row.author_name ?? null, swipes: row.swipes });
+        messages.push({ id: row.id, position: row.position, role: 'user', content: row.content, status: 'complete', participantId: null, authorName: row.author_name ?? null });
         stream.write('message', { message: messageView(row) });
       }
       const random = createRandom(`${started.session.seed}|${sessionId}|${Date.now()}`);
@@ -343,7 +343,7 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
       throw new HttpError(409, 'NOTHING_TO_REGENERATE', "The last message is not a character's reply to regenerate.");
     }
     await streamed(reply, sessionId, lock, async (signal, stream, released) => {
-      const again = { id: last.id, swipes: JSON.parse(last.swipes) as Swipe[] };
+      const again = { id: last.id, swipes: JSON.parse(started.lastSwipes ?? '[]') as Swipe[] };
       const written = await writeReply(speaker, cast, scene, started, turn, lock, true, signal, stream, started.messages.slice(0, -1), again);
       if (written) released();
       return written ? 1 : 0;
@@ -436,7 +436,7 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
       // the request's copy of the scene and state go on from this reply
       started.state = state;
       if (out.summary !== null) session.summary = out.summary;
-      messages.push({ id: replyId, position: row.position as number, role: 'assistant', content: swipe.content, status: 'complete', participantId: speaker.id, authorName: me.name, swipes: JSON.stringify(swipes) });
+      messages.push({ id: replyId, position: row.position as number, role: 'assistant', content: swipe.content, status: 'complete', participantId: speaker.id, authorName: me.name });
       stream.write('reply', { message: messageView(row as unknown as MessageRow), state: out.result.state });
       return { content: swipe.content };
     } catch (err) {
@@ -448,7 +448,7 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
       // the failure stays visible on the reply (with what arrived); "reply now" tries again. A
       // regenerated reply stays as it was.
       await failGroupReply(db, { sessionId: session.id, lockToken: lock, replyId, fresh: !again, participantId: speaker.id, authorName: me.name, partial: text, code: shown.code, message: shown.message });
-      messages.push({ id: replyId, position: -1, role: 'assistant', content: text, status: 'failed', participantId: speaker.id, authorName: me.name, swipes: '[]' });
+      messages.push({ id: replyId, position: -1, role: 'assistant', content: text, status: 'failed', participantId: speaker.id, authorName: me.name });
       stream.write('reply:error', { messageId: replyId, participantId: speaker.id, code: shown.code, message: shown.message, stopped });
       return null;
     }
