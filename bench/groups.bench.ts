@@ -25,6 +25,7 @@ import { BenchChild } from './turn-ipc.ts';
  * everything the server did during the phases (auth, the turn lock, reads, writes, the prompt, the
  * provider's stream, its idle share) divided by the replies. Printed as `groups:` lines.
  * Goal: group / single ≤ 1.0× in both, CPU per reply and statements per reply.
+ * GROUPS_BENCH_PROFILE=<file.cpuprofile> writes CPU profiles of the server over each path alone first.
  */
 const ACCOUNTS = 10;
 const sample = JSON.parse(readFileSync(new URL('../packages/world/samples/ashen-depths.json', import.meta.url), 'utf8'));
@@ -125,6 +126,16 @@ beforeAll(async () => {
     players.push({ browser, worldIds, sessions: { single: '', group: '' } });
   }
   await watched(freshSessions());
+  if (process.env.GROUPS_BENCH_PROFILE) {
+    // GROUPS_BENCH_PROFILE=<file>: a CPU profile of the server during the group path alone (then <file>.single for the single path)
+    for (const path of ['single', 'group'] as const) {
+      await phase(path, 10, 2);
+      await serverChild!.request('profile-start');
+      for (let r = 0; r < 4; r++) await phase(path, 10, 3);
+      await serverChild!.request('profile-stop', { file: path === 'group' ? process.env.GROUPS_BENCH_PROFILE : `${process.env.GROUPS_BENCH_PROFILE}.single` });
+    }
+    await watched(freshSessions());
+  }
 
   const paths: Path[] = ['single', 'group'];
   const lines = ['', `groups: one reply through the HTTP API (~300-token reply in ${chunks} chunks, real PostgreSQL + Redis), single character vs a scene of three (in-turn), interleaved rounds in rotating order`];
