@@ -437,7 +437,10 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
       started.state = state;
       if (out.summary !== null) session.summary = out.summary;
       messages.push({ id: replyId, position: row.position as number, role: 'assistant', content: swipe.content, status: 'complete', participantId: speaker.id, authorName: me.name });
-      stream.write('reply', { message: messageView(row as unknown as MessageRow), state: out.result.state });
+      // the view of the stored row, its JSON columns from the values in hand (not parsed back)
+      const view = messageView({ ...(row as unknown as MessageRow), swipes: '[]', state_snapshot: null, state_changes: '[]' });
+      const message = { ...view, stateChanges: out.result.stateChanges, stateSnapshot: out.result.state, swipes: swipes.map((x) => ({ content: x.content, snapshot: x.snapshot })) };
+      stream.write('reply', { message, state: out.result.state });
       return { content: swipe.content };
     } catch (err) {
       const stopped = signal.aborted;
