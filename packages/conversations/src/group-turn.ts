@@ -1,6 +1,7 @@
 import { type UsageLedgerRow, usageLedgerInsertFromJson, usageLedgerJson } from '@yumina/billing';
 import type { Queryable } from '@yumina/db';
 import type { CardMode, GroupCharacter, ReplyMode, SceneMessage } from './group.ts';
+import type { HistoryCache } from './history-cache.ts';
 import { sessionOf, TURN_LOCK_TTL_SECONDS, type TurnLogin, type TurnSessionRow, type WorldStamp } from './turn.ts';
 
 /**
@@ -36,6 +37,13 @@ const START_SQL = {
                              from session_participants p left join worlds w on w.id = p.world_id
                             where p.session_id = (select id from snap) and p.kind = 'character' and p.left_at is null),
               persona as (select p.* from personas p join login on p.account_id = login.account_id where p.is_active limit 1),
+              -- the messages (as startTurn reads them, ./turn.ts): only those from position $9 on travel, with fingerprints of the tuple versions below $9 and of all
+              n as (select count(*)::int as c,
+                           (bit_xor(h) filter (where position < $9))::text as fp_known,
+                           bit_xor(h)::text as fp_all,
+                           json_agg(json_build_array(id, position, role, content, status, participant_id, author_name) order by position) filter (where position >= $9) as changed
+                      from (select id, position, role, content, status, participant_id, author_name, hashtextextended(xmin::text, position) as h
+                              from chat_messages where session_id = (select id from snap)) m),
               -- the writes happen only for a request that can be answered: a chosen speaker of this scene, and a message or a speaker in the 'choose' mode (or a regeneration)
               allowed as (select id from snap where not busy
                              and ($7::text is null or exists (select 1 from ensemble e where e.id = $7))
@@ -61,11 +69,11 @@ const START_SQL = {
                 p.appearance as persona_appearance, p.personality as persona_personality, p.backstory as persona_backstory,
                 (select state from own) as turn_state,
                 (select json_agg(e order by e.position, e.id) from ensemble e) as ensemble,
-                (select json_agg(json_build_array(m.id, m.position, m.role, m.content, m.status, m.participant_id, m.author_name) order by m.position)
-                   from chat_messages m where m.session_id = snap.id) as messages,
+                n.c, n.fp_known, n.fp_all, n.changed,
                 (select m.swipes from chat_messages m where m.session_id = snap.id order by m.position desc limit 1) as last_swipes,
                 (select row_to_json(u) from u) as user_message
            from login
+          cross join n
            left join snap on true
            left join chat_sessions s on s.id = snap.id
            left join worlds w on w.id = s.world_id
@@ -144,8 +152,22 @@ type EnsembleRow = {
   has_live: boolean;
 };
 
-/** Starts a request of a group scene (see the module comment) in one statement. */
-export async function startGroupTurn(db: Queryable, input: StartGroupTurnInput): Promise<StartGroupTurnResult> {
+/** The messages below `position` when the cached ones no longer match (a message was edited, deleted or swiped). */
+const MESSAGES_SQL = {
+  name: 'conversations.group_messages',
+  text: `select id, position, role, content, status, participant_id, author_name from chat_messages where session_id = $1 and position < $2 order by position`,
+};
+
+type MessageTuple = [string, number, SceneMessage['role'], string, SceneMessage['status'], string | null, string | null];
+const messageOf = ([id, position, role, content, status, participantId, authorName]: MessageTuple): GroupSceneMessage => ({ id, position, role, content, status, participantId, authorName });
+
+/**
+ * Starts a request of a group scene (see the module comment) in one statement, plus one read of
+ * the messages when `cache` held a copy that no longer matches. With a cache (a HistoryCache of its
+ * own: it holds scene messages), only the messages it lacks travel.
+ */
+export async function startGroupTurn(db: Queryable, input: StartGroupTurnInput, cache?: HistoryCache): Promise<StartGroupTurnResult> {
+  const known = cache?.get(input.sessionId);
   const { rows } = await db.query<Record<string, unknown>>(START_SQL, [
     input.tokenHash,
     input.sessionId,
@@ -155,6 +177,7 @@ export async function startGroupTurn(db: Queryable, input: StartGroupTurnInput):
     input.content,
     input.speaker,
     input.regenerate === true,
+    known?.length ?? 0,
   ]);
   const head = rows[0];
   if (!head) return { status: 'unauthenticated' };
@@ -195,9 +218,18 @@ export async function startGroupTurn(db: Queryable, input: StartGroupTurnInput):
             },
     }),
   );
-  const messages = ((head.messages as [string, number, SceneMessage['role'], string, SceneMessage['status'], string | null, string | null][] | null) ?? []).map(
-    ([id, position, role, content, status, participantId, authorName]): GroupSceneMessage => ({ id, position, role, content, status, participantId, authorName }),
-  );
+  const changed = ((head.changed as MessageTuple[] | null) ?? []).map(messageOf);
+  const c = head.c as number;
+  let messages: GroupSceneMessage[];
+  if (!known) messages = changed;
+  else if (c >= known.length && ((head.fp_known as string | null) ?? '') === known.fingerprint) messages = (known.messages as readonly GroupSceneMessage[]).concat(changed);
+  else {
+    cache!.miss();
+    const full = await db.query<{ id: string; position: number; role: SceneMessage['role']; content: string; status: SceneMessage['status']; participant_id: string | null; author_name: string | null }>(MESSAGES_SQL, [input.sessionId, c]);
+    messages = full.rows.map((r) => messageOf([r.id, r.position, r.role, r.content, r.status, r.participant_id, r.author_name]));
+  }
+  // (a copy: the caller adds the request's messages to its own)
+  cache?.set(input.sessionId, { length: c, fingerprint: (head.fp_all as string | null) ?? '', messages: messages.slice() });
   const user = head.user_message as Record<string, unknown> | null;
   return {
     status: 'started',

@@ -10,6 +10,7 @@ import {
   type GroupCharacter,
   groupCharacters,
   groupOfSession,
+  HistoryCache,
   pickSpeakers,
   type GroupSceneMessage,
   releaseTurn,
@@ -77,6 +78,8 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
   const db = ctx.db.primary;
   /** Replies being written, by session: stop aborts them. */
   const running = new Map<string, AbortController>();
+  /** The scenes' messages of this process (only the new ones travel with a request's first statement). */
+  const sceneHistories = new HistoryCache(4_000_000);
 
   app.post('/api/groups', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
@@ -244,7 +247,7 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
     if (!token) throw notSignedIn();
     const sessionId = (request.params as { id: string }).id;
     const lock = randomUUID();
-    const started = await startGroupTurn(db, { tokenHash: hashToken(token), sessionId, lockToken: lock, content: input.content, userMessageId: newId('msg'), speaker: input.speaker, regenerate: input.regenerate });
+    const started = await startGroupTurn(db, { tokenHash: hashToken(token), sessionId, lockToken: lock, content: input.content, userMessageId: newId('msg'), speaker: input.speaker, regenerate: input.regenerate }, sceneHistories);
     if (started.status === 'unauthenticated') throw notSignedIn();
     // sliding expiry, as every signed-in request has it (../accounts/auth.ts)
     const renewed = await renewIfDue(db, started.login, ctx.config.auth.sessionTtlDays).catch(() => null);
