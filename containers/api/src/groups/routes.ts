@@ -242,7 +242,7 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
     request: FastifyRequest,
     reply: FastifyReply,
     input: { content: string | null; speaker: string | null; regenerate?: boolean },
-  ): Promise<{ started: Extract<StartGroupTurnResult, { status: 'started' }>; lock: string; cast: Map<string, SceneCharacter>; scene: WorldDefinition; turn: TurnReads }> {
+  ): Promise<{ started: Extract<StartGroupTurnResult, { status: 'started' }>; lock: string; ready: Promise<{ cast: Map<string, SceneCharacter>; scene: WorldDefinition; turn: TurnReads }> }> {
     const token = request.cookies[SESSION_COOKIE];
     if (!token) throw notSignedIn();
     const sessionId = (request.params as { id: string }).id;
@@ -256,7 +256,8 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
     if (started.status === 'no-such-speaker') throw new HttpError(404, 'NOT_FOUND', 'No such character in this scene.');
     if (started.status === 'choose') throw new HttpError(400, 'CHOOSE_SPEAKER', 'Choose who replies (this scene lets the player choose).');
     if (started.status === 'busy') throw new HttpError(409, 'SESSION_BUSY', SESSION_BUSY_MESSAGE);
-    try {
+    // the worlds and the account's metering, awaited in the stream (a world that can no longer be opened ends it with reply:error; the lock is given back there)
+    const ready = (async () => {
       const accountId = started.login.accountId;
       const { session } = started;
       // the worlds' parsed definitions from the per-process cache, by the stamps the statement read
@@ -280,11 +281,10 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
         persona: engine,
         playerName: engine?.name ?? started.login.displayName ?? 'Player',
       };
-      return { started, lock, cast, scene, turn };
-    } catch (err) {
-      await releaseTurn(db, { sessionId, lockToken: lock }).catch(() => {});
-      throw err;
-    }
+      return { cast, scene, turn };
+    })();
+    ready.catch(() => {});
+    return { started, lock, ready };
   }
 
   /**
@@ -298,7 +298,7 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
   app.post<{ Params: { id: string } }>('/api/groups/:id/replies', async (request, reply) => {
     const body = parseWith(replyBody, request.body);
     const sessionId = request.params.id;
-    const { started, lock, cast, scene, turn } = await startRequest(request, reply, { content: body.content ?? null, speaker: body.speaker ?? null });
+    const { started, lock, ready } = await startRequest(request, reply, { content: body.content ?? null, speaker: body.speaker ?? null });
     const { characters, messages } = started;
     await streamed(reply, sessionId, lock, async (signal, stream, released) => {
       let replies = 0;
@@ -307,6 +307,7 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
         messages.push({ id: row.id, position: row.position, role: 'user', content: row.content, status: 'complete', participantId: null, authorName: row.author_name ?? null });
         stream.write('message', { message: messageView(row) });
       }
+      const { cast, scene, turn } = await ready;
       const random = createRandom(`${started.session.seed}|${sessionId}|${Date.now()}`);
       const lastComplete = messages.findLast((m) => m.status === 'complete');
       // the first speakers answer the message; in auto mode characters then go on, one at a time;
@@ -338,7 +339,7 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
   /** Regenerates the scene's last reply as the same character: the earlier text stays as a swipe. Streams as `replies` does. */
   app.post<{ Params: { id: string } }>('/api/groups/:id/regenerate', async (request, reply) => {
     const sessionId = request.params.id;
-    const { started, lock, cast, scene, turn } = await startRequest(request, reply, { content: null, speaker: null, regenerate: true });
+    const { started, lock, ready } = await startRequest(request, reply, { content: null, speaker: null, regenerate: true });
     const last = started.messages.at(-1);
     const speaker = started.characters.find((c) => c.id === last?.participantId);
     if (!last || last.role !== 'assistant' || !speaker) {
@@ -346,6 +347,7 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
       throw new HttpError(409, 'NOTHING_TO_REGENERATE', "The last message is not a character's reply to regenerate.");
     }
     await streamed(reply, sessionId, lock, async (signal, stream, released) => {
+      const { cast, scene, turn } = await ready;
       const again = { id: last.id, swipes: JSON.parse(started.lastSwipes ?? '[]') as Swipe[] };
       const written = await writeReply(speaker, cast, scene, started, turn, lock, true, signal, stream, started.messages.slice(0, -1), again);
       if (written) released();
