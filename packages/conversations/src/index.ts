@@ -80,3 +80,4 @@ export {
   type SceneMessage,
   speakerHistory,
 } from './group.ts';
+export { type EnsembleCharacter, failGroupReply, type GroupSceneMessage, startGroupTurn, type StartGroupTurnResult, writeGroupReply } from './group-turn.ts';

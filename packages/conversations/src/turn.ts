@@ -73,7 +73,7 @@ export interface TurnAccountRows {
 }
 
 /** The session, its world's stamp and the account's rows, from the head row of START_SQL. */
-function sessionOf(r: Record<string, unknown>): TurnSessionRow {
+export function sessionOf(r: Record<string, unknown>): TurnSessionRow {
   return {
     id: r.id as string,
     world_id: r.world_id as string,

@@ -175,6 +175,55 @@ describe('group scenes: several characters in one session (real PostgreSQL and R
     }
   });
 
+  it("a scene's replies through the session's routes: what was sent shows that speaker's prompt (to its owner only); swipes, edit and delete", async () => {
+    const scene = await start({ replyMode: 'choose' });
+    const [mira, bram] = [scene.characters[0]!, scene.characters[1]!];
+    provider.enqueue({ kind: 'completion', content: 'First take.' }, { kind: 'completion', content: 'Second take.' });
+    const answered = await replies(player, scene.session.id, { content: 'Bram, a word?', speaker: bram.id });
+    const replyId = answered.events.find((e) => e.event === 'reply')!.data.message as { id: string };
+    const asked = answered.events.find((e) => e.event === 'message')!.data.message as { id: string };
+
+    // what was sent: Bram's card, not the others'; for the reply and for the player's message it answers
+    const sent = await player.fetch(`/api/sessions/${scene.session.id}/messages/${replyId.id}/prompt`);
+    expect(sent.status).toBe(200);
+    const prompt = (await sent.json()) as { replyId: string; prompt: { messages: { role: string; content: string | null }[] } };
+    const system = prompt.prompt.messages.filter((m) => m.role === 'system').map((m) => m.content ?? '').join('\n');
+    expect(system).toContain('BRAM-CARD');
+    expect(system).not.toContain('MIRA-CARD');
+    expect(prompt.prompt.messages.at(-1)?.content).toContain('Bram, a word?');
+    const viaMessage = (await (await player.fetch(`/api/sessions/${scene.session.id}/messages/${asked.id}/prompt`)).json()) as { replyId: string };
+    expect(viaMessage.replyId).toBe(replyId.id);
+    expect((await stranger.fetch(`/api/sessions/${scene.session.id}/messages/${replyId.id}/prompt`)).status).toBe(404);
+
+    // swipes: regenerate keeps the first take; swiping left shows it again, still Bram's
+    expect((await player.fetch(`/api/groups/${scene.session.id}/regenerate`, { method: 'POST' })).status).toBe(200);
+    type Shown = { messages: { id: string; role: string; content: string; authorName?: string; participantId?: string; activeSwipeIndex: number }[] };
+    const swiped = await player.fetch(`/api/sessions/${scene.session.id}/swipe/left`, { method: 'POST' });
+    expect(swiped.status).toBe(200);
+    const left = ((await swiped.json()) as Shown).messages.at(-1)!;
+    expect([left.id, left.content, left.authorName, left.participantId, left.activeSwipeIndex]).toEqual([replyId.id, 'First take.', 'Bram', bram.id, 0]);
+
+    // edit: the text changes, the speaker stays
+    const edited = await player.fetch(`/api/sessions/${scene.session.id}/messages/${replyId.id}`, { method: 'PATCH', json: { content: 'Edited by the player.' } });
+    expect(edited.status).toBe(200);
+    expect(((await edited.json()) as Shown).messages.at(-1)).toMatchObject({ id: replyId.id, content: 'Edited by the player.', authorName: 'Bram' });
+
+    // delete: the reply goes; the scene goes on after the player's message
+    const removed = await player.fetch(`/api/sessions/${scene.session.id}/messages/${replyId.id}`, { method: 'DELETE' });
+    expect(removed.status).toBe(200);
+    const after = (await removed.json()) as Shown;
+    expect(after.messages.some((m) => m.id === replyId.id)).toBe(false);
+    expect(after.messages.at(-1)).toMatchObject({ id: asked.id, role: 'user' });
+    provider.enqueue({ kind: 'completion', content: 'Mira answers instead.' });
+    const next = await replies(player, scene.session.id, { speaker: mira.id });
+    expect(next.events.at(-1), JSON.stringify(next.events)).toMatchObject({ event: 'end', data: { replies: 1 } });
+    const now = await session(scene.session.id);
+    expect(now.messages.slice(-2).map((m) => [m.content, m.authorName])).toEqual([
+      ['Bram, a word?', 'Ada'],
+      ['Mira answers instead.', 'Mira'],
+    ]);
+  });
+
   it('bad input gets a clear 4xx and writes nothing; a stranger reaches nothing', async () => {
     const count = async () => Number((await server.ctx.db.primary.query<{ n: string }>('select count(*) as n from chat_groups')).rows[0]!.n);
     const before = await count();

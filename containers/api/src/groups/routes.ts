@@ -1,32 +1,41 @@
-import { newId } from '@yumina/accounts';
+import { randomUUID } from 'node:crypto';
+import { hashToken, newId, renewIfDue, SESSION_COOKIE } from '@yumina/accounts';
+import type { MeteringContext, UsageRecord } from '@yumina/ai';
+import { recordUsage } from '@yumina/billing';
 import {
   CARD_MODES,
-  completeTurn,
+  failGroupReply,
   GROUP_MAX,
   GROUP_MIN,
   type GroupCharacter,
   groupCharacters,
   groupOfSession,
+  HistoryCache,
   pickSpeakers,
+  type GroupSceneMessage,
   releaseTurn,
   REPLY_MODES,
-  type SceneMessage,
   speakerHistory,
-  TURN_LOCK_TTL_SECONDS,
+  startGroupTurn,
+  type StartGroupTurnResult,
+  writeGroupReply,
 } from '@yumina/conversations';
 import { HttpError, parseWith, publicErrorOf } from '@yumina/http';
 import { assetPath, isPlatformId } from '@yumina/sandbox';
 import { createRandom, startSession, type WorldDefinition, type WorldState } from '@yumina/world';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { requireAuth } from '../accounts/auth.ts';
+import { notSignedIn, requireAuth, sendRenewedCookie } from '../accounts/auth.ts';
+import { openConnection } from '../accounts/ai-connection.ts';
+import { meteringOf } from '../ai/metering.ts';
 import type { AppContext } from '../context.ts';
 import { type EventStream, openEventStream, whenClientGone } from '../event-stream.ts';
 import { generateTurn, swipeOf } from '../conversations/generate.ts';
 import { messageView, type MessageRow, ownedSession, playableWorld, type Swipe } from '../conversations/model.ts';
 import { startNewSession } from '../conversations/new-session.ts';
-import { enginePersona } from '../conversations/persona.ts';
-import { acquireTurnLock } from '../conversations/turn-lock.ts';
+import { enginePersona, enginePersonaOf } from '../conversations/persona.ts';
+import { SESSION_BUSY_MESSAGE } from '../conversations/turn-lock.ts';
+import { worldForViewer } from '../worlds/version.ts';
 import { groupGreetingOf, type SceneCharacter, speakerWorld, talkativenessOf } from './speaker-world.ts';
 
 const worldId = z.string().refine((v) => isPlatformId(v, 'world'), 'is not a world id');
@@ -69,6 +78,8 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
   const db = ctx.db.primary;
   /** Replies being written, by session: stop aborts them. */
   const running = new Map<string, AbortController>();
+  /** The scenes' messages of this process (only the new ones travel with a request's first statement). */
+  const sceneHistories = new HistoryCache(4_000_000);
 
   app.post('/api/groups', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
@@ -198,26 +209,82 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
 
   /**
    * Runs `work` (which writes replies and counts them) as the request's event stream under the
-   * scene's turn lock `lock`: a stop or the client leaving aborts it; the lock is given back and
-   * `end` written whatever happens.
+   * scene's turn lock `lock`: a stop or the client leaving aborts it; `end` is written whatever
+   * happens, and the lock given back unless the last reply's statement gave it back already.
    */
-  async function streamed(reply: FastifyReply, sessionId: string, lock: string, work: (signal: AbortSignal, stream: EventStream) => Promise<number>): Promise<void> {
+  async function streamed(reply: FastifyReply, sessionId: string, lock: string, work: (signal: AbortSignal, stream: EventStream, released: () => void) => Promise<number>): Promise<void> {
     const controller = new AbortController();
     running.set(sessionId, controller);
     const stream = openEventStream(reply);
     whenClientGone(reply, () => controller.abort(new Error('The client went away')));
     let replies = 0;
+    let lockGiven = false;
     try {
-      replies = await work(controller.signal, stream);
+      replies = await work(controller.signal, stream, () => (lockGiven = true));
     } catch (err) {
       const shown = publicErrorOf(err);
       stream.write('reply:error', { code: shown.code, message: shown.message });
     } finally {
       running.delete(sessionId);
-      await releaseTurn(db, { sessionId, lockToken: lock }).catch(() => {});
+      if (!lockGiven) await releaseTurn(db, { sessionId, lockToken: lock }).catch(() => {});
       stream.write('end', { replies, stopped: controller.signal.aborted });
       reply.raw.end();
     }
+  }
+
+  /**
+   * What a request of a scene reads and takes in one statement (@yumina/conversations'
+   * startGroupTurn: the login of the cookie, the scene if that account owns it, the lock, the
+   * player's message, the characters with their worlds' stamps, the account's rows, the state and
+   * the messages), with the refusals answered before anything streams.
+   */
+  async function startRequest(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    input: { content: string | null; speaker: string | null; regenerate?: boolean },
+  ): Promise<{ started: Extract<StartGroupTurnResult, { status: 'started' }>; lock: string; ready: Promise<{ cast: Map<string, SceneCharacter>; scene: WorldDefinition; turn: TurnReads }> }> {
+    const token = request.cookies[SESSION_COOKIE];
+    if (!token) throw notSignedIn();
+    const sessionId = (request.params as { id: string }).id;
+    const lock = randomUUID();
+    const started = await startGroupTurn(db, { tokenHash: hashToken(token), sessionId, lockToken: lock, content: input.content, userMessageId: newId('msg'), speaker: input.speaker, regenerate: input.regenerate }, sceneHistories);
+    if (started.status === 'unauthenticated') throw notSignedIn();
+    // sliding expiry, as every signed-in request has it (../accounts/auth.ts)
+    const renewed = await renewIfDue(db, started.login, ctx.config.auth.sessionTtlDays).catch(() => null);
+    if (renewed) sendRenewedCookie(ctx, reply, token, renewed);
+    if (started.status === 'not-found') throw new HttpError(404, 'NOT_FOUND', 'No such group scene.');
+    if (started.status === 'no-such-speaker') throw new HttpError(404, 'NOT_FOUND', 'No such character in this scene.');
+    if (started.status === 'choose') throw new HttpError(400, 'CHOOSE_SPEAKER', 'Choose who replies (this scene lets the player choose).');
+    if (started.status === 'busy') throw new HttpError(409, 'SESSION_BUSY', SESSION_BUSY_MESSAGE);
+    // the worlds and the account's metering, awaited in the stream (a world that can no longer be opened ends it with reply:error; the lock is given back there)
+    const ready = (async () => {
+      const accountId = started.login.accountId;
+      const { session } = started;
+      // the worlds' parsed definitions from the per-process cache, by the stamps the statement read
+      const scene = (await worldForViewer(db, session.world_id, { accountId }, session.world)).world;
+      const cast = new Map<string, SceneCharacter>();
+      await Promise.all(
+        started.characters.map(async (c) => {
+          if (!c.worldId) return;
+          const world = await worldForViewer(db, c.worldId, { accountId }, c.world).then((v) => v.world, () => null);
+          if (world) cast.set(c.id, { participantId: c.id, name: c.name || world.name, world, isScene: c.worldId === session.world_id });
+        }),
+      );
+      const { billingPreference, connection, persona } = session.account;
+      const metering = meteringOf(ctx, accountId, billingPreference ?? 'auto', connection ? openConnection(ctx, connection) : null);
+      // usage rows of private calls are written with each reply (writeGroupReply); a failed reply's on their own
+      const usage: UsageRecord[] = [];
+      const engine = enginePersonaOf(persona);
+      const turn: TurnReads = {
+        metering: { ...metering, recordUsage: async (r) => void usage.push(r) },
+        usage,
+        persona: engine,
+        playerName: engine?.name ?? started.login.displayName ?? 'Player',
+      };
+      return { cast, scene, turn };
+    })();
+    ready.catch(() => {});
+    return { started, lock, ready };
   }
 
   /**
@@ -225,50 +292,44 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
    * first), then for each speaker `speaker` {participantId, name, messageId}, `delta`s and `reply`
    * (the stored reply) or `reply:error`; `end` with the number of replies. With `speaker` the
    * player picks who replies (alone); without `content` the characters go on from where they are.
+   * One statement starts it (startRequest) and one stores each reply (writeGroupReply, the last
+   * one giving the lock back); the scene's messages are kept for the request, not read again.
    */
   app.post<{ Params: { id: string } }>('/api/groups/:id/replies', async (request, reply) => {
-    const auth = await requireAuth(ctx, request, reply);
     const body = parseWith(replyBody, request.body);
     const sessionId = request.params.id;
-    const { session, group } = await ownScene(sessionId, auth.account.id);
-    const characters = await groupCharacters(db, sessionId);
-    if (body.speaker && !characters.some((c) => c.id === body.speaker)) throw new HttpError(404, 'NOT_FOUND', 'No such character in this scene.');
-    if (!body.content && !body.speaker && group.replyMode === 'choose') throw new HttpError(400, 'CHOOSE_SPEAKER', 'Choose who replies (this scene lets the player choose).');
-    const lock = await acquireTurnLock(ctx, auth.account.id, sessionId);
-    const persona = await enginePersona(db, auth.account.id);
-    const playerName = persona?.name ?? auth.account.displayName ?? 'Player';
-    await streamed(reply, sessionId, lock, async (signal, stream) => {
+    const { started, lock, ready } = await startRequest(request, reply, { content: body.content ?? null, speaker: body.speaker ?? null });
+    const { characters, messages } = started;
+    await streamed(reply, sessionId, lock, async (signal, stream, released) => {
       let replies = 0;
-      if (body.content) {
-        const { rows } = await db.query<MessageRow & Record<string, unknown>>(
-          `insert into chat_messages (id, session_id, position, role, content, state_snapshot, author_name)
-           select $1, $2, coalesce(max(position) + 1, 0), 'user', $3, (select state from chat_sessions where id = $2), $4 from chat_messages where session_id = $2
-           returning *`,
-          [newId('msg'), sessionId, body.content, playerName],
-        );
-        await db.query('update chat_sessions set message_count = message_count + 1, updated_at = now() where id = $1', [sessionId]);
-        stream.write('message', { message: messageView(rows[0]!) });
+      if (body.content && started.userMessage) {
+        const row = started.userMessage as unknown as MessageRow;
+        messages.push({ id: row.id, position: row.position, role: 'user', content: row.content, status: 'complete', participantId: null, authorName: row.author_name ?? null });
+        stream.write('message', { message: messageView(row) });
       }
-      const scene = await playableWorld(db, session.world_id, auth.account.id);
-      const cast = await castOf(characters, session.world_id, auth.account.id);
-      const random = createRandom(`${session.seed}|${sessionId}|${Date.now()}`);
+      const { cast, scene, turn } = await ready;
+      const random = createRandom(`${started.session.seed}|${sessionId}|${Date.now()}`);
+      const lastComplete = messages.findLast((m) => m.status === 'complete');
       // the first speakers answer the message; in auto mode characters then go on, one at a time;
       // a character the player chose replies alone
-      let budget = body.speaker ? 0 : group.autoReplies;
-      let queue = pickSpeakers(group.replyMode, characters, {
-        text: body.content ?? (await lastText(sessionId)),
-        lastSpeakerId: body.content ? null : await lastSpeaker(sessionId),
+      let budget = body.speaker ? 0 : started.autoReplies;
+      let queue = pickSpeakers(started.replyMode, characters, {
+        text: body.content ?? lastComplete?.content ?? '',
+        lastSpeakerId: body.content ? null : (messages.findLast((m) => m.status === 'complete' && m.role === 'assistant')?.participantId ?? null),
         chosenId: body.speaker,
         random,
       });
       while (queue.length > 0 && !signal.aborted) {
         const speaker = queue.shift()!;
-        if (!(await writeReply(speaker, cast, scene, group.cardMode, playerName, persona, session, lock, signal, stream))) break;
+        const last = queue.length === 0 && budget === 0;
+        const written = await writeReply(speaker, cast, scene, started, turn, lock, last, signal, stream, messages);
+        if (!written) break;
         replies++;
+        if (last) released();
         if (queue.length === 0 && budget > 0) {
           budget--;
-          const mode = group.replyMode === 'in-turn' ? 'in-turn' : 'natural';
-          queue = pickSpeakers(mode, characters, { text: await lastText(sessionId), lastSpeakerId: speaker.id, random }).slice(0, 1);
+          const mode = started.replyMode === 'in-turn' ? 'in-turn' : 'natural';
+          queue = pickSpeakers(mode, characters, { text: written.content, lastSpeakerId: speaker.id, random }).slice(0, 1);
         }
       }
       return replies;
@@ -277,115 +338,66 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
 
   /** Regenerates the scene's last reply as the same character: the earlier text stays as a swipe. Streams as `replies` does. */
   app.post<{ Params: { id: string } }>('/api/groups/:id/regenerate', async (request, reply) => {
-    const auth = await requireAuth(ctx, request, reply);
     const sessionId = request.params.id;
-    const { session, group } = await ownScene(sessionId, auth.account.id);
-    const lock = await acquireTurnLock(ctx, auth.account.id, sessionId);
-    const { rows } = await db.query<{ id: string; position: number; participant_id: string | null; swipes: string; role: string }>(
-      'select id, position, participant_id, swipes, role from chat_messages where session_id = $1 order by position desc limit 1',
-      [sessionId],
-    );
-    const last = rows[0];
-    const characters = await groupCharacters(db, sessionId);
-    const speaker = characters.find((c) => c.id === last?.participant_id);
+    const { started, lock, ready } = await startRequest(request, reply, { content: null, speaker: null, regenerate: true });
+    const last = started.messages.at(-1);
+    const speaker = started.characters.find((c) => c.id === last?.participantId);
     if (!last || last.role !== 'assistant' || !speaker) {
       await releaseTurn(db, { sessionId, lockToken: lock });
       throw new HttpError(409, 'NOTHING_TO_REGENERATE', "The last message is not a character's reply to regenerate.");
     }
-    const persona = await enginePersona(db, auth.account.id);
-    const playerName = persona?.name ?? auth.account.displayName ?? 'Player';
-    await streamed(reply, sessionId, lock, async (signal, stream) => {
-      const scene = await playableWorld(db, session.world_id, auth.account.id);
-      const cast = await castOf(characters, session.world_id, auth.account.id);
-      const again = { id: last.id, position: last.position, swipes: JSON.parse(last.swipes) as Swipe[] };
-      return (await writeReply(speaker, cast, scene, group.cardMode, playerName, persona, session, lock, signal, stream, again)) ? 1 : 0;
+    await streamed(reply, sessionId, lock, async (signal, stream, released) => {
+      const { cast, scene, turn } = await ready;
+      const again = { id: last.id, swipes: JSON.parse(started.lastSwipes ?? '[]') as Swipe[] };
+      const written = await writeReply(speaker, cast, scene, started, turn, lock, true, signal, stream, started.messages.slice(0, -1), again);
+      if (written) released();
+      return written ? 1 : 0;
     });
   });
 
-  /** The characters with their worlds (their cards), read once per request. */
-  async function castOf(characters: readonly GroupCharacter[], sceneWorldId: string, accountId: string): Promise<Map<string, SceneCharacter>> {
-    const cast = new Map<string, SceneCharacter>();
-    for (const c of characters) {
-      if (!c.worldId) continue;
-      const world = await playableWorld(db, c.worldId, accountId).catch(() => null);
-      if (world) cast.set(c.id, { participantId: c.id, name: c.name || world.name, world, isScene: c.worldId === sceneWorldId });
-    }
-    return cast;
-  }
-
-  /** The scene's messages (before `beforePosition`, when given), oldest first. */
-  async function sceneMessages(sessionId: string, beforePosition?: number): Promise<SceneMessage[]> {
-    const { rows } = await db.query<{ role: SceneMessage['role']; content: string; status: SceneMessage['status']; participant_id: string | null; author_name: string | null }>(
-      'select role, content, status, participant_id, author_name from chat_messages where session_id = $1 and ($2::int is null or position < $2) order by position',
-      [sessionId, beforePosition ?? null],
-    );
-    return rows.map((r) => ({ role: r.role, content: r.content, status: r.status, participantId: r.participant_id, authorName: r.author_name }));
-  }
-
-  async function lastText(sessionId: string): Promise<string> {
-    const { rows } = await db.query<{ content: string }>(`select content from chat_messages where session_id = $1 and status = 'complete' order by position desc limit 1`, [sessionId]);
-    return rows[0]?.content ?? '';
-  }
-
-  async function lastSpeaker(sessionId: string): Promise<string | null> {
-    const { rows } = await db.query<{ participant_id: string | null }>(
-      `select participant_id from chat_messages where session_id = $1 and status = 'complete' and role = 'assistant' order by position desc limit 1`,
-      [sessionId],
-    );
-    return rows[0]?.participant_id ?? null;
-  }
-
-  /** One character's reply: stored as streaming under its name, written with its card, completed (the lock stays held). False when it failed or was stopped. */
+  /**
+   * One character's reply: written with its card and the scene so far (`messages`, the request's
+   * copy, to which the reply is added), streamed, then stored in one statement that also renews the
+   * lock for the next reply or, for the `last`, gives it back. Null when it failed or was stopped
+   * (stored as failed with what arrived), or when the lock was no longer ours (a stop from another
+   * replica: then nothing more is written).
+   */
   async function writeReply(
     speaker: GroupCharacter,
     cast: Map<string, SceneCharacter>,
     scene: WorldDefinition,
-    cardMode: 'swap' | 'join',
-    playerName: string,
-    persona: Awaited<ReturnType<typeof enginePersona>>,
-    session: Awaited<ReturnType<typeof ownedSession>>,
+    started: Extract<StartGroupTurnResult, { status: 'started' }>,
+    turn: TurnReads,
     lock: string,
+    last: boolean,
     signal: AbortSignal,
     stream: EventStream,
+    messages: GroupSceneMessage[],
     /** Regenerate: the speaker's reply written again, its text so far kept as a swipe. */
-    again?: { id: string; position: number; swipes: Swipe[] },
-  ): Promise<boolean> {
+    again?: { id: string; swipes: Swipe[] },
+  ): Promise<{ content: string } | null> {
+    const { session } = started;
     const me = cast.get(speaker.id);
     if (!me) {
       stream.write('reply:error', { participantId: speaker.id, code: 'CHARACTER_GONE', message: `${speaker.name}'s world can no longer be opened.` });
-      return false;
+      return null;
     }
-    // the lock is still ours, renewed for this reply (a stop from another replica breaks it: then nothing more is written)
-    const held = await db.query('update chat_sessions set turn_until = now() + make_interval(secs => $3) where id = $1 and turn_token = $2', [session.id, lock, TURN_LOCK_TTL_SECONDS]);
-    if (!held.rowCount) return false;
-    const messages = await sceneMessages(session.id, again?.position);
-    const { history, userMessage } = speakerHistory(messages, speaker.id, playerName);
-    const { rows: stateRows } = await db.query<{ state: string }>('select state from chat_sessions where id = $1', [session.id]);
-    const state = JSON.parse(stateRows[0]!.state) as WorldState;
+    const { history, userMessage } = speakerHistory(messages, speaker.id, turn.playerName);
     const replyId = again?.id ?? newId('msg');
-    if (again) {
-      await db.query(`update chat_messages set status = 'streaming', error_code = null, error_message = null where id = $1`, [replyId]);
-    } else {
-      await db.query(
-        `insert into chat_messages (id, session_id, position, role, content, status, participant_id, author_name)
-         select $1, $2, coalesce(max(position) + 1, 0), 'assistant', '', 'streaming', $3, $4 from chat_messages where session_id = $2`,
-        [replyId, session.id, speaker.id, me.name],
-      );
-      await db.query('update chat_sessions set message_count = message_count + 1 where id = $1', [session.id]);
-    }
     stream.write('speaker', { participantId: speaker.id, name: me.name, messageId: replyId });
     let text = '';
     try {
       const others = [...cast.values()].filter((c) => c.participantId !== speaker.id);
       const out = await generateTurn(ctx, {
-        accountId: session.account_id,
-        accountName: playerName,
-        persona,
+        accountId: started.login.accountId,
+        accountName: turn.playerName,
+        persona: turn.persona,
+        metering: turn.metering,
         sessionId: session.id,
         seed: `${session.seed}|${replyId}`,
-        world: speakerWorld(scene, me, others, cardMode),
+        world: speakerWorld(scene, me, others, started.cardMode),
         choicesOfWorld: session.world_id,
-        state,
+        state: JSON.parse(started.state) as WorldState,
         history,
         userMessage,
         summary: session.summary,
@@ -398,13 +410,18 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
       });
       const swipe = swipeOf(out);
       const swipes = [...(again?.swipes.filter((x) => x.content !== '') ?? []), swipe];
-      await completeTurn(db, {
+      const state = JSON.stringify(out.result.state);
+      const row = await writeGroupReply(db, {
         sessionId: session.id,
+        lockToken: lock,
         replyId,
+        fresh: !again,
+        participantId: speaker.id,
+        authorName: me.name,
         content: swipe.content,
         rawContent: swipe.rawContent,
         stateChanges: JSON.stringify(out.result.stateChanges),
-        state: JSON.stringify(out.result.state),
+        state,
         swipes: JSON.stringify(swipes),
         activeSwipeIndex: swipes.length - 1,
         model: out.model,
@@ -416,22 +433,42 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
         sentPrompt: JSON.stringify(out.sentPrompt),
         summary: out.summary,
         compactedCount: out.compactedCount,
+        usage: turn.usage.splice(0),
+        last,
       });
-      const { rows } = await db.query<MessageRow & Record<string, unknown>>('select * from chat_messages where id = $1', [replyId]);
-      stream.write('reply', { message: rows[0] ? messageView(rows[0]) : null, state: out.result.state });
-      return true;
+      // the lock was broken (a stop from elsewhere): nothing was written, nothing more is
+      if (!row) return null;
+      // the request's copy of the scene and state go on from this reply
+      started.state = state;
+      if (out.summary !== null) session.summary = out.summary;
+      messages.push({ id: replyId, position: row.position as number, role: 'assistant', content: swipe.content, status: 'complete', participantId: speaker.id, authorName: me.name });
+      // the view of the stored row, its JSON columns from the values in hand (not parsed back)
+      const view = messageView({ ...(row as unknown as MessageRow), swipes: '[]', state_snapshot: null, state_changes: '[]' });
+      const message = { ...view, stateChanges: out.result.stateChanges, stateSnapshot: out.result.state, swipes: swipes.map((x) => ({ content: x.content, snapshot: x.snapshot })) };
+      stream.write('reply', { message, state: out.result.state });
+      return { content: swipe.content };
     } catch (err) {
       const stopped = signal.aborted;
       const shown = stopped ? { code: 'AI_ABORTED', message: 'Stopped before the reply was finished.' } : publicErrorOf(err);
       if (!stopped) ctx.log.warn({ err, sessionId: session.id }, 'group reply failed');
+      // usage rows the failed call recorded (a partial reply is charged too), written on their own
+      for (const record of turn.usage.splice(0)) await recordUsage(db, record).catch((e: unknown) => ctx.log.error({ err: e, sessionId: session.id }, 'usage row not written'));
       // the failure stays visible on the reply (with what arrived); "reply now" tries again. A
-      // regenerated reply goes back to what it was.
-      if (again) await db.query(`update chat_messages set status = 'complete' where id = $1`, [replyId]);
-      else await db.query(`update chat_messages set status = 'failed', content = $2, error_code = $3, error_message = $4 where id = $1`, [replyId, text, shown.code, shown.message]);
+      // regenerated reply stays as it was.
+      await failGroupReply(db, { sessionId: session.id, lockToken: lock, replyId, fresh: !again, participantId: speaker.id, authorName: me.name, partial: text, code: shown.code, message: shown.message });
+      messages.push({ id: replyId, position: -1, role: 'assistant', content: text, status: 'failed', participantId: speaker.id, authorName: me.name });
       stream.write('reply:error', { messageId: replyId, participantId: speaker.id, code: shown.code, message: shown.message, stopped });
-      return false;
+      return null;
     }
   }
+}
+
+/** What a request of a scene reads once for all its replies: the account's metering (usage rows kept for each reply's statement), persona and name. */
+interface TurnReads {
+  metering: MeteringContext;
+  usage: UsageRecord[];
+  persona: ReturnType<typeof enginePersonaOf>;
+  playerName: string;
 }
 
 /** The world's first greeting entry (or a new one) to carry a group greeting through session start's macros. */

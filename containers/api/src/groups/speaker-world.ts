@@ -22,7 +22,29 @@ export interface SceneCharacter {
   isScene: boolean;
 }
 
+/**
+ * The worlds made for speakers, by scene world: made once per speaker, card mode and cast while
+ * the worlds are the same objects (the parsed definitions are cached per process,
+ * containers/api/src/worlds/version.ts), so that what the engine keeps per world object (its static
+ * format block) is kept from reply to reply, as for a single character's world.
+ */
+const made = new WeakMap<WorldDefinition, Map<string, { worlds: readonly WorldDefinition[]; world: WorldDefinition }>>();
+
 export function speakerWorld(scene: WorldDefinition, speaker: SceneCharacter, others: readonly SceneCharacter[], mode: CardMode): WorldDefinition {
+  const key = JSON.stringify([mode, [speaker, ...others].map((c) => [c.participantId, c.name, c.isScene])]);
+  const worlds = [speaker.world, ...others.map((o) => o.world)];
+  let perScene = made.get(scene);
+  const hit = perScene?.get(key);
+  if (hit && hit.worlds.length === worlds.length && hit.worlds.every((w, i) => w === worlds[i])) return hit.world;
+  const world = buildSpeakerWorld(scene, speaker, others, mode);
+  if (!perScene) made.set(scene, (perScene = new Map()));
+  // a scene's casts are few (2-8 speakers, two card modes); a changed cast replaces its entries
+  if (perScene.size >= 32) perScene.clear();
+  perScene.set(key, { worlds, world });
+  return world;
+}
+
+function buildSpeakerWorld(scene: WorldDefinition, speaker: SceneCharacter, others: readonly SceneCharacter[], mode: CardMode): WorldDefinition {
   const sceneIsCharacter = speaker.isScene || others.some((o) => o.isScene);
   const shared: Entry[] = sceneIsCharacter ? [] : scene.entries.filter((e) => e.role !== 'greeting').map((e) => ({ ...e, id: `scene:${e.id}` }));
   const own = speaker.world.entries.filter((e) => e.role !== 'greeting');
