@@ -47,7 +47,8 @@ const BURSTS = Number(process.env.OVERLOAD_BENCH_BURSTS ?? 3);
 const WARM_TURNS = 10;
 const PLAYERS = 100;
 const BASELINE = process.env.OVERLOAD_BENCH_BASELINE ?? ISSUE_32_BASELINE;
-const world = JSON.parse(readFileSync(new URL('../packages/world/samples/ashen-depths.json', import.meta.url), 'utf8')) as unknown;
+/** The sample world each side plays: its own tree's copy (a sample that changed since the baseline may not validate there). */
+const worldOf = (server: URL) => JSON.parse(readFileSync(new URL('../packages/world/samples/ashen-depths.json', server), 'utf8')) as unknown;
 
 interface Outcome {
   kind: 'completed' | 'refused' | 'failed';
@@ -145,7 +146,7 @@ let providerUrl = '';
 const children: BenchChild[] = [];
 
 /** Players (each with their own AI connection to the provider and a world) and `TURNS` sessions spread over them. */
-async function prepare(url: string, dataDir: string): Promise<{ player: Browser; session: string }[]> {
+async function prepare(url: string, dataDir: string, world: unknown): Promise<{ player: Browser; session: string }[]> {
   const sessions: { player: Browser; session: string }[] = [];
   const perPlayer = Math.ceil(TURNS / PLAYERS);
   const queue = Array.from({ length: PLAYERS }, (_, i) => i);
@@ -198,7 +199,7 @@ async function measure(label: string, file: URL): Promise<string[]> {
   schedule(prober.child.pid!, 'other');
   children.push(server, prober);
   const url = String(ready.url);
-  const sessions = await prepare(url, String(ready.dataDir));
+  const sessions = await prepare(url, String(ready.dataDir), worldOf(file));
   const requests = sessions.map(({ player, session }) => prepared(url, player, session));
   // Warm-up, as a replica that has been serving: rounds of WARM_TURNS turns at once (as many as the
   // pool has connections, so that every database connection has run a turn's statements: a

@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 import type { FakeOpenAi } from '../support/fake-openai.ts';
-import { signUpWithWorlds } from '../support/player-world.ts';
+import { sampleWorld, signUpWithWorlds } from '../support/player-world.ts';
 import { screenPath } from '../support/screens.ts';
 import type { TestServer } from '../support/server.ts';
 
@@ -135,4 +135,60 @@ describe('group scenes in the browser (issue 46)', () => {
     await page.screenshot({ path: screenPath('group-scene-390'), fullPage: false });
     await page.close();
   }, 240_000);
+
+  it("a scene placed in a world with its own interface: the interface reads who is speaking and the cast, and writes to the scene", async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.setDefaultTimeout(30_000);
+    await page.goto(`${server.url}/`);
+    const INTERFACE = String.raw`
+export default function Scene() {
+  const y = window.yumina;
+  const [, tick] = React.useState(0);
+  React.useEffect(() => { const t = setInterval(() => tick((n) => n + 1), 100); return () => clearInterval(t); }, []);
+  return (
+    <div className="p-2">
+      <span id="speaker">{y.speaker ? 'Speaking: ' + y.speaker.name : 'Nobody is speaking'}</span>
+      <span id="cast">{y.characters.map((c) => c.name).join(', ')}</span>
+      <span id="count">{y.messages.length}</span>
+      <button id="send" type="button" onClick={() => y.sendMessage('Hello from the tavern board')}>Send</button>
+    </div>
+  );
+}`;
+    const tavern = {
+      ...sampleWorld('willow-street'),
+      name: 'The Tavern',
+      rootComponent: { id: '8d7e6f5a-4b3c-4d2e-9f1a-0b9c8d7e6f5a', name: 'Tavern', entryFile: 'index.tsx', files: { 'index.tsx': INTERFACE }, updatedAt: '2026-11-29T00:00:00.000Z' },
+    };
+    const [tavernId] = (await signUpWithWorlds(server, page, { providerUrl: provider.url, apiKey: 'scene-key', worlds: [tavern] })) as [string];
+    const ids: string[] = [];
+    for (const card of [CARDS.ferryman, CARDS.wren]) {
+      const bytes = readFileSync(new URL(`../fixtures/cards/${card.file}`, import.meta.url));
+      ids.push(
+        await page.evaluate(
+          async ({ file, type, body }) => ((await (await fetch(`/api/worlds/import?name=${file}`, { method: 'POST', headers: { 'content-type': type }, body: new Uint8Array(body) })).json()) as { id: string }).id,
+          { file: card.file, type: card.type, body: [...bytes] },
+        ),
+      );
+    }
+    const scene = await page.evaluate(
+      async (body) => ((await (await fetch('/api/groups', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as { session: { id: string } }).session.id,
+      { characters: ids, sceneWorldId: tavernId, replyMode: 'in-turn' },
+    );
+    await page.goto(`${server.url}/groups/${scene}`);
+    const frame = page.frameLocator('iframe[title="World interface"]');
+    await expect.poll(() => frame.locator('#cast').textContent(), { timeout: 20_000 }).toBe('Ferryman, Lamplighter Wren');
+    expect(await frame.locator('#speaker').textContent()).toBe('Nobody is speaking');
+    expect(await frame.locator('#count').textContent()).toBe('2');
+    // the interface writes to the scene; while the first in turn writes, it reads who is speaking
+    provider.setHandler(() => ({ kind: 'completion', content: 'Coin first, then the crossing. '.repeat(6), chunks: 30, chunkDelayMs: 100 }));
+    await frame.locator('#send').click();
+    await expect.poll(() => frame.locator('#speaker').textContent(), { timeout: 15_000 }).toBe('Speaking: Ferryman');
+    await expect.poll(() => frame.locator('#speaker').textContent(), { timeout: 20_000 }).toBe('Nobody is speaking');
+    // the player's line and the reply are the scene's messages now, the reply under its speaker's name
+    expect(await frame.locator('#count').textContent()).toBe('4');
+    expect((await speakers(page)).at(-1)).toBe('Ferryman');
+    expect(await page.locator('li[data-role="user"]').last().textContent()).toContain('Hello from the tavern board');
+    await page.screenshot({ path: screenPath('group-scene-interface-1280'), fullPage: true });
+    await page.close();
+  }, 180_000);
 });

@@ -353,6 +353,8 @@ const stateChecks: Record<StateKey, Check> = {
       },
       ['triggerMode', 'speechMode', 'roundState', 'turnParticipantId'],
     )(v),
+  characters: (v) => Array.isArray(v) && v.every(shape({ id: isString, name: isString, muted: isBoolean }, ['id', 'name', 'muted'])),
+  speaker: (v) => v === null || shape({ id: isString, name: isString }, ['id', 'name'])(v),
 };
 
 export function isSandboxState(value: unknown): value is SandboxState {

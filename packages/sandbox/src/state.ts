@@ -89,6 +89,14 @@ export interface SandboxRoom {
   turnParticipantId: string | null;
 }
 
+/** A character of the group scene the interface plays in (docs/GROUPS.md). */
+export interface SandboxCharacter {
+  /** The character's participant id (a reply's `speaker.id`). */
+  id: string;
+  name: string;
+  muted: boolean;
+}
+
 export interface SandboxState {
   variables: Record<string, unknown>;
   globalVariables: Record<string, unknown>;
@@ -128,6 +136,10 @@ export interface SandboxState {
   players: SandboxPlayer[];
   /** The room's status; null outside a room. */
   room: SandboxRoom | null;
+  /** The characters of the group scene (empty outside a scene), in list order. */
+  characters: SandboxCharacter[];
+  /** The character writing the reply now; null when none is (and outside a scene). */
+  speaker: { id: string; name: string } | null;
 }
 
 export const STATE_KEYS = [
@@ -160,6 +172,8 @@ export const STATE_KEYS = [
   'sfxVolume',
   'players',
   'room',
+  'characters',
+  'speaker',
 ] as const satisfies readonly (keyof SandboxState)[];
 
 export type StateKey = (typeof STATE_KEYS)[number];
@@ -196,6 +210,8 @@ export function completeState(partial: Partial<SandboxState>, world: { id: strin
     sfxVolume: 1,
     players: [],
     room: null,
+    characters: [],
+    speaker: null,
     ...partial,
   };
 }

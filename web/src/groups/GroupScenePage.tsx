@@ -1,13 +1,24 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useRef, useState } from 'react';
+import { apiPath, type SandboxMessage, type SandboxState } from '@yumina/sandbox';
 import { api, ApiError } from '../lib/api.ts';
 import { Link } from '../lib/router.tsx';
 import { useTitle } from '../lib/title.ts';
 import { chatHtml } from '../player/DefaultChat.tsx';
 import { readEvents } from '../player/event-stream.ts';
 import { PageLoading } from '../shell/PageLoading.tsx';
+import { useAssetScope } from '../player/asset-access.ts';
+import type { SandboxHandlers } from '../sandbox/SandboxHost.tsx';
 import { CARD_MODES, type GroupCharacter, groupPath, type GroupView, REPLY_MODES, type ReplyMode } from './group-api.ts';
 import '../player/player.css';
 import './groups.css';
+
+/** The sandbox host loads only for a scene whose world has an interface of its own. */
+const SandboxHost = lazy(() => import('../sandbox/SandboxHost.tsx').then((m) => ({ default: m.SandboxHost })));
+
+interface SceneWorld {
+  id: string;
+  world: { name: string; rootComponent: { id: string; name: string; entryFile: string; files: Record<string, string>; updatedAt: string } | null };
+}
 
 interface SceneMessage {
   id: string;
@@ -19,6 +30,30 @@ interface SceneMessage {
   errorMessage?: string | null;
   swipes: { content: string }[];
   activeSwipeIndex: number;
+  createdAt?: string;
+}
+
+/** A scene message as the interface API shows messages (seed 002 §4). */
+function interfaceMessage(m: SceneMessage, sessionId: string): SandboxMessage {
+  return {
+    id: m.id,
+    sessionId,
+    role: m.role,
+    content: m.content,
+    rawContent: m.content,
+    status: m.status,
+    errorMessage: m.errorMessage ?? null,
+    stateChanges: [],
+    stateSnapshot: null,
+    swipes: m.swipes.map((x) => ({ content: x.content, stateSnapshot: null })),
+    activeSwipeIndex: m.activeSwipeIndex,
+    model: null,
+    tokenCount: null,
+    generationTimeMs: null,
+    compacted: false,
+    attachments: [],
+    createdAt: m.createdAt ?? new Date(0).toISOString(),
+  } as SandboxMessage;
 }
 
 function Face({ name, src }: { name: string; src: string | null }) {
@@ -42,7 +77,9 @@ export function GroupScenePage({ sessionId }: { sessionId: string }) {
   const [draft, setDraft] = useState('');
   const [replyAs, setReplyAs] = useState('');
   const [busy, setBusy] = useState(false);
-  const [speaking, setSpeaking] = useState<string | null>(null);
+  const [speaking, setSpeaking] = useState<{ id: string; name: string } | null>(null);
+  const [sceneWorld, setSceneWorld] = useState<SceneWorld | null>(null);
+  const [variables, setVariables] = useState<Record<string, unknown>>({});
   const [error, setError] = useState<string | null>(null);
   const list = useRef<HTMLOListElement>(null);
   useTitle([title || 'Group scene']);
@@ -51,11 +88,17 @@ export function GroupScenePage({ sessionId }: { sessionId: string }) {
     try {
       const [scene, session] = await Promise.all([
         api<GroupView>(groupPath(sessionId)),
-        api<{ session: { title: string }; messages: SceneMessage[] }>(`/api/sessions/${encodeURIComponent(sessionId)}?limit=200`),
+        api<{ session: { title: string; state?: { variables?: Record<string, unknown> } }; messages: SceneMessage[] }>(`/api/sessions/${encodeURIComponent(sessionId)}?limit=200`),
       ]);
       setView(scene);
       setTitle(session.session.title);
       setMessages(session.messages);
+      setVariables(session.session.state?.variables ?? {});
+      if (scene.sceneWorldId) {
+        const id = scene.sceneWorldId;
+        setSceneWorld((known) => known ?? null);
+        void api<SceneWorld>(apiPath('worlds', id)).then((w) => setSceneWorld((known) => (known?.id === w.id ? known : w)), () => setSceneWorld(null));
+      }
     } catch (err) {
       setError(err instanceof ApiError && err.status === 404 ? 'This scene does not exist, or it is not yours.' : 'The scene could not be loaded.');
     }
@@ -85,7 +128,7 @@ export function GroupScenePage({ sessionId }: { sessionId: string }) {
       await readEvents(res, (event, data) => {
         if (event === 'message') setMessages((m) => [...(m ?? []), data.message as SceneMessage]);
         if (event === 'speaker') {
-          setSpeaking(String(data.name));
+          setSpeaking({ id: String(data.participantId), name: String(data.name) });
           const placeholder: SceneMessage = { id: String(data.messageId), role: 'assistant', content: '', status: 'streaming', participantId: String(data.participantId), authorName: String(data.name), swipes: [], activeSwipeIndex: 0 };
           setMessages((m) => (m?.some((x) => x.id === placeholder.id) ? m.map((x) => (x.id === placeholder.id ? { ...x, content: '', status: 'streaming' } : x)) : [...(m ?? []), placeholder]));
         }
@@ -93,6 +136,8 @@ export function GroupScenePage({ sessionId }: { sessionId: string }) {
         if (event === 'reply' && data.message) {
           const done = data.message as SceneMessage;
           setMessages((m) => m?.map((x) => (x.id === done.id ? done : x)) ?? m);
+          const state = data.state as { variables?: Record<string, unknown> } | undefined;
+          if (state?.variables) setVariables(state.variables);
         }
         if (event === 'reply:error') {
           setMessages((m) => m?.map((x) => (x.id === data.messageId ? { ...x, status: 'failed', errorMessage: String(data.message) } : x)) ?? m);
@@ -117,8 +162,32 @@ export function GroupScenePage({ sessionId }: { sessionId: string }) {
     }
   };
 
+  const assetScope = useAssetScope(sceneWorld?.world.rootComponent ? sceneWorld.id : null);
+
   if (error && !messages) return <p role="alert">{error}</p>;
   if (!view || !messages) return <PageLoading />;
+  const root = sceneWorld?.world.rootComponent ?? null;
+  const streamingText = messages.find((m) => m.status === 'streaming')?.content ?? '';
+  // the scene as the world's interface reads it: the shared state, the messages, who is writing now, the cast
+  const interfaceState: Partial<SandboxState> = {
+    variables,
+    worldName: sceneWorld?.world.name ?? title,
+    worldId: sceneWorld?.id ?? '',
+    sessionId,
+    messages: messages.filter((m) => m.status !== 'streaming').map((m) => interfaceMessage(m, sessionId)),
+    isStreaming: busy,
+    streamingContent: streamingText,
+    characters: view.characters.map((c) => ({ id: c.id, name: c.name, muted: c.muted })),
+    speaker: speaking,
+  };
+  const interfaceHandlers: SandboxHandlers = {
+    sendMessage: async (text) => {
+      await run('replies', { content: String(text) });
+    },
+    stopGeneration: async () => {
+      await api(`${groupPath(sessionId)}/stop`, { method: 'POST' });
+    },
+  } as SandboxHandlers;
   const byId = new Map(view.characters.map((c) => [c.id, c]));
   const last = messages.at(-1);
   const mode = view.group.replyMode;
@@ -135,6 +204,18 @@ export function GroupScenePage({ sessionId }: { sessionId: string }) {
         <h1>{title}</h1>
         <Link to="/groups">All scenes</Link>
       </div>
+      {root && sceneWorld && (
+        <Suspense fallback={<div className="sandbox-frame group-frame" role="status">Loading the world&apos;s interface…</div>}>
+          <SandboxHost
+            world={{ id: sceneWorld.id, name: sceneWorld.world.name, rootComponent: root }}
+            state={interfaceState}
+            handlers={interfaceHandlers}
+            assetToken={assetScope?.token ?? null}
+            title="World interface"
+            className="sandbox-frame group-frame"
+          />
+        </Suspense>
+      )}
       <div className="group-layout">
         <section className="group-chat" aria-label="The scene">
           <ol className="chat-list" ref={list} data-testid="messages">
@@ -198,7 +279,7 @@ export function GroupScenePage({ sessionId }: { sessionId: string }) {
               </label>
               {busy ? (
                 <button type="button" className="secondary" onClick={() => void api(`${groupPath(sessionId)}/stop`, { method: 'POST' })}>
-                  Stop{speaking ? ` (${speaking} is writing)` : ''}
+                  Stop{speaking ? ` (${speaking.name} is writing)` : ''}
                 </button>
               ) : (
                 <button type="submit" disabled={!draft.trim() && !replyAs}>

@@ -14,6 +14,8 @@ export interface GroupCharacter {
 
 export interface GroupView {
   group: { replyMode: ReplyMode; cardMode: CardMode; autoReplies: number };
+  /** The world the scene plays in: its state, rules and interface. */
+  sceneWorldId: string | null;
   characters: GroupCharacter[];
 }
 

@@ -132,7 +132,7 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
   });
 
   async function groupView(sessionId: string, accountId: string) {
-    const [group, characters, pictures] = await Promise.all([
+    const [group, characters, pictures, scene] = await Promise.all([
       groupOfSession(db, sessionId),
       groupCharacters(db, sessionId),
       // each character's face: its world's cover (the live one of a world the player does not own)
@@ -141,10 +141,12 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
            from session_participants p join worlds w on w.id = p.world_id where p.session_id = $1 and p.kind = 'character'`,
         [sessionId, accountId],
       ),
+      // the world the scene plays in (its state, rules and interface)
+      db.query<{ world_id: string }>('select world_id from chat_sessions where id = $1', [sessionId]),
     ]);
     if (!group) throw new HttpError(404, 'NOT_FOUND', 'No such group scene.');
     const picture = new Map(pictures.rows.map((r) => [r.id, r.cover ? assetPath(r.world_id, r.cover) : null]));
-    return { group, characters: characters.map((c) => ({ ...characterView(c), picture: picture.get(c.id) ?? null })) };
+    return { group, sceneWorldId: scene.rows[0]?.world_id ?? null, characters: characters.map((c) => ({ ...characterView(c), picture: picture.get(c.id) ?? null })) };
   }
 
   /** The player's scenes, newest first: what each is called, who is in it. */
