@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { fakeControls } from './fake-controls.ts';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -277,21 +278,8 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
     get completions() {
       return requests.filter((r) => r.path === '/v1/chat/completions');
     },
-    enqueue: (...replies) => queue.push(...replies),
-    setHandler: (h) => {
-      handler = h;
-    },
     models,
-    reset: () => {
-      queue.length = 0;
-      requests.length = 0;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const res of open) res.destroy();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    ...fakeControls({ queue, requests, open, server, setHandler: (h) => (handler = h) }),
   };
   return fake;
 }

@@ -1,8 +1,8 @@
-import { type UsageLedgerRow, usageLedgerInsertFromJson, usageLedgerJson } from '@yumina/billing';
+import { usageLedgerInsertFromJson, usageLedgerJson } from '@yumina/billing';
 import type { Queryable } from '@yumina/db';
 import type { CardMode, GroupCharacter, ReplyMode, SceneMessage } from './group.ts';
 import type { HistoryCache } from './history-cache.ts';
-import { sessionOf, TURN_LOCK_TTL_SECONDS, type TurnLogin, type TurnSessionRow, type WorldStamp } from './turn.ts';
+import { type CompleteTurnInput, sessionOf, TURN_LOCK_TTL_SECONDS, type TurnLogin, type TurnSessionRow, type WorldStamp } from './turn.ts';
 
 /**
  * The persistence of a group scene's replies (docs/GROUPS.md), in as few statements as a
@@ -276,34 +276,13 @@ const WRITE_SQL = {
          select * from m`,
 };
 
-export interface WriteGroupReplyInput {
-  sessionId: string;
+/** A character's reply as completeTurn writes a turn's (./turn.ts), and what only a group reply has. */
+export interface WriteGroupReplyInput extends Omit<CompleteTurnInput, 'lockToken'> {
   lockToken: string;
-  replyId: string;
   /** A new reply (true) or a regenerated one (false: its row is updated). */
   fresh: boolean;
   participantId: string;
   authorName: string;
-  content: string;
-  rawContent: string;
-  /** JSON text of the reply's state changes. */
-  stateChanges: string;
-  /** JSON text of the state after the reply: its snapshot and the session's state. */
-  state: string;
-  /** JSON text of the reply's swipes. */
-  swipes: string;
-  activeSwipeIndex: number;
-  model: string;
-  tokenCount: number;
-  generationTimeMs: number;
-  truncated: boolean;
-  promptTokens?: number | null;
-  creditsCharged?: number | null;
-  /** JSON text of what was sent (chat_prompts), or null. */
-  sentPrompt?: string | null;
-  summary: string | null;
-  compactedCount?: number;
-  usage?: readonly UsageLedgerRow[];
   /** The request's last reply: the lock is given back (else renewed for the next). */
   last: boolean;
 }

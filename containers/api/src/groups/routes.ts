@@ -22,7 +22,7 @@ import {
 } from '@yumina/conversations';
 import { HttpError, parseWith, publicErrorOf } from '@yumina/http';
 import { assetPath, isPlatformId } from '@yumina/sandbox';
-import { createRandom, startSession, type WorldDefinition, type WorldState } from '@yumina/world';
+import { createRandom, entrySchema, startSession, type WorldDefinition, type WorldState } from '@yumina/world';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { notSignedIn, requireAuth, sendRenewedCookie } from '../accounts/auth.ts';
@@ -473,30 +473,10 @@ interface TurnReads {
   playerName: string;
 }
 
-/** The world's first greeting entry (or a new one) to carry a group greeting through session start's macros. */
+/** The world's first greeting entry (or a new one, the schema's defaults filled) to carry a group greeting through session start's macros. */
 function greetingEntry(world: WorldDefinition): WorldDefinition['entries'][number] {
-  const first = world.entries.find((e) => e.role === 'greeting');
   return (
-    first ?? {
-      id: 'group-greeting',
-      name: 'Group greeting',
-      content: '',
-      role: 'greeting',
-      apiRole: 'assistant',
-      section: 'chat-history',
-      position: 0,
-      enabled: true,
-      keywords: [],
-      conditions: [],
-      conditionLogic: 'all',
-      depth: null,
-      matchWholeWords: false,
-      secondaryKeywords: [],
-      secondaryKeywordLogic: 'AND_ANY',
-      preventRecursion: false,
-      excludeRecursion: false,
-      tags: [],
-      folderId: null,
-    }
+    world.entries.find((e) => e.role === 'greeting') ??
+    entrySchema.parse({ id: 'group-greeting', name: 'Group greeting', content: '', role: 'greeting', apiRole: 'assistant', section: 'chat-history' })
   );
 }
