@@ -74,6 +74,19 @@ export interface TurnOutput {
   sentPrompt: SentPrompt;
 }
 
+/** What a reply's row keeps of the turn that wrote it (completeTurn and a group reply's write): its model, counts, cost, what was sent, a new summary. */
+export const replyFigures = (out: TurnOutput) => ({
+  model: out.model,
+  tokenCount: out.tokenCount,
+  generationTimeMs: out.generationTimeMs,
+  truncated: out.truncated,
+  promptTokens: out.promptTokens,
+  creditsCharged: out.creditsCharged,
+  sentPrompt: JSON.stringify(out.sentPrompt),
+  summary: out.summary,
+  compactedCount: out.compactedCount,
+});
+
 /** A reply's alternative as a turn wrote it: its text, raw text, and the state it leads to. */
 export const swipeOf = (out: TurnOutput): Swipe => ({
   content: out.result.displayText,

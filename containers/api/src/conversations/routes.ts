@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { notSignedIn, requireAuth, sendRenewedCookie } from '../accounts/auth.ts';
 import { type Authenticated, hashToken, newId, renewIfDue, SESSION_COOKIE } from '@yumina/accounts';
 import type { AppContext } from '../context.ts';
-import { generateTurn, swipeOf, type TurnOutput } from './generate.ts';
+import { generateTurn, swipeOf, type TurnOutput, replyFigures } from './generate.ts';
 import { startNewSession } from './new-session.ts';
 import { openEventStream, whenClientGone } from '../event-stream.ts';
 import { admitted as admittedSlot, learnLogin } from '../admission.ts';
@@ -183,15 +183,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         state: stateText,
         swipes: JSON.stringify(next.swipes),
         activeSwipeIndex: next.active,
-        model: out.model,
-        tokenCount: out.tokenCount,
-        generationTimeMs: out.generationTimeMs,
-        truncated: out.truncated,
-        promptTokens: out.promptTokens,
-        creditsCharged: out.creditsCharged,
-        sentPrompt: JSON.stringify(out.sentPrompt),
-        summary: out.summary,
-        compactedCount: out.compactedCount,
+        ...replyFigures(out),
         usage: known?.usage,
         lockToken,
       });

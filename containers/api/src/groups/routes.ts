@@ -30,7 +30,7 @@ import { openConnection } from '../accounts/ai-connection.ts';
 import { meteringOf } from '../ai/metering.ts';
 import type { AppContext } from '../context.ts';
 import { type EventStream, openEventStream, whenClientGone } from '../event-stream.ts';
-import { generateTurn, swipeOf } from '../conversations/generate.ts';
+import { generateTurn, swipeOf, replyFigures } from '../conversations/generate.ts';
 import { messageView, type MessageRow, ownedSession, playableWorld, type Swipe } from '../conversations/model.ts';
 import { startNewSession } from '../conversations/new-session.ts';
 import { enginePersona, enginePersonaOf } from '../conversations/persona.ts';
@@ -426,15 +426,7 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
         state,
         swipes: JSON.stringify(swipes),
         activeSwipeIndex: swipes.length - 1,
-        model: out.model,
-        tokenCount: out.tokenCount,
-        generationTimeMs: out.generationTimeMs,
-        truncated: out.truncated,
-        promptTokens: out.promptTokens,
-        creditsCharged: out.creditsCharged,
-        sentPrompt: JSON.stringify(out.sentPrompt),
-        summary: out.summary,
-        compactedCount: out.compactedCount,
+        ...replyFigures(out),
         usage: turn.usage.splice(0),
         last,
       });

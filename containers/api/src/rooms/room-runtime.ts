@@ -16,7 +16,7 @@ import { HttpError, publicErrorOf } from '@yumina/http';
 import type { PartyMember, WorldState } from '@yumina/world';
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../context.ts';
-import { generateTurn, swipeOf, type TurnOutput } from '../conversations/generate.ts';
+import { generateTurn, swipeOf, type TurnOutput, replyFigures } from '../conversations/generate.ts';
 import { messageView, type MessageRow, playableWorld, type SessionRow, sessionMessages, type Swipe } from '../conversations/model.ts';
 import { enginePersona } from '../conversations/persona.ts';
 import { markTurnFailed, releaseTurnLock, SESSION_BUSY_MESSAGE } from '../conversations/turn-lock.ts';
@@ -395,15 +395,7 @@ export class RoomRuntime {
         state: JSON.stringify(out.result.state),
         swipes: JSON.stringify(next.swipes),
         activeSwipeIndex: next.active,
-        model: out.model,
-        tokenCount: out.tokenCount,
-        generationTimeMs: out.generationTimeMs,
-        truncated: out.truncated,
-        promptTokens: out.promptTokens,
-        creditsCharged: out.creditsCharged,
-        sentPrompt: JSON.stringify(out.sentPrompt),
-        summary: out.summary,
-        compactedCount: out.compactedCount,
+        ...replyFigures(out),
         lockToken: job.lockToken,
       });
       const { rows } = await this.db.query<MessageRow & Record<string, unknown>>('select * from chat_messages where id = $1', [replyId]);
