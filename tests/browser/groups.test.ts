@@ -191,4 +191,38 @@ export default function Scene() {
     await page.screenshot({ path: screenPath('group-scene-interface-1280'), fullPage: true });
     await page.close();
   }, 180_000);
+
+  it('an author makes a group world in the studio; a player starts its scene from the world page', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.setDefaultTimeout(30_000);
+    await page.goto(`${server.url}/`);
+    const [tavernId] = (await signUpWithWorlds(server, page, { providerUrl: provider.url, apiKey: 'scene-key', worlds: [{ ...sampleWorld('willow-street'), name: 'Crossroads Inn', rootComponent: null }] })) as [string];
+    for (const card of [CARDS.ferryman, CARDS.wren]) {
+      const bytes = readFileSync(new URL(`../fixtures/cards/${card.file}`, import.meta.url));
+      await page.evaluate(async ({ file, type, body }) => fetch(`/api/worlds/import?name=${file}`, { method: 'POST', headers: { 'content-type': type }, body: new Uint8Array(body) }).then((r) => r.status), {
+        file: card.file,
+        type: card.type,
+        body: [...bytes],
+      });
+    }
+    await page.goto(`${server.url}/studio/${tavernId}`);
+    const section = page.getByTestId('group-world');
+    await section.getByRole('checkbox', { name: 'Ferryman' }).check();
+    await section.getByRole('checkbox', { name: 'Lamplighter Wren' }).check();
+    await section.getByRole('button', { name: 'Save the characters' }).click();
+    await expect.poll(() => section.getByRole('status').textContent()).toContain('A group world of 2 characters');
+    await page.screenshot({ path: screenPath('group-world-studio-1280'), fullPage: false });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await section.scrollIntoViewIfNeeded();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: screenPath('group-world-studio-390'), fullPage: false });
+    await page.setViewportSize({ width: 1280, height: 900 });
+
+    await page.goto(`${server.url}/worlds/${tavernId}`);
+    await page.getByTestId('play-group').click();
+    await page.waitForURL(/\/groups\/cnv_/);
+    await expect.poll(() => page.locator('.cast-list li .cast-name').allTextContents()).toEqual([expect.stringContaining('Ferryman'), expect.stringContaining('Lamplighter Wren')]);
+    expect(await page.locator('h1').textContent()).toBe('Ferryman & Lamplighter Wren');
+    await page.close();
+  }, 180_000);
 });

@@ -1,9 +1,12 @@
 /// <reference types="vite/client" />
-import { type ComponentType, useCallback, useEffect, useState } from 'react';
+import { type ComponentType, lazy, Suspense, useCallback, useEffect, useState } from 'react';
 import { Link } from '../lib/router.tsx';
 import { type ServerWorld, send } from './server.ts';
 import { shortDateTime } from '../lib/dates.ts';
 import { ReviewWait } from './ReviewWait.tsx';
+
+/** The group world's characters (docs/GROUPS.md) load with the section. */
+const GroupWorldCharacters = lazy(() => import('../groups/GroupWorldCharacters.tsx').then((m) => ({ default: m.GroupWorldCharacters })));
 
 interface Review {
   id: string;
@@ -203,6 +206,11 @@ export function Overview({ server, dirty, onServer }: { server: ServerWorld | nu
         </label>
       )}
       {message && <p role="status">{message}</p>}
+      {owner && (
+        <Suspense fallback={null}>
+          <GroupWorldCharacters worldId={server.id} />
+        </Suspense>
+      )}
       <div aria-label="Language variants" role="group">
         <strong>Language variants</strong>
         {group === null ? (

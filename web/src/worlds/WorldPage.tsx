@@ -1,6 +1,6 @@
 import { lazy, Suspense, useCallback, useEffect, useState } from 'react';
 import { api } from '../lib/api.ts';
-import { Link } from '../lib/router.tsx';
+import { Link, navigate } from '../lib/router.tsx';
 import { useAccountChanges, useSession } from '../lib/session.tsx';
 import { COVER_HEAD, Cover, TagList } from '../library/world-card.tsx';
 import { NotFound } from '../shell/NotFound.tsx';
@@ -58,6 +58,9 @@ export function WorldPage({ id }: { id: string }) {
   const [sessions, setSessions] = useState<SessionRow[] | null>(null);
   const [missing, setMissing] = useState(false);
   const [rooms, setRooms] = useState<RoomRow[] | null>(null);
+  /** A group world's characters (docs/GROUPS.md): a scene of them starts from here. */
+  const [cast, setCast] = useState<{ id: string; name: string }[]>([]);
+  const [starting, setStarting] = useState<string | null>(null);
   const [together, setTogether] = useState(false);
   const signedIn = !!info?.account;
   const accountId = loading ? undefined : (info?.account?.id ?? null);
@@ -83,6 +86,14 @@ export function WorldPage({ id }: { id: string }) {
     if (signedIn) loadSessions();
     else setSessions(null);
   }, [signedIn, loadSessions]);
+  useEffect(() => {
+    if (!signedIn) return setCast([]);
+    let live = true;
+    api<{ characters: { id: string; name: string }[] }>(`/api/worlds/${encodeURIComponent(id)}/characters`).then((r) => live && setCast(r.characters), () => live && setCast([]));
+    return () => {
+      live = false;
+    };
+  }, [signedIn, id]);
   useEffect(() => {
     if (!signedIn) return setRooms(null);
     let live = true;
@@ -162,6 +173,25 @@ export function WorldPage({ id }: { id: string }) {
                 </Link>
               </>
             )}
+            {signedIn && cast.length >= 2 && (
+              <button
+                type="button"
+                className="secondary"
+                data-testid="play-group"
+                disabled={starting === 'busy'}
+                onClick={() => {
+                  setStarting('busy');
+                  api<{ session: { id: string } }>('/api/groups', { method: 'POST', json: { sceneWorldId: id } }).then(
+                    (made) => navigate(`/groups/${encodeURIComponent(made.session.id)}`),
+                    (err: Error) => setStarting(err.message),
+                  );
+                }}
+                title={`A scene with ${cast.map((c) => c.name).join(', ')}`}
+              >
+                Play as a group scene
+              </button>
+            )}
+            {starting && starting !== 'busy' && <span role="alert">{starting}</span>}
             {signedIn && world.roomsAllowed && (
               <button type="button" className="secondary" data-testid="play-together" onClick={() => setTogether(true)}>
                 Play together

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeOpenAi, startFakeOpenAi } from '../../../../tests/support/fake-openai.ts';
+import { sampleWorld } from '../../../../tests/support/player-world.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 import { signUp } from '../../../../tests/support/sign-up.ts';
 
@@ -222,6 +223,37 @@ describe('group scenes: several characters in one session (real PostgreSQL and R
       ['Bram, a word?', 'Ada'],
       ['Mira answers instead.', 'Mira'],
     ]);
+  });
+
+  it('a group world names its characters: a player starts its scene from the world alone, played in that world', async () => {
+    const tavern = await player.fetch('/api/worlds', { method: 'POST', json: { world: { ...sampleWorld('willow-street'), name: 'The Crossroads Tavern' } } });
+    const tavernId = ((await tavern.json()) as { id: string }).id;
+    const set = (client: Browser, characters: unknown) => client.fetch(`/api/worlds/${tavernId}/characters`, { method: 'PUT', json: { characters } });
+    // refused, nothing stored: one character, itself, a world the author cannot give players, a stranger's hand
+    expect((await set(player, [worlds.Mira])).status).toBe(400);
+    expect((await set(player, [worlds.Mira, tavernId])).status).toBe(400);
+    const theirs = await stranger.fetch('/api/worlds/import?name=z.json', { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: card('Zed', 'ZED-CARD', 0.5, 'hi') });
+    expect((await set(player, [worlds.Mira, ((await theirs.json()) as { id: string }).id])).status).toBe(404);
+    expect((await set(stranger, [worlds.Mira, worlds.Bram])).status).toBe(404);
+    expect(await (await player.fetch(`/api/worlds/${tavernId}/characters`)).json()).toEqual({ characters: [] });
+    // a world that names none is no group world
+    const none = await player.fetch('/api/groups', { method: 'POST', json: { sceneWorldId: tavernId } });
+    expect([none.status, ((await none.json()) as { error: { code: string } }).error.code]).toEqual([400, 'NOT_A_GROUP_WORLD']);
+
+    expect((await set(player, [worlds.Bram, worlds.Mira])).status).toBe(200);
+    expect(await (await player.fetch(`/api/worlds/${tavernId}/characters`)).json()).toEqual({ characters: [{ id: worlds.Bram, name: 'Bram' }, { id: worlds.Mira, name: 'Mira' }] });
+    const started = await player.fetch('/api/groups', { method: 'POST', json: { sceneWorldId: tavernId, replyMode: 'in-turn' } });
+    expect(started.status).toBe(201);
+    const scene = (await started.json()) as { session: { id: string }; sceneWorldId: string; characters: Character[] };
+    expect(scene.sceneWorldId).toBe(tavernId);
+    expect(scene.characters.map((c) => c.name)).toEqual(['Bram', 'Mira']);
+    provider.enqueue({ kind: 'completion', content: 'Pull up a stool.' });
+    expect(speakers((await replies(player, scene.session.id, { content: 'Evening!' })).events)).toEqual(['Bram']);
+    // the tavern's world is the scene's: its lore reaches the prompt beside the speaker's card
+    expect(promptOf(0)).toContain('BRAM-CARD');
+    // none again: no longer a group world
+    expect((await set(player, [])).status).toBe(200);
+    expect(await (await player.fetch(`/api/worlds/${tavernId}/characters`)).json()).toEqual({ characters: [] });
   });
 
   it('bad input gets a clear 4xx and writes nothing; a stranger reaches nothing', async () => {

@@ -40,18 +40,23 @@ import { groupGreetingOf, type SceneCharacter, speakerWorld, talkativenessOf } f
 
 const worldId = z.string().refine((v) => isPlatformId(v, 'world'), 'is not a world id');
 const participantId = z.string().refine((v) => isPlatformId(v, 'participant'), 'is not a character of this scene');
+const characterList = z
+  .array(worldId)
+  .min(GROUP_MIN, `a group scene has ${GROUP_MIN} to ${GROUP_MAX} characters`)
+  .max(GROUP_MAX, `a group scene has ${GROUP_MIN} to ${GROUP_MAX} characters`)
+  .refine((ids) => new Set(ids).size === ids.length, 'each character once');
 const createBody = z.strictObject({
-  characters: z
-    .array(worldId)
-    .min(GROUP_MIN, `a group scene has ${GROUP_MIN} to ${GROUP_MAX} characters`)
-    .max(GROUP_MAX, `a group scene has ${GROUP_MIN} to ${GROUP_MAX} characters`)
-    .refine((ids) => new Set(ids).size === ids.length, 'each character once'),
+  /** The characters; omitted: those the scene's world (a group world) names. */
+  characters: characterList.optional(),
   /** The world whose state, rules and interface the scene plays in; the first character's by default. */
   sceneWorldId: worldId.optional(),
   replyMode: z.enum(REPLY_MODES).default('natural'),
   cardMode: z.enum(CARD_MODES).default('swap'),
   autoReplies: z.number().int().min(0).max(20).default(0),
-});
+})
+  .refine((b) => b.characters || b.sceneWorldId, { message: 'name the characters, or a group world (sceneWorldId) that names them', path: ['characters'] });
+/** A group world's characters as its author sets them: 2–8, or none (no longer a group world). */
+const worldCharactersBody = z.strictObject({ characters: z.union([z.array(worldId).length(0), characterList]) });
 const settingsBody = z
   .strictObject({ replyMode: z.enum(REPLY_MODES).optional(), cardMode: z.enum(CARD_MODES).optional(), autoReplies: z.number().int().min(0).max(20).optional() })
   .refine((b) => Object.keys(b).length > 0, 'nothing to change');
@@ -81,18 +86,70 @@ export async function groupRoutes(app: FastifyInstance, ctx: AppContext): Promis
   /** The scenes' messages of this process (only the new ones travel with a request's first statement). */
   const sceneHistories = new HistoryCache(4_000_000);
 
+  /** The characters a group world names, in order (the world must be one the viewer may open). */
+  async function groupWorldCharacters(groupWorldId: string, accountId: string): Promise<string[]> {
+    await playableWorld(db, groupWorldId, accountId);
+    const { rows } = await db.query<{ character_world_id: string }>('select character_world_id from world_characters where world_id = $1 order by position', [groupWorldId]);
+    return rows.map((r) => r.character_world_id);
+  }
+
+  /** A group world's characters with the names the viewer sees (the live name of a world not theirs). */
+  app.get<{ Params: { id: string } }>('/api/worlds/:id/characters', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    await playableWorld(db, request.params.id, auth.account.id);
+    const { rows } = await db.query<{ id: string; name: string }>(
+      `select w.id, case when w.owner_id = $2 then w.name else coalesce(w.live_name, w.name) end as name
+         from world_characters c join worlds w on w.id = c.character_world_id
+        where c.world_id = $1 and (w.owner_id = $2 or (w.status = 'published' and w.live_definition is not null))
+        order by c.position`,
+      [request.params.id, auth.account.id],
+    );
+    return { characters: rows };
+  });
+
+  /**
+   * The author makes a world a group world: its characters (2–8 of the author's own worlds or
+   * published ones, not itself), or none. A player starts a scene of them from the world's page,
+   * played in this world (its state, rules and interface).
+   */
+  app.put<{ Params: { id: string } }>('/api/worlds/:id/characters', async (request, reply) => {
+    const auth = await requireAuth(ctx, request, reply);
+    const body = parseWith(worldCharactersBody, request.body);
+    const worldOf = request.params.id;
+    const { rows: owned } = await db.query('select 1 from worlds where id = $1 and owner_id = $2', [worldOf, auth.account.id]);
+    if (!owned[0]) throw new HttpError(404, 'NOT_FOUND', 'No such world of yours.');
+    if (body.characters.includes(worldOf)) throw new HttpError(400, 'VALIDATION_FAILED', 'A group world cannot be one of its own characters.', undefined);
+    const { rows: usable } = await db.query<{ id: string }>(
+      `select id from worlds where id = any($1) and (owner_id = $2 or (status = 'published' and live_definition is not null))`,
+      [body.characters, auth.account.id],
+    );
+    const missing = body.characters.filter((id) => !usable.some((u) => u.id === id));
+    if (missing.length) throw new HttpError(404, 'NOT_FOUND', `No world of yours or published world ${missing[0]}: a group world's characters are worlds players can open.`);
+    await db.transaction(async (tx) => {
+      await tx.query('delete from world_characters where world_id = $1', [worldOf]);
+      for (const [position, id] of body.characters.entries())
+        await tx.query('insert into world_characters (world_id, character_world_id, position) values ($1, $2, $3)', [worldOf, id, position]);
+    });
+    reply.header('cache-control', 'no-store');
+    return { characters: body.characters };
+  });
+
   app.post('/api/groups', async (request, reply) => {
     const auth = await requireAuth(ctx, request, reply);
     const body = parseWith(createBody, request.body);
+    // a group world's own characters when none are named (its author's choice)
+    const named = body.characters ?? (await groupWorldCharacters(body.sceneWorldId!, auth.account.id));
+    if (named.length < GROUP_MIN)
+      throw new HttpError(400, 'NOT_A_GROUP_WORLD', 'This world names no characters of a group scene: choose 2 to 8 characters.');
     // every character a world the player may open (404 otherwise), read before anything is written
     const characters = await Promise.all(
-      body.characters.map(async (id) => {
+      named.map(async (id) => {
         const world = await playableWorld(db, id, auth.account.id);
         const { rows } = await db.query<{ card_source: string | null }>('select card_source from worlds where id = $1', [id]);
         return { id, world, cardSource: rows[0]?.card_source ?? null };
       }),
     );
-    const sceneId = body.sceneWorldId ?? body.characters[0]!;
+    const sceneId = body.sceneWorldId ?? named[0]!;
     const scene = characters.find((c) => c.id === sceneId)?.world ?? (await playableWorld(db, sceneId, auth.account.id));
     const persona = await enginePersona(db, auth.account.id);
     const names = characters.map((c) => c.world.name);
