@@ -535,7 +535,7 @@ const BODY_LATE_MESSAGE = 'The request’s body did not arrive in time. Check yo
  * `connection: close`: the rest of that body is never read) when it has not ended by its due time.
  * Every other request passes untouched (one WeakMap look-up).
  */
-export const bodyDeadline: preParsingHookHandler = (request, _reply, payload, done) => {
+export const bodyDeadline: preParsingHookHandler = (request, reply, payload, done) => {
   const due = bodyDue.get(request.raw);
   if (due === undefined) return done(null, payload);
   bodyDue.delete(request.raw);
@@ -551,12 +551,21 @@ export const bodyDeadline: preParsingHookHandler = (request, _reply, payload, do
   };
   const timer = setTimeout(() => {
     stop();
+    // the request (or its answer) ended meanwhile without the body being read (a route that reads
+    // no body): nothing is late
+    if (request.raw.complete || reply.raw.writableEnded) return;
     payload.unpipe(through);
     through.destroy(new HttpError(408, 'REQUEST_TIMEOUT', BODY_LATE_MESSAGE, { connection: 'close' }));
   }, Math.max(0, due - performance.now()));
+  // A destroyed body stream whose reader has already stopped listening must not throw in the
+  // process (an uncaught 'error' ends a replica): the reader that still reads gets the error.
+  through.on('error', () => {});
   payload.on('error', fail);
   through.once('close', stop);
   through.once('end', stop);
+  // the whole request arrived, or the answer went out: the deadline has nothing left to guard
+  request.raw.once('end', stop);
+  reply.raw.once('close', stop);
   payload.pipe(through);
   done(null, through);
 };
