@@ -1,7 +1,8 @@
 /**
  * The wire protocols a provider can speak. `openai`: OpenAI-compatible chat completions (OpenAI,
  * OpenRouter, DeepSeek, Ollama, vLLM…); `anthropic`: the Anthropic Messages API; `gemini`: Google
- * Gemini's generateContent API. No Node built-ins here: the web app shares the detection rule.
+ * Gemini's generateContent API. No Node built-ins here: `@yumina/ai/kinds` is also what config and
+ * the web app read the rule from.
  */
 export const PROVIDER_KINDS = ['openai', 'anthropic', 'gemini'] as const;
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];
@@ -16,7 +17,7 @@ export const PROVIDER_LABELS: Record<ProviderKind, string> = { openai: 'OpenAI-c
 export function providerKindOf(baseUrl: string): ProviderKind {
   let host: string;
   try {
-    host = new URL(baseUrl).hostname.toLowerCase();
+    host = new URL(baseUrl.trim()).hostname.toLowerCase();
   } catch {
     return 'openai';
   }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { type LinkedResources, linksFromVariables, settingsFromLinks, sstLinks } from './links.ts';
+import { providerKindOf } from '@yumina/ai/kinds';
 
 export { type LinkedResources, settingsFromLinks, UNSET_SECRET, SECRET_LINKS, COMPONENT_LINKS } from './links.ts';
 
@@ -68,12 +69,6 @@ const url = (protocols: string[]) =>
       }
     }, `must be a URL (${protocols.join(' or ')})`)
     .optional();
-
-/** The provider kind a base URL's host names (the same rule as packages/ai/src/kinds.ts, which config cannot import). */
-function kindOfHost(baseUrl: string): 'openai' | 'anthropic' | 'gemini' {
-  const host = new URL(baseUrl).hostname.toLowerCase();
-  return host === 'api.anthropic.com' ? 'anthropic' : host === 'generativelanguage.googleapis.com' ? 'gemini' : 'openai';
-}
 
 const text = (fallback: string) =>
   z
@@ -671,7 +666,7 @@ export function loadConfig(
               baseUrl: e.OFFICIAL_AI_BASE_URL.replace(/\/+$/, ''),
               apiKey: e.OFFICIAL_AI_API_KEY,
               defaultModel: e.OFFICIAL_AI_MODEL,
-              kind: e.OFFICIAL_AI_KIND ?? kindOfHost(e.OFFICIAL_AI_BASE_URL),
+              kind: e.OFFICIAL_AI_KIND ?? providerKindOf(e.OFFICIAL_AI_BASE_URL),
             }
           : undefined,
       summaryModel: e.SUMMARY_MODEL,

@@ -1,5 +1,5 @@
 import { lazy, Suspense, useCallback, useEffect, useRef, useState } from 'react';
-import { apiPath, type SandboxMessage, type SandboxState } from '@yumina/sandbox';
+import { apiPath, type SandboxState } from '@yumina/sandbox';
 import { api, ApiError } from '../lib/api.ts';
 import { Link } from '../lib/router.tsx';
 import { useTitle } from '../lib/title.ts';
@@ -8,6 +8,8 @@ import { readEvents } from '../player/event-stream.ts';
 import { PageLoading } from '../shell/PageLoading.tsx';
 import { useAssetScope } from '../player/asset-access.ts';
 import type { SandboxHandlers } from '../sandbox/SandboxHost.tsx';
+import { sandboxMessage } from '../player/sandbox-bridge.ts';
+import type { PlayerMessage } from '../player/player-types.ts';
 import { CARD_MODES, type GroupCharacter, groupPath, type GroupView, REPLY_MODES, type ReplyMode } from './group-api.ts';
 import '../player/player.css';
 import './groups.css';
@@ -30,31 +32,8 @@ interface SceneMessage {
   errorMessage?: string | null;
   swipes: { content: string }[];
   activeSwipeIndex: number;
-  createdAt?: string;
 }
 
-/** A scene message as the interface API shows messages (seed 002 §4). */
-function interfaceMessage(m: SceneMessage, sessionId: string): SandboxMessage {
-  return {
-    id: m.id,
-    sessionId,
-    role: m.role,
-    content: m.content,
-    rawContent: m.content,
-    status: m.status,
-    errorMessage: m.errorMessage ?? null,
-    stateChanges: [],
-    stateSnapshot: null,
-    swipes: m.swipes.map((x) => ({ content: x.content, stateSnapshot: null })),
-    activeSwipeIndex: m.activeSwipeIndex,
-    model: null,
-    tokenCount: null,
-    generationTimeMs: null,
-    compacted: false,
-    attachments: [],
-    createdAt: m.createdAt ?? new Date(0).toISOString(),
-  } as SandboxMessage;
-}
 
 function Face({ name, src }: { name: string; src: string | null }) {
   if (src) return <img className="chat-avatar" src={src} alt="" aria-hidden="true" />;
@@ -174,7 +153,8 @@ export function GroupScenePage({ sessionId }: { sessionId: string }) {
     worldName: sceneWorld?.world.name ?? title,
     worldId: sceneWorld?.id ?? '',
     sessionId,
-    messages: messages.filter((m) => m.status !== 'streaming').map((m) => interfaceMessage(m, sessionId)),
+    // the stored messages are the session's own (messageView), as the player's: shown the same way
+    messages: messages.filter((m) => m.status !== 'streaming').map((m) => sandboxMessage(m as unknown as PlayerMessage, sessionId)),
     isStreaming: busy,
     streamingContent: streamingText,
     characters: view.characters.map((c) => ({ id: c.id, name: c.name, muted: c.muted })),

@@ -7,7 +7,7 @@ import { BillingSection } from '../billing/BillingSection.tsx';
 import { type FormEvent, useEffect, useState } from 'react';
 import { api, onFilePicked, uploadFile } from '../lib/api.ts';
 import type { CatalogueModel } from '../lib/models.ts';
-import { PROVIDER_KIND_OPTIONS, type ProviderKind, providerKindOf } from '../lib/provider-kind.ts';
+import { PROVIDER_KINDS, PROVIDER_LABELS, type ProviderKind, providerKindOf } from '@yumina/ai/kinds';
 import { navigate } from '../lib/router.tsx';
 import { useSession } from '../lib/session.tsx';
 import { useTitle } from '../lib/title.ts';
@@ -209,7 +209,7 @@ function AiConnection() {
               setKindChosen(true);
             }}
           >
-            {PROVIDER_KIND_OPTIONS.map((o) => (
+            {PROVIDER_KINDS.map((kind) => ({ kind, label: PROVIDER_LABELS[kind] })).map((o) => (
               <option key={o.kind} value={o.kind}>
                 {o.label}
               </option>

@@ -12,7 +12,7 @@ import { playInterfaceAudio, stopInterfaceAudio } from './interface-audio.ts';
 import type { Player } from './use-player.ts';
 import type { Confirm } from './ConfirmDialog.tsx';
 import { CONNECTION_FAILURES } from './TurnFailure.tsx';
-import type { Checkpoint, PlayerMessage, PlayerPreferences, PlayerSession } from './player-types.ts';
+import type { Checkpoint, PlayerMessage, PlayerPreferences, PlayerSession, WorldEntryDef } from './player-types.ts';
 import { refreshHeader } from '../shell/header-data.ts';
 
 export function sandboxMessage(m: PlayerMessage, sessionId: string): SandboxMessage {
@@ -39,6 +39,21 @@ export function sandboxMessage(m: PlayerMessage, sessionId: string): SandboxMess
 
 /** A picture uploaded to the platform is a path of this origin: the frame (an opaque origin) needs it whole. */
 const absolute = (url: string | null): string | null => (url?.startsWith('/') ? `${window.location.origin}${url}` : url);
+
+/** The world's entries as the interface API's `entries` shows them (the player's and a room's). */
+export function sandboxEntries(entries: readonly WorldEntryDef[] | undefined): SandboxState['entries'] {
+  return (entries ?? []).map((e) => ({
+    id: e.id,
+    name: e.name,
+    content: e.content,
+    keywords: e.keywords ?? [],
+    position: e.position ?? 0,
+    section: e.section ?? 'system-presets',
+    enabled: e.enabled !== false,
+    role: e.role ?? 'custom',
+    tags: e.tags ?? [],
+  }));
+}
 
 /** Every state read of the sandbox API, from the player's data. */
 export function sandboxState(p: Player): Partial<SandboxState> {
@@ -70,17 +85,7 @@ export function sandboxState(p: Player): Partial<SandboxState> {
       ? { code: failed.failure.code, message: failed.failure.message, messageId: failed.id, connection: CONNECTION_FAILURES.has(failed.failure.code) }
       : null,
     readOnly: p.guest ? !p.guest.canSendMessage : false,
-    entries: (world.world.entries ?? []).map((e) => ({
-      id: e.id,
-      name: e.name,
-      content: e.content,
-      keywords: e.keywords ?? [],
-      position: e.position ?? 0,
-      section: e.section ?? 'system-presets',
-      enabled: e.enabled !== false,
-      role: e.role ?? 'custom',
-      tags: e.tags ?? [],
-    })),
+    entries: sandboxEntries(world.world.entries),
     checkpoints: p.checkpoints,
     greetingContent: greeting,
     mode: p.guest ? 'guest-preview' : 'session',

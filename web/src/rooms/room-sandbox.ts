@@ -12,7 +12,7 @@ import { api } from '../lib/api.ts';
 import { navigate } from '../lib/router.tsx';
 import type { Account } from '../lib/api.ts';
 import type { SandboxHandlers } from '../sandbox/SandboxHost.tsx';
-import { sandboxMessage } from '../player/sandbox-bridge.ts';
+import { sandboxEntries, sandboxMessage } from '../player/sandbox-bridge.ts';
 import { CONNECTION_FAILURES } from '../player/TurnFailure.tsx';
 import { writeBlock } from './RoomChat.tsx';
 import type { RoomState } from './room-types.ts';
@@ -59,17 +59,7 @@ export function roomSandboxState(r: RoomHandle, account: Account | null): Partia
       ? { code: failed.failure.code, message: failed.failure.message, messageId: failed.id, connection: CONNECTION_FAILURES.has(failed.failure.code) }
       : null,
     readOnly: s.me.role === 'spectator' || !!s.room.endedAt,
-    entries: (world.world.entries ?? []).map((e) => ({
-      id: e.id,
-      name: e.name,
-      content: e.content,
-      keywords: e.keywords ?? [],
-      position: e.position ?? 0,
-      section: e.section ?? 'system-presets',
-      enabled: e.enabled !== false,
-      role: e.role ?? 'custom',
-      tags: e.tags ?? [],
-    })),
+    entries: sandboxEntries(world.world.entries),
     greetingContent: greeting,
     mode: 'session',
     capabilities: { canSendMessage: !blocked, canPersistSession: true, canUseSessionApis: true, requiresAuth: true },
