@@ -28,8 +28,8 @@ export const DATABASE_INSTANCE = { class: 'm7g.xlarge', memoryGiB: 16 } as const
  * restore"): RDS automated backups, a daily snapshot in BACKUP_WINDOW plus the write-ahead log
  * every five minutes, so any second of the last `DATABASE_BACKUP_RETENTION_DAYS` days (a deploy
  * setting, 14 by default, 1 to 35 as RDS allows) can be restored (point-in-time recovery). The
- * automated backups outlive the instance (deleteAutomatedBackups: false), a deletion leaves a final
- * snapshot, and deletion protection is on.
+ * automated backups outlive the instance (deleteAutomatedBackups: false); in production a deletion
+ * leaves a final snapshot, and deletion protection is on.
  */
 export const BACKUP_RETENTION_DAYS = backupRetentionDays(process.env.DATABASE_BACKUP_RETENTION_DAYS);
 /** The daily snapshot's window (UTC), the quiet hours; maintenance is kept out of it by RDS. */
@@ -59,9 +59,11 @@ export const database = new sst.aws.Postgres('Database', {
       args.backupWindow = BACKUP_WINDOW;
       args.deleteAutomatedBackups = false;
       args.copyTagsToSnapshot = true;
-      args.skipFinalSnapshot = false;
-      args.finalSnapshotIdentifier = `${$app.name}-${$app.stage}-database-final`;
-      args.deletionProtection = true;
+      // production keeps a final snapshot and refuses deletion; a developer's stage is removed whole (sst.config.ts)
+      const production = $app.stage === 'production';
+      args.skipFinalSnapshot = !production;
+      if (production) args.finalSnapshotIdentifier = `${$app.name}-${$app.stage}-database-final`;
+      args.deletionProtection = production;
     },
     parameterGroup: (args) => {
       args.parameters = $output(args.parameters ?? []).apply((parameters) => [
