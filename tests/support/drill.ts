@@ -1,16 +1,16 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DbPool, runMigrations } from '@yumina/db';
 import { grantCredits, settleAbandonedReservations } from '@yumina/billing';
-import { containerSettings } from './container-settings.ts';
-import { type FakeOpenAi, startFakeOpenAi } from './fake-openai.ts';
+import { startFakeOpenAi } from './fake-openai.ts';
 import { sampleWorld } from './player-world.ts';
 import { OwnPostgres } from './postgres-server.ts';
 import { OwnRedis } from './redis-server.ts';
 import { type Replica, startReplica } from './replica.ts';
-import { Browser } from './server.ts';
+import { Browser } from './http-client.ts';
 import { signUp } from './sign-up.ts';
 import { INTERNAL_DETAIL, parseEvents } from './collector.ts';
 
@@ -133,6 +133,7 @@ const REPLY = 'The lantern swings, and the passage bends toward a sound of water
 export async function runDrill(options: DrillOptions): Promise<DrillReport> {
   const log = options.log ?? (() => {});
   const work = mkdtempSync(join(tmpdir(), 'yumina-drill-'));
+  mkdirSync(join(work, 'outbox'));
   const [postgres, redis, provider] = await Promise.all([OwnPostgres.start(), OwnRedis.start(), startFakeOpenAi({ apiKey: 'sk-drill' })]);
   const chunks = 10;
   provider.setHandler(() => ({ kind: 'completion', content: REPLY, chunks, chunkDelayMs: Math.round(options.replyMs / chunks), usage: { prompt_tokens: 400, completion_tokens: 40 } }));
@@ -143,10 +144,15 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
   const db = new DbPool({ name: 'primary', connectionString: databaseUrl, max: 4, queryTimeoutMs: 30_000, connectTimeoutMs: 5_000 });
   await runMigrations(db, resolve(import.meta.dirname, '../../migrations'));
 
-  const settings = { ...containerSettings('http://localhost:3000'), REDIS_URL: redis.url };
-  const outbox = settings.MAIL_OUTBOX_DIR!;
+  // container mode's settings (tests/support/container-settings.ts), on the drill's own Redis
+  const outbox = join(work, 'outbox');
   const env: Record<string, string> = {
-    ...settings,
+    APP_MODE: 'container',
+    REDIS_URL: redis.url,
+    PUBLIC_ORIGIN: 'http://localhost:3000',
+    SECRETS_KEY: randomBytes(32).toString('base64url'),
+    IDENTITY_SIGNING_KEY: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    MAIL_OUTBOX_DIR: outbox,
     LOG_LEVEL: 'fatal',
     DATA_DIR: join(work, 'data'),
     DATABASE_URL: databaseUrl,
@@ -323,7 +329,6 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
         }
         await sleep(100);
       }
-      log(`drill: ${name}: first reply after ${figures.firstReplyMs} ms, every player again after ${figures.allRecoveredMs ?? 'never'} ms; told ${JSON.stringify(figures.errors)}`);
     };
     await fault('PostgreSQL restarted', async () => {
       await postgres.stop();
