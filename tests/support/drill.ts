@@ -353,11 +353,13 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
     await Promise.all([...loops, ...streams]);
 
     // Afterwards: each player's next turn succeeds (a session left busy by the killed replica is stopped first, as the page offers).
-    for (const player of players) {
-      let ok = false;
-      for (let i = 0; i < 4 && !ok; i++) ok = await attempt(player, 'And after the storm?');
-      if (!ok) report.after.nextTurnFailed++;
-    }
+    await Promise.all(
+      players.map(async (player) => {
+        let ok = false;
+        for (let i = 0; i < 4 && !ok; i++) ok = await attempt(player, 'And after the storm?');
+        if (!ok) report.after.nextTurnFailed++;
+      }),
+    );
     // Nothing acknowledged is lost: every acknowledged message is in its session's history, answered by a complete reply.
     for (const player of players) {
       const { rows } = await db.query<{ role: string; content: string; status: string }>(`select role, content, status from chat_messages where session_id = $1 order by position`, [player.sessionId]);
