@@ -81,3 +81,4 @@ export {
   speakerHistory,
 } from './group.ts';
 export { type EnsembleCharacter, failGroupReply, type GroupSceneMessage, startGroupTurn, type StartGroupTurnResult, writeGroupReply } from './group-turn.ts';
+export { type KeptPrompt, type KeptPromptMessage, packPrompt, readKeptPrompt, unpackPrompt } from './prompt-record.ts';

@@ -1,6 +1,7 @@
 import { type UsageLedgerRow, usageLedgerInsertFromJson, usageLedgerJson } from '@yumina/billing';
 import type { Queryable } from '@yumina/db';
 import type { HistoryCache } from './history-cache.ts';
+import { storePromptSql } from './prompt-record.ts';
 
 /**
  * The persistence of a turn (issue 24): what a send reads and writes, in as few statements as
@@ -315,8 +316,7 @@ const COMPLETE_SQL = {
                      where id = $12 and exists (select 1 from m)),
               usage as (${usageLedgerInsertFromJson('$14', 'exists (select 1 from m)')}),
               -- what was sent for the reply (its latest generation), for the player's "what was sent"
-              sent as (insert into chat_prompts (message_id, prompt) select $1, $19::jsonb where $19::text is not null and exists (select 1 from m)
-                        on conflict (message_id) do update set prompt = excluded.prompt, created_at = now()),
+              ${storePromptSql('$19', '$1', '$12', 'exists (select 1 from m)')},
               -- the player's message this reply answers: a failure an earlier attempt left on it is over
               answered as (update chat_messages set error_code = null, error_message = null
                             where session_id = $12 and position = (select position from m) - 1 and error_code is not null),
@@ -349,7 +349,7 @@ export interface CompleteTurnInput {
   promptTokens?: number | null;
   /** Platform credits the turn was charged; null on the player's own connection. */
   creditsCharged?: number | null;
-  /** JSON text of what was sent for the reply (kept in chat_prompts), or null to keep none. */
+  /** What was sent for the reply, packed by packPrompt (./prompt-record.ts), or null to keep none. */
   sentPrompt?: string | null;
   /** A new story summary for the session, or null to keep its summary. */
   summary: string | null;

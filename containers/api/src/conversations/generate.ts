@@ -1,5 +1,6 @@
 import { cleanProviderText, condenseHistory, meteredStream, type MeteringContext } from '@yumina/ai';
 import { sharedTokenCounter } from '@yumina/tokens';
+import { packPrompt } from '@yumina/conversations';
 import {
   assemblePrompt,
   type HistoryMessage,
@@ -82,7 +83,7 @@ export const replyFigures = (out: TurnOutput) => ({
   truncated: out.truncated,
   promptTokens: out.promptTokens,
   creditsCharged: out.creditsCharged,
-  sentPrompt: JSON.stringify(out.sentPrompt),
+  sentPrompt: packPrompt(out.sentPrompt),
   summary: out.summary,
   compactedCount: out.compactedCount,
 });
