@@ -211,6 +211,35 @@ for (const c of cases) {
       expect(sums.rows[0]).toEqual({ usage: String(total + expected[1]!), charged: String(total + expected[1]!) });
     });
 
+    it('the studio’s expected cost per turn: an estimate from the world’s prompt before anyone played it, then the average of its played replies; its author only', async () => {
+      const { b, sessionId } = await player(`cost-${c.kind}`);
+      const worldId = ((await (await b.fetch(`/api/sessions/${sessionId}`)).json()) as { session: { worldId: string } }).session.worldId;
+      const cost = async () => (await (await b.fetch(`/api/worlds/${worldId}/expected-cost`)).json()) as Record<string, number | string | boolean>;
+      const before = await cost();
+      expect(before).toMatchObject({ basis: 'estimate', turns: 0, cachedTokens: 0, replyTokens: 1500, model: c.model, listedPrice: true });
+      expect(before.promptTokens as number).toBeGreaterThan(100);
+      const fresh = before.promptTokens as number;
+      expect(before.credits).toBe(Math.round(((fresh * PRICE.input + (before.replyTokens as number) * PRICE.output) / 1e6) * 100) / 100);
+
+      for (const turn of [c.first, c.second]) {
+        fake.enqueue(turn.reply as never);
+        expect((await sse(await b.fetch(`/api/sessions/${sessionId}/messages`, { method: 'POST', json: { content: 'I go on' } }))).at(-1)!.event).toBe('done');
+      }
+      const after = await cost();
+      const prompt = (c.first.prompt + c.second.prompt) / 2;
+      const cached = (c.first.read + c.second.read) / 2;
+      const out = (c.first.out + c.second.out) / 2;
+      expect(after).toMatchObject({ basis: 'played', turns: 2, promptTokens: prompt, cachedTokens: cached, replyTokens: out });
+      expect(after.credits).toBe(Math.round((((prompt - cached) * PRICE.input + cached * PRICE.cacheRead + out * PRICE.output) / 1e6) * 100) / 100);
+      expect(after.creditsWithoutCache).toBe(Math.round(((prompt * PRICE.input + out * PRICE.output) / 1e6) * 100) / 100);
+
+      // another account learns nothing of it
+      const other = (await player(`cost-other-${c.kind}`)).b;
+      const refused = await other.fetch(`/api/worlds/${worldId}/expected-cost`);
+      expect([403, 404]).toContain(refused.status);
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toMatch(/NOT_FOUND|NOT_AUTHOR/);
+    });
+
     it('on a player’s own key: not charged, the tokens recorded, the platform’s estimate shown where the price table names the model', async () => {
       const { b, accountId, sessionId } = await player(`own-${c.kind}`);
       const saved = await b.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: own.url, apiKey: 'sk-own-key', defaultModel: 'gpt-own-priced', kind: 'openai' } });
