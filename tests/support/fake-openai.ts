@@ -11,6 +11,8 @@ import type { AddressInfo } from 'node:net';
 export interface FakeUsage {
   prompt_tokens: number;
   completion_tokens: number;
+  /** As OpenAI and OpenRouter report a prompt's cached part (`cached_tokens`, part of prompt_tokens) and OpenRouter a cache write. */
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number };
 }
 
 export type FakeReply =

@@ -150,11 +150,25 @@ export function serializeBody(body: Record<string, unknown>): string {
   return JSON.stringify({ ...body, messages: 0 }).replace('"messages":0', () => `"messages":[${parts.join(',')}]`);
 }
 
+const count = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined);
+
+/**
+ * The usage of an OpenAI-compatible answer. Cached prompt tokens: `prompt_tokens_details.cached_tokens`
+ * (OpenAI, OpenRouter), or DeepSeek's `prompt_cache_hit_tokens`; tokens written to the cache:
+ * `prompt_tokens_details.cache_write_tokens` (OpenRouter on models that bill cache writes). Both are
+ * parts of `prompt_tokens`.
+ */
 function parseUsage(raw: unknown): Usage | null {
   if (!raw || typeof raw !== 'object') return null;
-  const u = raw as { prompt_tokens?: unknown; completion_tokens?: unknown };
+  const u = raw as { prompt_tokens?: unknown; completion_tokens?: unknown; prompt_tokens_details?: unknown; prompt_cache_hit_tokens?: unknown };
   if (typeof u.prompt_tokens !== 'number' || typeof u.completion_tokens !== 'number') return null;
-  return { tokensIn: u.prompt_tokens, tokensOut: u.completion_tokens };
+  const usage: Usage = { tokensIn: u.prompt_tokens, tokensOut: u.completion_tokens };
+  const details = u.prompt_tokens_details && typeof u.prompt_tokens_details === 'object' ? (u.prompt_tokens_details as Record<string, unknown>) : {};
+  const cached = count(details.cached_tokens) ?? count(u.prompt_cache_hit_tokens);
+  const written = count(details.cache_write_tokens);
+  if (cached !== undefined) usage.cachedTokensIn = Math.min(cached, usage.tokensIn);
+  if (written !== undefined) usage.cacheWriteTokensIn = Math.min(written, usage.tokensIn - (usage.cachedTokensIn ?? 0));
+  return usage;
 }
 
 /**

@@ -77,6 +77,6 @@ export {
   type PrivateNetworkAccess,
   readBounded,
 } from './outbound.ts';
-export { type ProviderKind, PROVIDER_KINDS, PROVIDER_LABELS, providerKindOf } from './kinds.ts';
+export { keyForAnotherProvider, keyProviderOf, type ProviderKind, PROVIDER_KINDS, PROVIDER_LABELS, providerKindOf } from './kinds.ts';
 export { ANTHROPIC_OPENING_USER_TURN, ANTHROPIC_VERSION, anthropicBody } from './anthropic.ts';
 export { geminiBody } from './gemini.ts';

@@ -3,6 +3,7 @@ import { useConfirm } from '../player/ConfirmDialog.tsx';
 import { DefaultChat } from '../player/DefaultChat.tsx';
 import { sandboxHandlers, sandboxState } from '../player/sandbox-bridge.ts';
 import { SessionPanel } from '../player/SessionPanel.tsx';
+import { sessionSpent } from '../player/reply-price.ts';
 import { usePlayer } from '../player/use-player.ts';
 import { PageLoading } from '../shell/PageLoading.tsx';
 import { useTitle } from '../lib/title.ts';
@@ -28,6 +29,7 @@ export function PlayerPage({ worldId, embedded = false }: { worldId: string; emb
   if (p.error && !p.data) return <p role="alert">{p.error}</p>;
   if (!p.world || !p.data || !p.assetScope) return <PageLoading />;
   const root = p.world.world.rootComponent;
+  const spent = sessionSpent(p.data.session.spent);
   const immersive = p.canvasMode === 'fullscreen';
   // Immersive: the frame fills what the screen leaves below the head row (player.css).
   const frameStyle = { width: '100%', ...(immersive ? {} : { height: 480 }), border: '1px solid #ddd', borderRadius: 8 };
@@ -36,6 +38,11 @@ export function PlayerPage({ worldId, embedded = false }: { worldId: string; emb
     <div className={`player ${immersive ? 'player-immersive' : ''}`} data-canvas-mode={p.canvasMode}>
       <div className="row player-head">
         <h2>{p.world.world.name}</h2>
+        {spent && (
+          <p className="player-spent" data-testid="session-spent" title={spent.full}>
+            {spent.short}
+          </p>
+        )}
         {root && (
           <button type="button" className="secondary" onClick={() => handlers.toggleImmersive?.()}>
             {immersive ? 'Leave immersive mode' : 'Immersive mode'}

@@ -15,7 +15,7 @@ import type { Player } from './use-player.ts';
 import type { Confirm } from './ConfirmDialog.tsx';
 import { SentPromptDialog } from './SentPrompt.tsx';
 import { TurnFailure } from './TurnFailure.tsx';
-import { count } from '../lib/text.ts';
+import { replyPrice } from './reply-price.ts';
 
 /** Chat Markdown with images only from this world's assets. */
 export function chatHtml(text: string, scope: AssetScope | null): string {
@@ -36,15 +36,13 @@ function Avatar({ name, src }: { name: string; src: string | null }) {
   );
 }
 
-/** A reply's usage: its prompt and reply tokens and, when it ran on platform credits, what it cost. */
+/** A reply's price (./reply-price.ts): its tokens in, cached and out and what it cost, or its tokens on the player's own key. */
 function ReplyUsage({ m }: { m: PlayerMessage }) {
-  if (m.role !== 'assistant' || m.status !== 'complete' || m.tokenCount === null) return null;
-  const tokens = (m.promptTokens ?? 0) + m.tokenCount;
-  const detail = m.promptTokens !== null && m.promptTokens !== undefined ? `${m.promptTokens.toLocaleString('en')} sent + ${m.tokenCount.toLocaleString('en')} written` : `${m.tokenCount.toLocaleString('en')} written`;
+  const price = replyPrice(m);
+  if (!price) return null;
   return (
-    <span className="chat-usage" data-testid="reply-usage" title={`${detail}${m.model ? ` · ${m.model}` : ''}`}>
-      {tokens.toLocaleString('en')} tokens
-      {typeof m.creditsCharged === 'number' && ` · ${count(m.creditsCharged, 'credit')}`}
+    <span className="chat-usage" data-testid="reply-usage" title={price.title}>
+      {price.text}
     </span>
   );
 }
