@@ -148,7 +148,7 @@ describe('studio assistant (issue 48) through the HTTP API', () => {
       ['official', 2560, 3],
     ]);
     const { rows: usage } = await server.ctx.db.primary.query(`select count(*)::int as n from usage_ledger u join accounts a on a.id = u.account_id where a.email like 'assist-build-%' and u.purpose = 'studio-assistant'`);
-    expect(usage[0].n).toBe(2);
+    expect(usage[0]!.n).toBe(2);
 
     // nothing changed before approval
     const before = await worldOf(b, worldId);
@@ -242,7 +242,7 @@ describe('studio assistant (issue 48) through the HTTP API', () => {
     expect(trapHits).toBe(0);
     expect(await worldOf(other.b, other.worldId)).toEqual(victimBefore);
     const { rows } = await server.ctx.db.primary.query('select count(*)::int as n from world_reviews where world_id = $1', [worldId]);
-    expect(rows[0].n).toBe(0);
+    expect(rows[0]!.n).toBe(0);
   });
 
   it("Stop aborts the provider's request mid-step; the round keeps nothing", async () => {
