@@ -1,5 +1,5 @@
 import type { Browser, Page } from 'playwright-core';
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 import { type FakeOpenAi, fakeReplies } from '../support/fake-openai.ts';
 import { screenPath } from '../support/screens.ts';
@@ -51,6 +51,7 @@ describe('the studio assistant in a real browser (issue 48)', () => {
   let browser: Browser;
   let provider: FakeOpenAi;
   useBrowserPlatform({ provider: { apiKey: 'assistant-key' } }, (p) => ({ server, browser, provider } = p));
+  beforeEach(() => provider.reset());
 
   const worldOf = async (page: Page, id: string) =>
     (await page.evaluate(async (id) => (await fetch(`/api/worlds/${id}`)).json(), id)) as {
@@ -174,6 +175,47 @@ describe('the studio assistant in a real browser (issue 48)', () => {
     expect(errors).toEqual([]);
     await context.close();
   }, 180_000);
+
+  it("the runtime check: a card whose interface builds but fails in the sandbox preview goes back to the assistant with the error, and is never approvable", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(30_000);
+    await page.goto(`${server.url}/`);
+    await signUp(server, page, { email: `assistant-runtime-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Runtime' });
+    const worldId = await page.evaluate(async (providerUrl) => {
+      const call = (url: string, method: string, body: unknown) => fetch(url, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json());
+      await call('/api/settings/ai', 'PUT', { baseUrl: providerUrl, defaultModel: 'builder-model', apiKey: 'assistant-key' });
+      return ((await call('/api/worlds', 'POST', { world: { version: '20.0.0', name: 'Fragile screen' } })) as { id: string }).id;
+    }, provider.url);
+    await page.goto(`${server.url}/studio/${worldId}#assistant`);
+    const panel = page.getByTestId('assistant');
+    const broken = 'export default function Screen() {\n  const y = useYumina();\n  return <p>{y.variables.inventory.items.length} items</p>;\n}\n';
+    const fixed = 'export default function Screen() {\n  return <p data-testid="fixed">No items yet</p>;\n}\n';
+    provider.enqueue(
+      fakeReplies.toolCalls([{ name: 'set_interface_file', arguments: { path: 'index.tsx', content: broken } }]),
+      fakeReplies.completion('An inventory screen.'),
+      // the error comes back: the model fixes it
+      fakeReplies.toolCalls([{ name: 'set_interface_file', arguments: { path: 'index.tsx', content: fixed } }]),
+      fakeReplies.completion('Fixed: the screen no longer reads a variable that does not exist.'),
+    );
+    const sent = provider.completions.length;
+    await panel.getByLabel('What should the assistant build or change?').fill('An inventory screen.');
+    await panel.getByRole('button', { name: 'Ask the assistant' }).click();
+    // the broken card is rejected by the check itself, with the frame's error as the reason
+    await poll(() => panel.locator('li[data-status="rejected"]').count()).toBe(1);
+    expect(await panel.locator('li[data-status="rejected"] .assistant-request').textContent()).toBe('An inventory screen.');
+    const feedback = provider.completions[sent + 2]!.body!.messages as { role: string; content: string }[];
+    expect(feedback.at(-1)!.content).toMatch(/fails at runtime in the studio's sandbox preview: TypeError: .*'items'/);
+    // the fixed card passes the check and can be approved
+    const card = panel.locator('li[data-status="proposed"]');
+    await poll(() => card.locator('.assistant-change summary').allTextContents()).toEqual(['Add interface file index.tsx (entry)']);
+    await poll(() => card.frameLocator('iframe[title="Card interface preview"]').getByTestId('fixed').count()).toBe(1);
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await poll(() => panel.locator('li[data-status="approved"]').count()).toBe(1);
+    const saved = (await page.evaluate(async (id) => (await fetch(`/api/worlds/${id}`)).json(), worldId)) as { world: { rootComponent: { files: Record<string, string> } } };
+    expect(saved.world.rootComponent.files['index.tsx']).toBe(fixed);
+    await context.close();
+  }, 90_000);
 
   it('Stop ends a step at once: the provider request is aborted and nothing is kept', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });

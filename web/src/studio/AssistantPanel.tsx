@@ -1,5 +1,6 @@
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { count } from '../lib/text.ts';
+import { SandboxHost } from '../sandbox/SandboxHost.tsx';
 import type { ServerWorld } from './server.ts';
 import { type AssistantRound, type AssistantStep, type CardChange, useAssistant } from './use-assistant.ts';
 
@@ -92,8 +93,51 @@ const STATUS_LABELS: Record<AssistantRound['status'], string> = {
   failed: 'Failed',
 };
 
+/** How long a card's interface must run in the sandbox preview without an error before the card may be approved. */
+export const RUNTIME_CHECK_MS = 2500;
+
+/**
+ * The runtime check of a card that writes interface files: the interface after the card runs in the
+ * studio's sandbox preview (the same frame and rules as any world's code); an error it reports goes
+ * back to the assistant at once (the card is rejected with the error as the reason), so a card whose
+ * interface fails is never approved.
+ */
+function RuntimeCheck({ round, onResult }: { round: AssistantRound; onResult(result: 'ok' | { error: string }): void }) {
+  const done = useRef(false);
+  const report = useRef(onResult);
+  report.current = onResult;
+  useEffect(() => {
+    const timer = setTimeout(() => {
+      if (done.current) return;
+      done.current = true;
+      report.current('ok');
+    }, RUNTIME_CHECK_MS);
+    return () => clearTimeout(timer);
+  }, []);
+  const preview = round.preview!;
+  return (
+    <div className="assistant-preview">
+      <h4>Interface preview of this card</h4>
+      <SandboxHost
+        world={{ id: `assistant-${round.id}`, name: 'Preview', rootComponent: preview.rootComponent }}
+        state={{ variables: preview.variables, sessionId: 'assistant-preview', messages: [], entries: [], checkpoints: [] }}
+        handlers={{}}
+        title="Card interface preview"
+        className="sandbox-frame"
+        onFrameError={(message) => {
+          if (done.current) return;
+          done.current = true;
+          report.current({ error: message });
+        }}
+      />
+    </div>
+  );
+}
+
 function Round({ round, revision, busy, blocked, assistant }: { round: AssistantRound; revision: number; busy: boolean; blocked: string | null; assistant: ReturnType<typeof useAssistant> }) {
   const [reason, setReason] = useState('');
+  const [check, setCheck] = useState<'running' | 'ok' | { error: string }>(round.preview ? 'running' : 'ok');
+  const checking = round.status === 'proposed' && check === 'running';
   if (round.kind === 'rollback') {
     return (
       <li className="assistant-round assistant-note" data-round-id={round.id}>
@@ -123,11 +167,26 @@ function Round({ round, revision, busy, blocked, assistant }: { round: Assistant
             ))}
           </ul>
           {round.reason && round.status === 'rejected' && <p className="hint">Rejected: {round.reason}</p>}
+          {round.status === 'proposed' && round.preview && (
+            <RuntimeCheck
+              round={round}
+              onResult={(result) => {
+                setCheck(result);
+                if (result !== 'ok') void assistant.rejectAndRevise(round.id, `The interface of this card fails at runtime in the studio's sandbox preview: ${result.error}. Fix it.`);
+              }}
+            />
+          )}
+          {checking && (
+            <p role="status" className="assistant-working">
+              Checking the interface in the sandbox preview…
+            </p>
+          )}
+          {typeof check === 'object' && <p className="assistant-error">The interface failed at runtime ({check.error}); sent back to the assistant.</p>}
           {round.status === 'proposed' && (
             <div className="assistant-decide">
               {blocked && <p className="hint">{blocked}</p>}
               <div className="row">
-                <button type="button" disabled={busy || !!blocked} onClick={() => void assistant.approve(round.id, revision)}>
+                <button type="button" disabled={busy || !!blocked || checking || typeof check === 'object'} onClick={() => void assistant.approve(round.id, revision)}>
                   Approve
                 </button>
               </div>

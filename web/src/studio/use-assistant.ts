@@ -38,6 +38,8 @@ export interface AssistantRound {
   error: string | null;
   appliedRevision: number | null;
   canRollback: boolean;
+  /** A proposed card that writes interface files: the interface after it, for the sandbox preview (the runtime check). */
+  preview: { rootComponent: { entryFile: string; files: Record<string, string>; id?: string }; variables: Record<string, unknown> } | null;
   createdAt: string;
 }
 
@@ -56,9 +58,17 @@ export function useAssistant(worldId: string, onApplied: (world: ServerWorld) =>
   const base = `/api/worlds/${encodeURIComponent(worldId)}/assistant`;
 
   const load = useCallback(async () => {
-    const res = await send<{ rounds: AssistantRound[] }>(base, 'GET');
-    if (res.status === 200) setRounds(res.body.rounds);
-    else setError(res.body.error?.message ?? `Could not load the assistant (${res.status}).`);
+    // after a Stop the server ends the round a moment later (when it sees the request go): read again until it has
+    for (let attempt = 0; ; attempt++) {
+      const res = await send<{ rounds: AssistantRound[] }>(base, 'GET');
+      if (res.status !== 200) {
+        setError(res.body.error?.message ?? `Could not load the assistant (${res.status}).`);
+        return;
+      }
+      setRounds(res.body.rounds);
+      if (!res.body.rounds.some((r) => r.status === 'running') || attempt >= 20) return;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
   }, [base]);
   useEffect(() => {
     void load();

@@ -61,8 +61,22 @@ const approveBody = z.strictObject({ revision: z.number().int().min(1).optional(
 const rejectBody = z.strictObject({ reason: z.string().trim().max(4000).optional() }).default({});
 const rollbackBody = z.strictObject({ to: z.enum(['after', 'before']).default('after') }).default({ to: 'after' });
 
-function roundView(r: RoundRow) {
+/**
+ * For a proposed card that writes interface files: the interface and the variables' defaults the
+ * world would have after it, for the studio's sandbox preview (the runtime check, which runs in the
+ * author's browser: the sandbox is a browser frame). Null for any other round.
+ */
+function previewOf(r: RoundRow, definition: string | null): { rootComponent: unknown; variables: Record<string, unknown> } | null {
+  if (r.status !== 'proposed' || definition === null || !r.operations.some((o) => o.op === 'set_interface_file' || o.op === 'remove_interface_file')) return null;
+  const applied = applyOperations(JSON.parse(definition) as Record<string, unknown>, r.operations);
+  if (!applied.ok || !applied.world.rootComponent) return null;
+  const variables = Array.isArray(applied.world.variables) ? (applied.world.variables as { id: string; defaultValue?: unknown }[]) : [];
+  return { rootComponent: applied.world.rootComponent, variables: Object.fromEntries(variables.map((v) => [v.id, v.defaultValue ?? null])) };
+}
+
+function roundView(r: RoundRow, definition: string | null = null) {
   return {
+    preview: previewOf(r, definition),
     id: r.id,
     kind: r.kind,
     request: r.request,
@@ -145,7 +159,7 @@ export async function assistantRoutes(app: FastifyInstance, ctx: AppContext): Pr
     const auth = await requireAuth(ctx, request, reply);
     const world = await ownedWorld(request.params.id, auth.account.id);
     const list = await rounds(world.id, auth.account.id);
-    return { revision: world.revision, rounds: list.map(roundView) };
+    return { revision: world.revision, rounds: list.map((r) => roundView(r, world.definition)) };
   });
 
   app.post<{ Params: { id: string } }>('/api/worlds/:id/assistant/rounds', async (request, reply) => {
@@ -219,7 +233,7 @@ export async function assistantRoutes(app: FastifyInstance, ctx: AppContext): Pr
         `update world_assistant_rounds set status = $2, reply = $3, operations = $4, changes = $5, steps = $6 where id = $1 returning *`,
         [roundId, status, outcome.reply, JSON.stringify(outcome.operations), JSON.stringify(outcome.changes), JSON.stringify(outcome.steps)],
       );
-      stream.write('card', roundView(rows[0]!));
+      stream.write('card', roundView(rows[0]!, world.definition));
     } catch (err) {
       const stopped = controller.signal.aborted || err instanceof AiAbortedError;
       const error = publicErrorOf(err);
