@@ -17,7 +17,19 @@ export interface FakeUsage {
 
 export type FakeReply =
   /** A normal completion; streamed when the request asked for a stream (content split into `chunks`). */
-  | { kind: 'completion'; content: string; usage?: FakeUsage | null; finishReason?: string; model?: string; chunks?: number; chunkDelayMs?: number; refusal?: string; reasoning?: string }
+  | {
+      kind: 'completion';
+      content: string;
+      usage?: FakeUsage | null;
+      finishReason?: string;
+      model?: string;
+      chunks?: number;
+      chunkDelayMs?: number;
+      refusal?: string;
+      reasoning?: string;
+      /** Function calls (`message.tool_calls`; streamed as fragments by index); the finish reason becomes `tool_calls`. */
+      toolCalls?: FakeToolCall[];
+    }
   /** Any HTTP error with a JSON (or raw text) body. */
   | { kind: 'error'; status: number; body: unknown }
   /** An SSE stream that sends an error event after some content (as OpenRouter does mid-stream). */
@@ -35,6 +47,13 @@ export type FakeReply =
    * finish reason or `[DONE]`, as a proxy that times out between chunks does.
    */
   | { kind: 'drop'; content: string; chunks?: number; chunkDelayMs?: number; how?: 'destroy' | 'end' };
+
+/** A function call the fake model makes: `arguments` as an object is sent as its JSON text, a string as is (to send broken JSON). */
+export interface FakeToolCall {
+  id?: string;
+  name: string;
+  arguments: Record<string, unknown> | string;
+}
 
 export interface RecordedRequest {
   method: string;
@@ -109,6 +128,8 @@ export const fakeReplies = {
   malformed: (): FakeReply => ({ kind: 'error', status: 400, body: MALFORMED_BODY }),
   rateLimited: (): FakeReply => ({ kind: 'error', status: 429, body: { error: { message: 'Rate limit exceeded', code: 429 } } }),
   serverError: (): FakeReply => ({ kind: 'error', status: 502, body: { error: { message: 'Upstream provider error', code: 502 } } }),
+  /** The model calls functions (with an optional text beside them). */
+  toolCalls: (calls: FakeToolCall[], content = '', usage: FakeUsage = { prompt_tokens: 1200, completion_tokens: 300 }): FakeReply => ({ kind: 'completion', content, usage, toolCalls: calls }),
   slowStream: (content: string, chunkDelayMs: number, chunks = content.length): FakeReply => ({
     kind: 'completion',
     content,
@@ -197,10 +218,16 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
     const model = reply.model ?? (body.model as string);
     const usage = reply.usage === null ? undefined : (reply.usage ?? { prompt_tokens: 42, completion_tokens: 7 });
     const usageBody = usage ? { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } : undefined;
-    const finishReason = reply.finishReason ?? 'stop';
+    const finishReason = reply.finishReason ?? (reply.toolCalls?.length ? 'tool_calls' : 'stop');
+    const wireCalls = (reply.toolCalls ?? []).map((c, i) => ({
+      id: c.id ?? `call_${counter}_${i + 1}`,
+      type: 'function',
+      function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) },
+    }));
     if (!stream) {
-      const message: Record<string, unknown> = { role: 'assistant', content: reply.refusal ? null : reply.content };
+      const message: Record<string, unknown> = { role: 'assistant', content: reply.refusal ? null : reply.content || (wireCalls.length ? null : '') };
       if (reply.refusal) message.refusal = reply.refusal;
+      if (wireCalls.length) message.tool_calls = wireCalls;
       sendJson(res, 200, {
         id,
         object: 'chat.completion',
@@ -224,6 +251,12 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
       if (record.aborted || res.destroyed) return;
       res.write(chunk({ content: piece }, null));
     }
+    wireCalls.forEach((call, index) => {
+      const args = call.function.arguments;
+      const half = Math.floor(args.length / 2);
+      res.write(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: args.slice(0, half) } }] }, null));
+      res.write(chunk({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] }, null));
+    });
     res.write(chunk({}, finishReason));
     const options = body.stream_options as { include_usage?: boolean } | undefined;
     if (usageBody && options?.include_usage) {

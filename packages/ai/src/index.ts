@@ -13,6 +13,11 @@ export {
   type ProviderEndpoint,
   requestBody,
   streamChat,
+  parseToolCalls,
+  type ToolCall,
+  type ToolDefinition,
+  TOOL_ARGUMENTS_MAX_CHARS,
+  TOOL_CALLS_MAX,
   type Usage,
 } from './chat.ts';
 export {
