@@ -12,7 +12,9 @@ export {
   listModels,
   type ProviderEndpoint,
   requestBody,
+  SPEECH_MAX_BYTES,
   streamChat,
+  synthesizeSpeech,
   type Usage,
 } from './chat.ts';
 export {
