@@ -654,3 +654,48 @@ export async function listModels(
     deadline.dispose();
   }
 }
+
+/** The largest spoken reply read from a provider (about ten minutes of MP3 at 128 kbit/s). */
+export const SPEECH_MAX_BYTES = 10 * 1024 * 1024;
+
+/**
+ * Text to speech through an OpenAI-compatible `POST {baseUrl}/audio/speech` (OpenAI's own, and the
+ * servers that copy it): `{ model, input, voice, response_format }` answered with the audio's
+ * bytes. Through the guard and deadlines like every provider call; a body over SPEECH_MAX_BYTES is
+ * refused, not cut (a cut MP3 would still play, silently short).
+ */
+export async function synthesizeSpeech(
+  endpoint: ProviderEndpoint,
+  request: { model: string; input: string; voice: string; format?: 'mp3' | 'opus' | 'aac' | 'wav' },
+  options: CallOptions = {},
+): Promise<{ audio: Buffer; contentType: string }> {
+  const deadline = new Deadline(options.signal, options.timeoutMs, options.firstByteTimeoutMs, options.idleTimeoutMs);
+  try {
+    const res = await send(endpoint, '/audio/speech', 'POST', { model: request.model, input: request.input, voice: request.voice, response_format: request.format ?? 'mp3' }, deadline);
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    if (res.body) {
+      const reader = res.body.getReader();
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          deadline.progress();
+          size += value.byteLength;
+          if (size > SPEECH_MAX_BYTES) throw new AiInvalidResponseError('The AI provider sent more audio than the limit.');
+          chunks.push(value);
+        }
+      } finally {
+        reader.cancel().catch(() => {});
+      }
+    }
+    deadline.arrived();
+    const contentType = res.headers.get('content-type')?.split(';')[0]?.trim() || 'audio/mpeg';
+    if (!/^audio\/[\w.+-]+$/.test(contentType)) throw new AiInvalidResponseError('The AI provider did not answer with audio.');
+    return { audio: Buffer.concat(chunks), contentType };
+  } catch (err) {
+    throw deadline.translate(err);
+  } finally {
+    deadline.dispose();
+  }
+}

@@ -20,6 +20,9 @@ import { openConnection } from '../accounts/ai-connection.ts';
 import { worldForViewer } from '../worlds/version.ts';
 import { playerRoutes } from './actions.ts';
 import { chatTransferRoutes } from './chat-transfer.ts';
+import { sideReplyRoutes } from './side-replies.ts';
+import { speechRoutes } from './speech.ts';
+import { messageSearchRoutes } from './message-search.ts';
 import { enginePersonaOf } from './persona.ts';
 import { afterCursor, keysetPage, keysetQuery, timeKey } from '../keyset.ts';
 import { parseHistoryPageQuery, sessionMessage, sessionPage } from './history-page.ts';
@@ -86,6 +89,10 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   await playerRoutes(app, ctx);
   // Chats in and out: SillyTavern .jsonl (and readable text) export, .jsonl import into a new session.
   await chatTransferRoutes(app, ctx);
+  // Issue 50: impersonate and translate (never stored), replies read aloud, search.
+  await sideReplyRoutes(app, ctx);
+  await speechRoutes(app, ctx);
+  await messageSearchRoutes(app, ctx);
   await ctx.store.subscribe('chat:stop', (sessionId) => running.get(sessionId)?.abort(new Error('Stopped by the player')));
 
   /** The session's turn lock (./turn-lock.ts), after the route's ownership check; the send path takes it in startTurn's statement. */
