@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type MeteringContext, type UsageRecord } from '@yumina/ai';
 import { recordUsage } from '@yumina/billing';
-import { completeTurn, HistoryCache, startTurn } from '@yumina/conversations';
+import { completeTurn, HistoryCache, renewTurn, startTurn } from '@yumina/conversations';
 import { HttpError, parseWith, publicErrorOf } from '@yumina/http';
 import { normalizeState, type Persona, type WorldDefinition, type WorldState } from '@yumina/world';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -144,6 +144,13 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   ) {
     const controller = new AbortController();
     running.set(session.id, controller);
+    // The lock's lease, renewed while the turn runs: if this replica dies, the session is free again within a lease.
+    const leaseSeconds = ctx.config.limits.turnLeaseSeconds;
+    const renewal = setInterval(
+      () => void renewTurn(db, { sessionId: session.id, lockToken, seconds: leaseSeconds }).catch((err: unknown) => request.log.warn({ err, sessionId: session.id }, 'turn lease not renewed')),
+      (leaseSeconds * 1000) / 3,
+    );
+    renewal.unref();
     // the operator's turn latency (to the first text and to the end) and provider errors by kind
     const startedAt = performance.now();
     let firstTokenMs: number | null = null;
@@ -262,6 +269,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         await recordUsage(db, record).catch((err: unknown) => request.log.error({ err, sessionId: session.id }, 'usage row not written'));
       }
       running.delete(session.id);
+      clearInterval(renewal);
       if (locked) await releaseTurnLock(ctx, session.id, lockToken);
       if (!reply.raw.writableEnded) reply.raw.end();
     }
@@ -334,7 +342,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     const lock = randomUUID();
     const result = await startTurn(
       db,
-      { tokenHash: hashToken(token), sessionId, lockToken: lock, content: body.content, expectedMessageCount: body.expectedMessageCount, userMessageId: newId('msg'), replyId: newId('msg') },
+      { tokenHash: hashToken(token), sessionId, lockToken: lock, leaseSeconds: ctx.config.limits.turnLeaseSeconds, content: body.content, expectedMessageCount: body.expectedMessageCount, userMessageId: newId('msg'), replyId: newId('msg') },
       histories,
     );
     if (result.status === 'unauthenticated') throw notSignedIn();
