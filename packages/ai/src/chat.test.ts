@@ -203,3 +203,45 @@ describe('serializeBody', () => {
     expect(serializeBody(bodies[0]!)).toBe(JSON.stringify(bodies[0]));
   });
 });
+
+describe('tool calling (OpenAI-compatible)', () => {
+  const tools = [{ name: 'set_variable', description: 'Adds or changes a variable.', parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } }];
+
+  it('sends the tools and returns the calls of a JSON answer; a call and its answer go back in their wire shape', async () => {
+    fake.enqueue(fakeReplies.toolCalls([{ id: 'call_a', name: 'set_variable', arguments: { id: 'health' } }, { name: 'set_variable', arguments: '{"id":"energy"}' }], 'Two variables.'));
+    const result = await completeChat(endpoint, { ...request, tools });
+    expect(result.finishReason).toBe('tool_calls');
+    expect(result.content).toBe('Two variables.');
+    expect(result.toolCalls).toEqual([
+      { id: 'call_a', name: 'set_variable', arguments: '{"id":"health"}' },
+      { id: expect.stringMatching(/^call_/), name: 'set_variable', arguments: '{"id":"energy"}' },
+    ]);
+    const sent = fake.completions[0]!.body!;
+    expect(sent.tools).toEqual([{ type: 'function', function: tools[0] }]);
+    expect(sent.tool_choice).toBe('auto');
+
+    fake.enqueue(fakeReplies.completion('Done.'));
+    await completeChat(endpoint, {
+      ...request,
+      tools,
+      messages: [...request.messages, { role: 'assistant', content: '', toolCalls: result.toolCalls }, { role: 'tool', toolCallId: 'call_a', content: 'ok' }],
+    });
+    const again = fake.completions[1]!.body!.messages as Record<string, unknown>[];
+    expect(again[1]).toEqual({ role: 'assistant', content: null, tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'set_variable', arguments: '{"id":"health"}' } }, expect.anything()] });
+    expect(again[2]).toEqual({ role: 'tool', tool_call_id: 'call_a', content: 'ok' });
+  });
+
+  it('joins tool calls streamed as fragments by index', async () => {
+    fake.enqueue(fakeReplies.toolCalls([{ id: 'call_s', name: 'set_variable', arguments: { id: 'health', note: 'a long argument text split in two' } }]));
+    const result = await collectStream(streamChat(endpoint, { ...request, tools }));
+    expect(result.toolCalls).toEqual([{ id: 'call_s', name: 'set_variable', arguments: JSON.stringify({ id: 'health', note: 'a long argument text split in two' }) }]);
+    expect(result.finishReason).toBe('tool_calls');
+  });
+
+  it('a request without tools sends no tool fields', async () => {
+    fake.enqueue(fakeReplies.completion('Plain.'));
+    const result = await completeChat(endpoint, request);
+    expect(result.toolCalls).toBeUndefined();
+    expect(fake.completions[0]!.body).not.toHaveProperty('tools');
+  });
+});

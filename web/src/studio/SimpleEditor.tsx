@@ -230,6 +230,7 @@ export const STUDIO_SECTIONS = [
   ['interface', 'Interface'],
   ['tags', 'Cover and tags'],
   ['settings', 'Settings'],
+  ['assistant', 'Assistant'],
   ['playtest', 'Playtest'],
 ] as const;
 export type StudioSection = (typeof STUDIO_SECTIONS)[number][0];
