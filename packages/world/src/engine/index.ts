@@ -30,6 +30,7 @@ export {
   NEW_CHAT_MARKER,
   type PromptMessage,
   type PromptOptions,
+  toCacheMarkedMessages,
   toProviderMessages,
 } from './prompt.ts';
 export { createRandom, hashString } from './random.ts';
