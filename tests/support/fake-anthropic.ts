@@ -203,6 +203,8 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     ],
     'msg_fake_',
   );
+  // with the cache on, an unscripted reply reports the usage the cache rules give
+  if (cache) fake.setHandler(() => ({ kind: 'completion', content: 'echo from the fake' }));
   return Object.assign(fake, { cacheUsage });
 }
 
