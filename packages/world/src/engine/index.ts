@@ -33,6 +33,7 @@ export {
   toCacheMarkedMessages,
   toProviderMessages,
 } from './prompt.ts';
+export { estimatePromptCaching, type PromptCacheEstimate } from './prompt-cache-estimate.ts';
 export { createRandom, hashString } from './random.ts';
 export { reactionMatches } from './reactions.ts';
 export { MAX_RULE_CHAIN_DEPTH, orderRules, triggerMatches } from './rules.ts';
