@@ -117,6 +117,6 @@ describe('prompt caching: a 20-turn session (issue 47)', () => {
       const browser = await player(server!, 'openai', `timed-${Math.random().toString(36).slice(2)}`);
       await playTurns(browser, await createWorld(browser, session), session, (content) => openai.enqueue({ kind: 'completion', content }));
     },
-    { iterations: 1, time: 0, warmupIterations: 0, warmupTime: 0 },
+    { iterations: 1, time: 1, warmupIterations: 0, warmupTime: 0 },
   );
 });

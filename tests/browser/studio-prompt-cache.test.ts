@@ -19,7 +19,7 @@ describe('studio: cache-friendly lorebook placement', () => {
     const page: Page = await context.newPage();
     page.setDefaultTimeout(30_000);
     await signUp(server, context, { email: `cache-studio-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Cache' });
-    const card = readFileSync(new URL('../fixtures/cards/saltreach-innkeeper.json', import.meta.url));
+    const card = readFileSync(new URL('../fixtures/prompt-cache/saltreach-innkeeper.json', import.meta.url));
     const imported = await context.request.post(`${server.url}/api/worlds/import`, { data: { file: { name: 'saltreach-innkeeper.json', base64: card.toString('base64') } } });
     expect(imported.status()).toBe(201);
     const { id } = (await imported.json()) as { id: string };

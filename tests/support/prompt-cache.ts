@@ -3,7 +3,7 @@ import type { Browser } from './server.ts';
 
 /**
  * Issue 47 points 2, 3 and 5: 20-turn sessions played through the HTTP API on each sample world
- * and on an imported card with a 27-entry lorebook (tests/fixtures/cards/saltreach-innkeeper.json),
+ * and on an imported card with a 27-entry lorebook (tests/fixtures/prompt-cache/saltreach-innkeeper.json),
  * with a loopback provider that records each request; the share of each request's prompt that
  * repeats the previous request's prefix. Shared by tests/prompt-cache.test.ts and
  * bench/prompt-cache.bench.ts (which also plays them on a baseline revision of the server).
@@ -131,7 +131,7 @@ const CARD = [
 
 /** The four sessions of the issue's measure: the three samples and the imported card. */
 export function cacheSessions(root = new URL('../../', import.meta.url)): CacheSession[] {
-  const card = repoFile('tests/fixtures/cards/saltreach-innkeeper.json', new URL('../../', import.meta.url));
+  const card = repoFile('tests/fixtures/prompt-cache/saltreach-innkeeper.json', new URL('../../', import.meta.url));
   return [
     {
       name: 'willow-street',

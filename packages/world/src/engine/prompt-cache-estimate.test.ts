@@ -6,7 +6,7 @@ import { estimatePromptCaching } from './prompt-cache-estimate.ts';
 
 describe("the studio's expected saving of cache-friendly placement", () => {
   it('an imported card with a 27-entry lorebook: most of the prompt repeats with the placement on, little without; the input cost falls with it', () => {
-    const file = readFileSync(new URL('../../../../tests/fixtures/cards/saltreach-innkeeper.json', import.meta.url));
+    const file = readFileSync(new URL('../../../../tests/fixtures/prompt-cache/saltreach-innkeeper.json', import.meta.url));
     const imported = importWorld(new Uint8Array(file));
     if (!imported.ok) throw new Error('import failed');
     const estimate = estimatePromptCaching(imported.world);

@@ -263,7 +263,11 @@ export function assemblePrompt(world: EngineWorld, state: WorldState | Partial<W
   }
   if (count === 0) step10.push(...(byIndex.get(0) ?? []));
   const latestIndex = step10.findLastIndex((message) => message.source === 'history');
-  if (latestIndex >= 0) step10[latestIndex] = { ...(step10[latestIndex] as PromptMessage), historyBreakpoint: true };
+  // The rolling breakpoint only where the prompt above the latest message can repeat next turn:
+  // with cache-friendly placement, or when nothing fired above the history or sits at a depth this
+  // turn (otherwise it would be a cache write, at 1.25x the input price, that is never read).
+  const stableAbove = placed !== null || (selection.activated.length === 0 && firedInPlace.size === 0 && depthDirectives.length === 0);
+  if (latestIndex >= 0 && stableAbove) step10[latestIndex] = { ...(step10[latestIndex] as PromptMessage), historyBreakpoint: true };
 
   const head = [...compact(step1), ...step2, ...step3, ...step4];
   const cacheBreakpointIndex = head.length - 1;
@@ -307,6 +311,37 @@ interface StoryPlacement {
 }
 
 /**
+ * The keyword activations of past turns' scan windows (conditions left out: the caller checks
+ * them with today's variables), remembered per world object and switched entries: a session's
+ * turns scan the same past windows again every turn, so each is scanned once. Bounded: cleared
+ * past 4,000 windows.
+ */
+const PAST_WINDOWS_MAX = 4000;
+const pastWindows = new WeakMap<EngineWorld, { keywordWorld: EngineWorld; enabled: string; windows: Map<string, ActivatedEntry[]> }>();
+function pastSelections(world: EngineWorld, state: WorldState): (window: string[]) => ActivatedEntry[] {
+  const enabled = JSON.stringify(state.entryEnabled);
+  let cached = pastWindows.get(world);
+  if (!cached || cached.enabled !== enabled) {
+    const keywordWorld = { ...world, entries: world.entries.map((entry) => (entry.conditions?.length ? { ...entry, conditions: [] } : entry)) };
+    cached = { keywordWorld, enabled, windows: new Map() };
+    pastWindows.set(world, cached);
+  }
+  const { keywordWorld, windows } = cached;
+  const byId = new Map(world.entries.map((entry) => [entry.id, entry]));
+  return (window) => {
+    const key = window.join('\u0000');
+    let activations = windows.get(key);
+    if (!activations) {
+      if (windows.size >= PAST_WINDOWS_MAX) windows.clear();
+      // the world's own entry objects, not the condition-free copies
+      activations = selectEntries(keywordWorld, state, window).activations.map((activation) => ({ ...activation, entry: byId.get(activation.entry.id) ?? activation.entry }));
+      windows.set(key, activations);
+    }
+    return activations;
+  };
+}
+
+/**
  * Cache-friendly placement (settings.cacheFriendlyPlacement, issue 47): an entry that fires by a
  * keyword (or recursion), in any section, is written into the story right before the message it
  * first fired at in this history, and stays there on later turns while it is enabled and its
@@ -319,9 +354,10 @@ interface StoryPlacement {
 function storyPlacements(world: EngineWorld, state: WorldState, history: readonly HistoryMessage[], selection: EntrySelection, scanDepth: number): StoryPlacement[] {
   const first = new Map<EngineEntry, { at: number; activation: ActivatedEntry }>();
   const last = history.length - 1;
+  const memo = pastSelections(world, state);
   for (let index = 0; index <= last; index++) {
     if (index < last && history[index]?.role !== 'user') continue;
-    const activations = index === last ? selection.activations : selectEntries(world, state, scanWindow(history.slice(0, index + 1), scanDepth)).activations;
+    const activations = index === last ? selection.activations : memo(scanWindow(history.slice(0, index + 1), scanDepth));
     for (const activation of activations) {
       if (activation.via !== 'conditions' && !first.has(activation.entry)) first.set(activation.entry, { at: index, activation });
     }
