@@ -197,16 +197,17 @@ describe('comfortable chat', () => {
     await checkpoints.first().getByRole('button', { name: 'Delete checkpoint Checkpoint 1' }).click();
     await page.getByRole('alertdialog').getByRole('button', { name: 'Confirm' }).click();
     await expect.poll(async () => ((await call(page, `/api/sessions/${sessionId}/checkpoints`)).body.checkpoints as unknown[]).length).toBe(0);
-    // Restoring one and deleting a message ask first too.
+    // Restoring one asks first too; deleting a message offers Undo instead (issue 50).
     await page.getByRole('button', { name: 'Save checkpoint' }).click();
     await expect.poll(() => checkpoints.count()).toBe(1);
     await checkpoints.first().getByRole('button', { name: 'Restore' }).click();
     expect(await page.getByRole('alertdialog').textContent()).toContain('Restore "Checkpoint 1"?');
     await page.getByRole('alertdialog').getByRole('button', { name: 'Cancel' }).click();
     await list.locator('li[data-role="user"]').last().getByRole('button', { name: 'Delete' }).click();
-    expect(await page.getByRole('alertdialog').count()).toBe(1);
-    await page.getByRole('alertdialog').getByRole('button', { name: 'Cancel' }).click();
+    expect(await page.getByRole('alertdialog').count()).toBe(0);
+    await page.getByTestId('undo-notice').getByRole('button', { name: 'Undo' }).click();
     expect(await messages(page, sessionId)).toHaveLength(5);
+    await expect.poll(() => bubbles.count()).toBe(5);
     expect(await seriousViolations(page)).toEqual([]);
 
     // At 390 px, in dark mode: the editor fits, its buttons in view, nothing wider than the screen.

@@ -4,8 +4,9 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * A scriptable OpenAI-compatible provider on loopback (port 0) for tests. It speaks the real wire
- * protocol: `POST /v1/chat/completions` (JSON, or SSE when the request says `stream: true`) and
- * `GET /v1/models`. Tests queue replies (or set a handler) and read back every request received.
+ * protocol: `POST /v1/chat/completions` (JSON, or SSE when the request says `stream: true`),
+ * `GET /v1/models` and `POST /v1/audio/speech` (text to speech: a few bytes of an MP3 frame, or
+ * `speechReply` when set). Tests queue replies (or set a handler) and read back every request received.
  */
 
 export interface FakeUsage {
@@ -17,7 +18,19 @@ export interface FakeUsage {
 
 export type FakeReply =
   /** A normal completion; streamed when the request asked for a stream (content split into `chunks`). */
-  | { kind: 'completion'; content: string; usage?: FakeUsage | null; finishReason?: string; model?: string; chunks?: number; chunkDelayMs?: number; refusal?: string; reasoning?: string }
+  | {
+      kind: 'completion';
+      content: string;
+      usage?: FakeUsage | null;
+      finishReason?: string;
+      model?: string;
+      chunks?: number;
+      chunkDelayMs?: number;
+      refusal?: string;
+      reasoning?: string;
+      /** Function calls (`message.tool_calls`; streamed as fragments by index); the finish reason becomes `tool_calls`. */
+      toolCalls?: FakeToolCall[];
+    }
   /** Any HTTP error with a JSON (or raw text) body. */
   | { kind: 'error'; status: number; body: unknown }
   /** An SSE stream that sends an error event after some content (as OpenRouter does mid-stream). */
@@ -35,6 +48,13 @@ export type FakeReply =
    * finish reason or `[DONE]`, as a proxy that times out between chunks does.
    */
   | { kind: 'drop'; content: string; chunks?: number; chunkDelayMs?: number; how?: 'destroy' | 'end' };
+
+/** A function call the fake model makes: `arguments` as an object is sent as its JSON text, a string as is (to send broken JSON). */
+export interface FakeToolCall {
+  id?: string;
+  name: string;
+  arguments: Record<string, unknown> | string;
+}
 
 export interface RecordedRequest {
   method: string;
@@ -64,6 +84,10 @@ export interface FakeOpenAi {
   requests: RecordedRequest[];
   /** Chat-completion requests only. */
   readonly completions: RecordedRequest[];
+  /** Text-to-speech requests only (`POST /v1/audio/speech`). */
+  readonly speeches: RecordedRequest[];
+  /** How the next speech requests are answered (default: 200 with FAKE_SPEECH as audio/mpeg). */
+  speechReply: { status: number; contentType: string; body: Buffer | string };
   /** Queues replies used in order by the next chat-completion requests. */
   enqueue(...replies: FakeReply[]): void;
   /** Decides replies for requests when the queue is empty (default: a short completion echoing the model). */
@@ -109,6 +133,8 @@ export const fakeReplies = {
   malformed: (): FakeReply => ({ kind: 'error', status: 400, body: MALFORMED_BODY }),
   rateLimited: (): FakeReply => ({ kind: 'error', status: 429, body: { error: { message: 'Rate limit exceeded', code: 429 } } }),
   serverError: (): FakeReply => ({ kind: 'error', status: 502, body: { error: { message: 'Upstream provider error', code: 502 } } }),
+  /** The model calls functions (with an optional text beside them). */
+  toolCalls: (calls: FakeToolCall[], content = '', usage: FakeUsage = { prompt_tokens: 1200, completion_tokens: 300 }): FakeReply => ({ kind: 'completion', content, usage, toolCalls: calls }),
   slowStream: (content: string, chunkDelayMs: number, chunks = content.length): FakeReply => ({
     kind: 'completion',
     content,
@@ -117,6 +143,9 @@ export const fakeReplies = {
     usage: { prompt_tokens: 10, completion_tokens: chunks },
   }),
 };
+
+/** What the fake's speech endpoint answers: an MPEG audio frame header and silence (a real MP3's first bytes). */
+export const FAKE_SPEECH = Buffer.concat([Buffer.from([0xff, 0xfb, 0x90, 0x64]), Buffer.alloc(413)]);
 
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -197,10 +226,16 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
     const model = reply.model ?? (body.model as string);
     const usage = reply.usage === null ? undefined : (reply.usage ?? { prompt_tokens: 42, completion_tokens: 7 });
     const usageBody = usage ? { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } : undefined;
-    const finishReason = reply.finishReason ?? 'stop';
+    const finishReason = reply.finishReason ?? (reply.toolCalls?.length ? 'tool_calls' : 'stop');
+    const wireCalls = (reply.toolCalls ?? []).map((c, i) => ({
+      id: c.id ?? `call_${counter}_${i + 1}`,
+      type: 'function',
+      function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) },
+    }));
     if (!stream) {
-      const message: Record<string, unknown> = { role: 'assistant', content: reply.refusal ? null : reply.content };
+      const message: Record<string, unknown> = { role: 'assistant', content: reply.refusal ? null : reply.content || (wireCalls.length ? null : '') };
       if (reply.refusal) message.refusal = reply.refusal;
+      if (wireCalls.length) message.tool_calls = wireCalls;
       sendJson(res, 200, {
         id,
         object: 'chat.completion',
@@ -224,6 +259,12 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
       if (record.aborted || res.destroyed) return;
       res.write(chunk({ content: piece }, null));
     }
+    wireCalls.forEach((call, index) => {
+      const args = call.function.arguments;
+      const half = Math.floor(args.length / 2);
+      res.write(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: args.slice(0, half) } }] }, null));
+      res.write(chunk({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] }, null));
+    });
     res.write(chunk({}, finishReason));
     const options = body.stream_options as { include_usage?: boolean } | undefined;
     if (usageBody && options?.include_usage) {
@@ -261,6 +302,16 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
       sendJson(res, 200, { object: 'list', data: fake.models.map((m) => ({ object: 'model', created: 1_700_000_000, owned_by: 'fake', ...m })) });
       return;
     }
+    if (req.method === 'POST' && url.pathname === '/v1/audio/speech') {
+      if (!body || typeof body.input !== 'string' || typeof body.voice !== 'string' || typeof body.model !== 'string') {
+        sendJson(res, 400, { error: { message: "'input', 'model' and 'voice' are required.", type: 'invalid_request_error' } });
+        return;
+      }
+      const answer = fake.speechReply;
+      res.writeHead(answer.status, { 'content-type': answer.contentType });
+      res.end(answer.body);
+      return;
+    }
     if (req.method === 'POST' && url.pathname === '/v1/chat/completions') {
       if (raw && body === null) {
         sendJson(res, 400, { error: { message: 'We could not parse the JSON body of your request.', type: 'invalid_request_error' } });
@@ -280,6 +331,10 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
     get completions() {
       return requests.filter((r) => r.path === '/v1/chat/completions');
     },
+    get speeches() {
+      return requests.filter((r) => r.path === '/v1/audio/speech');
+    },
+    speechReply: { status: 200, contentType: 'audio/mpeg', body: FAKE_SPEECH },
     models,
     ...fakeControls({ queue, requests, open, server, setHandler: (h) => (handler = h) }),
   };

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fakeReplies, type FakeOpenAi, startFakeOpenAi } from '../../../tests/support/fake-openai.ts';
-import { collectStream, completeChat, listModels, type ProviderEndpoint, serializeBody, streamChat } from './chat.ts';
+import { collectStream, completeChat, isOpenRouterClaude, listModels, type ProviderEndpoint, requestBody, serializeBody, streamChat } from './chat.ts';
 import {
   AiAbortedError,
   AiAuthError,
@@ -201,5 +201,74 @@ describe('serializeBody', () => {
     }
     // the same text again (from the cache) gives the same JSON
     expect(serializeBody(bodies[0]!)).toBe(JSON.stringify(bodies[0]));
+  });
+});
+
+describe('tool calling (OpenAI-compatible)', () => {
+  const tools = [{ name: 'set_variable', description: 'Adds or changes a variable.', parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } }];
+
+  it('sends the tools and returns the calls of a JSON answer; a call and its answer go back in their wire shape', async () => {
+    fake.enqueue(fakeReplies.toolCalls([{ id: 'call_a', name: 'set_variable', arguments: { id: 'health' } }, { name: 'set_variable', arguments: '{"id":"energy"}' }], 'Two variables.'));
+    const result = await completeChat(endpoint, { ...request, tools });
+    expect(result.finishReason).toBe('tool_calls');
+    expect(result.content).toBe('Two variables.');
+    expect(result.toolCalls).toEqual([
+      { id: 'call_a', name: 'set_variable', arguments: '{"id":"health"}' },
+      { id: expect.stringMatching(/^call_/), name: 'set_variable', arguments: '{"id":"energy"}' },
+    ]);
+    const sent = fake.completions[0]!.body!;
+    expect(sent.tools).toEqual([{ type: 'function', function: tools[0] }]);
+    expect(sent.tool_choice).toBe('auto');
+
+    fake.enqueue(fakeReplies.completion('Done.'));
+    await completeChat(endpoint, {
+      ...request,
+      tools,
+      messages: [...request.messages, { role: 'assistant', content: '', toolCalls: result.toolCalls }, { role: 'tool', toolCallId: 'call_a', content: 'ok' }],
+    });
+    const again = fake.completions[1]!.body!.messages as Record<string, unknown>[];
+    expect(again[1]).toEqual({ role: 'assistant', content: null, tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'set_variable', arguments: '{"id":"health"}' } }, expect.anything()] });
+    expect(again[2]).toEqual({ role: 'tool', tool_call_id: 'call_a', content: 'ok' });
+  });
+
+  it('joins tool calls streamed as fragments by index', async () => {
+    fake.enqueue(fakeReplies.toolCalls([{ id: 'call_s', name: 'set_variable', arguments: { id: 'health', note: 'a long argument text split in two' } }]));
+    const result = await collectStream(streamChat(endpoint, { ...request, tools }));
+    expect(result.toolCalls).toEqual([{ id: 'call_s', name: 'set_variable', arguments: JSON.stringify({ id: 'health', note: 'a long argument text split in two' }) }]);
+    expect(result.finishReason).toBe('tool_calls');
+  });
+
+  it('a request without tools sends no tool fields', async () => {
+    fake.enqueue(fakeReplies.completion('Plain.'));
+    const result = await completeChat(endpoint, request);
+    expect(result.toolCalls).toBeUndefined();
+    expect(fake.completions[0]!.body).not.toHaveProperty('tools');
+  });
+});
+
+describe("prompt-cache marks on the OpenAI-compatible kind (issue 47): OpenRouter's cache_control for Claude models only", () => {
+  const messages = [
+    { role: 'system' as const, content: 'World.', cache: true as const },
+    { role: 'user' as const, content: 'Hello.', cache: true as const },
+    { role: 'system' as const, content: '## Current state' },
+  ];
+  it('OpenRouter and an anthropic/* model: the marked messages become a text part with cache_control', () => {
+    expect(isOpenRouterClaude('https://openrouter.ai/api/v1', 'anthropic/claude-sonnet-4.5')).toBe(true);
+    expect(requestBody({ model: 'anthropic/claude-sonnet-4.5', messages }, false, 'https://openrouter.ai/api/v1').messages).toEqual([
+      { role: 'system', content: [{ type: 'text', text: 'World.', cache_control: { type: 'ephemeral' } }] },
+      { role: 'user', content: [{ type: 'text', text: 'Hello.', cache_control: { type: 'ephemeral' } }] },
+      { role: 'system', content: '## Current state' },
+    ]);
+  });
+  it('another model on OpenRouter, or a Claude-named model elsewhere: plain messages, no mark', () => {
+    const plain = [
+      { role: 'system', content: 'World.' },
+      { role: 'user', content: 'Hello.' },
+      { role: 'system', content: '## Current state' },
+    ];
+    expect(requestBody({ model: 'openai/gpt-4o', messages }, false, 'https://openrouter.ai/api/v1').messages).toEqual(plain);
+    expect(requestBody({ model: 'anthropic/claude-sonnet-4.5', messages }, false, 'https://api.example.com/v1').messages).toEqual(plain);
+    expect(isOpenRouterClaude('https://openrouter.ai.evil.example/v1', 'anthropic/claude')).toBe(false);
+    expect(serializeBody(requestBody({ model: 'm', messages }, false))).not.toContain('cache');
   });
 });

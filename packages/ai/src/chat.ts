@@ -26,9 +26,35 @@ export const DEFAULT_REPLY_MAX_BYTES = 256 * 1024;
 export const MODEL_LIST_MAX_BYTES = 16 * 1024 * 1024;
 
 export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
+  role: 'system' | 'user' | 'assistant' | 'tool';
   content: string;
   name?: string;
+  /** An assistant message's tool calls (sent back with the next request of a tool loop). */
+  toolCalls?: ToolCall[];
+  /** A `tool` message: the call it answers. */
+  toolCallId?: string;
+  /**
+   * A prompt-cache breakpoint after this message (issue 47): the end of the prompt's stable head,
+   * and the latest history message. Anthropic's kind sends `cache_control` there; on the
+   * OpenAI-compatible kind only OpenRouter's Claude models get it (its content-part convention);
+   * every other provider gets the message without it.
+   */
+  cache?: true;
+}
+
+/** A function the model may call (OpenAI's `tools: [{ type: 'function', function }]`). */
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  /** The arguments' JSON Schema (an object schema). */
+  parameters: Record<string, unknown>;
+}
+
+/** One call the model asked for: `arguments` is the JSON text the model wrote (never trusted: parse and validate it). */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
 }
 
 export interface ChatRequest {
@@ -41,6 +67,10 @@ export interface ChatRequest {
   reasoning?: boolean;
   /** Extra provider-specific body fields, merged last. */
   extraBody?: Record<string, unknown>;
+  /** Functions the model may call; its calls arrive as `ChatResult.toolCalls`. */
+  tools?: ToolDefinition[];
+  /** `auto` (default when tools are given), `none` or `required`. */
+  toolChoice?: 'auto' | 'none' | 'required';
 }
 
 /** Where a request goes: `baseUrl` includes the version path (`https://api.openai.com/v1`, `http://localhost:11434/v1`). */
@@ -95,13 +125,58 @@ export interface ChatResult {
   usage: Usage | null;
   /** True when the reply reached the reply cap and the rest was not read. */
   truncated?: boolean;
+  /** The functions the model called (only when the request named `tools`). */
+  toolCalls?: ToolCall[];
 }
 
 /** Text deltas, reasoning deltas (`delta.reasoning` or `delta.reasoning_content`, never part of the content), then one `done`. */
 export type ChatStreamEvent = { type: 'delta'; text: string } | { type: 'reasoning'; text: string } | { type: 'done'; result: ChatResult };
 
-export function requestBody(request: ChatRequest, stream: boolean): Record<string, unknown> {
-  const body: Record<string, unknown> = { model: request.model, messages: request.messages };
+/** A message as the OpenAI-compatible protocol writes it: tool calls and tool answers in their wire shape. */
+function wireMessage(m: ChatMessage): ChatMessage | Record<string, unknown> {
+  if (m.role === 'tool') return { role: 'tool', tool_call_id: m.toolCallId ?? '', content: m.content };
+  if (m.toolCalls?.length) {
+    return {
+      role: m.role,
+      content: m.content || null,
+      tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+    };
+  }
+  if (m.toolCalls || m.toolCallId !== undefined) return m.name === undefined ? { role: m.role, content: m.content } : { role: m.role, content: m.content, name: m.name };
+  return m;
+}
+
+/** OpenRouter, whose Claude models (`anthropic/...`) take Anthropic's `cache_control` on content parts. */
+export function isOpenRouterClaude(baseUrl: string | undefined, model: string): boolean {
+  if (!baseUrl || !model.startsWith('anthropic/')) return false;
+  try {
+    const host = new URL(baseUrl).hostname.toLowerCase();
+    return host === 'openrouter.ai' || host.endsWith('.openrouter.ai');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The messages as the OpenAI-compatible kind sends them: a message marked `cache` becomes, for
+ * OpenRouter's Claude models, one text content part with `cache_control: {type: "ephemeral"}`
+ * (OpenRouter's documented convention); everywhere else the mark is left out.
+ */
+function wireMessages(messages: readonly ChatMessage[], openRouterClaude: boolean, tooling: boolean): unknown[] {
+  if (!tooling && !messages.some((m) => m.cache)) return messages as ChatMessage[];
+  return messages.map(({ cache, ...m }) => {
+    const wire = tooling ? wireMessage(m) : m;
+    return cache && openRouterClaude && m.content ? { ...wire, content: [{ type: 'text', text: m.content, cache_control: { type: 'ephemeral' } }] } : wire;
+  });
+}
+
+export function requestBody(request: ChatRequest, stream: boolean, baseUrl?: string): Record<string, unknown> {
+  const tooling = request.tools !== undefined || request.messages.some((m) => m.role === 'tool' || m.toolCalls !== undefined);
+  const body: Record<string, unknown> = { model: request.model, messages: wireMessages(request.messages, isOpenRouterClaude(baseUrl, request.model), tooling) };
+  if (request.tools?.length) {
+    body.tools = request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+    body.tool_choice = request.toolChoice ?? 'auto';
+  }
   if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens;
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (request.reasoning !== undefined) body.reasoning = { enabled: request.reasoning };
@@ -317,7 +392,7 @@ export async function completeChat(endpoint: ProviderEndpoint, request: ChatRequ
   if (endpoint.kind === 'anthropic' || endpoint.kind === 'gemini') return nativeComplete(endpoint, request, options);
   const deadline = new Deadline(options.signal, options.timeoutMs, options.firstByteTimeoutMs, options.idleTimeoutMs);
   try {
-    const res = await send(endpoint, '/chat/completions', 'POST', requestBody(request, false), deadline);
+    const res = await send(endpoint, '/chat/completions', 'POST', requestBody(request, false, endpoint.baseUrl), deadline);
     const cap = options.maxReplyBytes ?? DEFAULT_REPLY_MAX_BYTES;
     const { text, truncated: tooLarge } = await readBounded(res, completionBodyBound(cap), () => deadline.progress());
     deadline.arrived();
@@ -325,7 +400,7 @@ export async function completeChat(endpoint: ProviderEndpoint, request: ChatRequ
     let json: {
       id?: string;
       model?: string;
-      choices?: Array<{ message?: { content?: string | null; refusal?: string | null }; finish_reason?: string | null }>;
+      choices?: Array<{ message?: { content?: string | null; refusal?: string | null; tool_calls?: unknown }; finish_reason?: string | null }>;
       usage?: unknown;
       error?: unknown;
     };
@@ -339,7 +414,7 @@ export async function completeChat(endpoint: ProviderEndpoint, request: ChatRequ
     if (!choice) throw new AiInvalidResponseError('AI provider answered 200 without choices');
     const content = typeof choice.message?.content === 'string' ? choice.message.content : '';
     const clipped = clipUtf8(content, cap);
-    return {
+    const result: ChatResult = {
       id: json.id ?? null,
       model: request.model,
       providerModel: json.model ?? null,
@@ -349,6 +424,9 @@ export async function completeChat(endpoint: ProviderEndpoint, request: ChatRequ
       finishReason: choice.finish_reason ?? null,
       usage: parseUsage(json.usage),
     };
+    const calls = parseToolCalls(choice.message?.tool_calls);
+    if (calls.length) result.toolCalls = calls;
+    return result;
   } catch (err) {
     throw deadline.translate(err);
   } finally {
@@ -356,10 +434,53 @@ export async function completeChat(endpoint: ProviderEndpoint, request: ChatRequ
   }
 }
 
+/** The most tool calls one answer may carry, and the longest arguments text of one call (a model looping is cut, not stored). */
+export const TOOL_CALLS_MAX = 64;
+export const TOOL_ARGUMENTS_MAX_CHARS = 256 * 1024;
+
+/** A completion's `message.tool_calls`, each call's fields checked (a malformed call is dropped, never guessed). */
+export function parseToolCalls(raw: unknown): ToolCall[] {
+  if (!Array.isArray(raw)) return [];
+  const out: ToolCall[] = [];
+  for (const item of raw.slice(0, TOOL_CALLS_MAX)) {
+    const call = item as { id?: unknown; function?: { name?: unknown; arguments?: unknown } } | null;
+    const name = call?.function?.name;
+    if (typeof name !== 'string' || !name) continue;
+    const args = call?.function?.arguments;
+    const text = typeof args === 'string' ? args : args && typeof args === 'object' ? JSON.stringify(args) : '';
+    out.push({ id: typeof call?.id === 'string' && call.id ? call.id : `call_${out.length + 1}`, name: name.slice(0, 200), arguments: text.slice(0, TOOL_ARGUMENTS_MAX_CHARS) });
+  }
+  return out;
+}
+
+/** Tool calls streamed as fragments (`delta.tool_calls[{ index, id?, function: { name?, arguments? } }]`), joined by index. */
+class ToolCallJoiner {
+  private readonly calls = new Map<number, { id: string; name: string; arguments: string }>();
+  push(raw: unknown): void {
+    if (!Array.isArray(raw)) return;
+    for (const item of raw) {
+      const part = item as { index?: unknown; id?: unknown; function?: { name?: unknown; arguments?: unknown } } | null;
+      const index = typeof part?.index === 'number' ? part.index : this.calls.size;
+      if (index < 0 || index >= TOOL_CALLS_MAX) continue;
+      const call = this.calls.get(index) ?? { id: '', name: '', arguments: '' };
+      if (typeof part?.id === 'string' && part.id) call.id = part.id;
+      if (typeof part?.function?.name === 'string') call.name += part.function.name;
+      if (typeof part?.function?.arguments === 'string' && call.arguments.length < TOOL_ARGUMENTS_MAX_CHARS) call.arguments += part.function.arguments;
+      this.calls.set(index, call);
+    }
+  }
+  result(): ToolCall[] {
+    return parseToolCalls([...this.calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => ({ id: c.id, function: { name: c.name, arguments: c.arguments } })));
+  }
+}
+
 interface StreamChunk {
   id?: string;
   model?: string;
-  choices?: Array<{ delta?: { content?: string | null; refusal?: string | null; reasoning?: string | null; reasoning_content?: string | null }; finish_reason?: string | null }>;
+  choices?: Array<{
+    delta?: { content?: string | null; refusal?: string | null; reasoning?: string | null; reasoning_content?: string | null; tool_calls?: unknown };
+    finish_reason?: string | null;
+  }>;
   usage?: unknown;
   error?: { message?: string; code?: number | string };
 }
@@ -383,7 +504,7 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
   const result: ChatResult = { id: null, model: request.model, providerModel: null, content: '', refusal: null, finishReason: null, usage: null };
   try {
     try {
-      res = await sendStream(endpoint, '/chat/completions', requestBody(request, true), deadline);
+      res = await sendStream(endpoint, '/chat/completions', requestBody(request, true, endpoint.baseUrl), deadline);
     } catch (err) {
       throw deadline.translate(err);
     }
@@ -396,6 +517,7 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
     const parser = new SseParser({ maxBytes: cap * 8 + 1024 * 1024, maxEventBytes: 1024 * 1024 });
     const reads = res.iterator({ destroyOnReturn: false }) as AsyncIterableIterator<Buffer>;
     let bodyEnded = false;
+    const toolCalls = new ToolCallJoiner();
     // The deltas of one network read leave as one event (consecutive ones of a kind joined): a
     // provider streaming faster than it is read costs one event per read, not one per token. The
     // reply's first text is the exception: it leaves as soon as it is parsed.
@@ -450,6 +572,7 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
         if (!choice) continue;
         if (choice.finish_reason) result.finishReason = choice.finish_reason;
         if (choice.delta?.refusal) result.refusal = (result.refusal ?? '') + choice.delta.refusal;
+        if (choice.delta?.tool_calls) toolCalls.push(choice.delta.tool_calls);
         const thought = choice.delta?.reasoning ?? choice.delta?.reasoning_content;
         if (typeof thought === 'string' && thought && reasoningBytes < cap) {
           reasoningBytes += Buffer.byteLength(thought);
@@ -497,6 +620,8 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
     if (!ended && !result.finishReason) throw new AiInvalidResponseError('AI stream ended before the reply was finished');
     finished = true;
     result.content = cleanProviderText(result.content);
+    const calls = toolCalls.result();
+    if (calls.length) result.toolCalls = calls;
     yield { type: 'done', result };
   } finally {
     // closed early, or cut at the reply cap: the rest of the body is not wanted (the abort destroys the connection)
@@ -554,6 +679,51 @@ export async function listModels(
         contextLength: typeof m.context_length === 'number' ? m.context_length : null,
         ownedBy: typeof m.owned_by === 'string' ? m.owned_by : null,
       }));
+  } catch (err) {
+    throw deadline.translate(err);
+  } finally {
+    deadline.dispose();
+  }
+}
+
+/** The largest spoken reply read from a provider (about ten minutes of MP3 at 128 kbit/s). */
+export const SPEECH_MAX_BYTES = 10 * 1024 * 1024;
+
+/**
+ * Text to speech through an OpenAI-compatible `POST {baseUrl}/audio/speech` (OpenAI's own, and the
+ * servers that copy it): `{ model, input, voice, response_format }` answered with the audio's
+ * bytes. Through the guard and deadlines like every provider call; a body over SPEECH_MAX_BYTES is
+ * refused, not cut (a cut MP3 would still play, silently short).
+ */
+export async function synthesizeSpeech(
+  endpoint: ProviderEndpoint,
+  request: { model: string; input: string; voice: string; format?: 'mp3' | 'opus' | 'aac' | 'wav' },
+  options: CallOptions = {},
+): Promise<{ audio: Buffer; contentType: string }> {
+  const deadline = new Deadline(options.signal, options.timeoutMs, options.firstByteTimeoutMs, options.idleTimeoutMs);
+  try {
+    const res = await send(endpoint, '/audio/speech', 'POST', { model: request.model, input: request.input, voice: request.voice, response_format: request.format ?? 'mp3' }, deadline);
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    if (res.body) {
+      const reader = res.body.getReader();
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          deadline.progress();
+          size += value.byteLength;
+          if (size > SPEECH_MAX_BYTES) throw new AiInvalidResponseError('The AI provider sent more audio than the limit.');
+          chunks.push(value);
+        }
+      } finally {
+        reader.cancel().catch(() => {});
+      }
+    }
+    deadline.arrived();
+    const contentType = res.headers.get('content-type')?.split(';')[0]?.trim() || 'audio/mpeg';
+    if (!/^audio\/[\w.+-]+$/.test(contentType)) throw new AiInvalidResponseError('The AI provider did not answer with audio.');
+    return { audio: Buffer.concat(chunks), contentType };
   } catch (err) {
     throw deadline.translate(err);
   } finally {

@@ -12,7 +12,14 @@ export {
   listModels,
   type ProviderEndpoint,
   requestBody,
+  SPEECH_MAX_BYTES,
   streamChat,
+  parseToolCalls,
+  type ToolCall,
+  type ToolDefinition,
+  TOOL_ARGUMENTS_MAX_CHARS,
+  TOOL_CALLS_MAX,
+  synthesizeSpeech,
   type Usage,
 } from './chat.ts';
 export {

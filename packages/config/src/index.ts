@@ -232,6 +232,8 @@ export const envSchema = z.object({
   AI_CHECK_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 30),
   IMPORT_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 20),
   EVENT_STREAMS_PER_ADDRESS: int(1, 100_000, 20),
+  // A sending turn's lock lease, renewed while it runs: a turn whose replica died frees its session within it (seconds).
+  TURN_LEASE_SECONDS: int(3, 3_600, 30),
   ROOM_MAX_PLAYERS: int(2, 64, 8),
   ROOM_MAX_SPECTATORS: int(0, 1_000, 50),
   ROOM_MESSAGES_PER_MINUTE: int(1, 10_000, 20),
@@ -388,6 +390,8 @@ export interface Config {
     importsPerMinute: number;
     /** Open live update streams (server-sent events) per client address, and per process. */
     eventStreamsPerAddress: number;
+    /** A sending turn's lock lease (s), renewed every third of it while the turn runs (TURN_LEASE_SECONDS). */
+    turnLeaseSeconds: number;
     eventStreamsPerProcess: number;
   };
   /** Rooms (docs/ROOMS.md): members per room, each member's message rate, how long an invite link lasts by default. */
@@ -686,6 +690,7 @@ export function loadConfig(
       aiChecksPerMinute: e.AI_CHECK_RATE_LIMIT_PER_MINUTE,
       importsPerMinute: e.IMPORT_RATE_LIMIT_PER_MINUTE,
       eventStreamsPerAddress: e.EVENT_STREAMS_PER_ADDRESS,
+      turnLeaseSeconds: e.TURN_LEASE_SECONDS,
       eventStreamsPerProcess: e.EVENT_STREAMS_PER_PROCESS,
     },
     rooms: {

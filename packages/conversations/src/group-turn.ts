@@ -2,6 +2,7 @@ import { usageLedgerInsertFromJson, usageLedgerJson } from '@yumina/billing';
 import type { Queryable } from '@yumina/db';
 import type { CardMode, GroupCharacter, ReplyMode, SceneMessage } from './group.ts';
 import type { HistoryCache } from './history-cache.ts';
+import { storePromptSql } from './prompt-record.ts';
 import { type CompleteTurnInput, sessionOf, TURN_LOCK_TTL_SECONDS, type TurnLogin, type TurnSessionRow, type WorldStamp } from './turn.ts';
 
 /**
@@ -271,8 +272,7 @@ const WRITE_SQL = {
                            turn_until = case when $20 then null else now() + make_interval(secs => $21) end
                      where id = $1 and exists (select 1 from m)),
               usage as (${usageLedgerInsertFromJson('$22', 'exists (select 1 from m)')}),
-              sent as (insert into chat_prompts (message_id, prompt) select $3, $23::jsonb where $23::text is not null and exists (select 1 from m)
-                        on conflict (message_id) do update set prompt = excluded.prompt, created_at = now()),
+              ${storePromptSql('$23', '$3', '$1', 'exists (select 1 from m)')},
               folded as (update chat_messages set compacted = true
                           where id in (select id from chat_messages
                                         where session_id = $1 and status = 'complete' and role in ('user', 'assistant')

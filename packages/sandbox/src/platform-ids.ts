@@ -28,6 +28,7 @@ export const ID_PREFIXES = {
   participant: 'ptc',
   queued: 'rqm',
   invite: 'inv',
+  assistantCard: 'asc',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

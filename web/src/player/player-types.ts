@@ -115,8 +115,12 @@ export interface WorldData {
     rootComponent?: { id?: string; name?: string; entryFile: string; files: Record<string, string>; updatedAt?: string } | null;
     audioTracks?: AudioTrackDef[];
     bgmPlaylist?: { tracks: string[]; playMode: string; gapSeconds?: number; autoPlay?: boolean; waitForFirstMessage?: boolean } | null;
-    settings?: { playerName?: string };
+    settings?: { playerName?: string; maxContext?: number };
     avatar?: string | null;
+    /** The chat's background: a colour or `asset:<id>` (issue 50). */
+    chatBackground?: string;
+    /** The character's voice as the author set it (issue 50). */
+    voice?: { browserVoice?: string; language?: string; providerVoice?: string; rate?: number; pitch?: number };
     coverImage?: string | null;
   };
 }

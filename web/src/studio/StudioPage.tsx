@@ -4,6 +4,7 @@ import { Link, navigate } from '../lib/router.tsx';
 import { useTitle } from '../lib/title.ts';
 import { useSession } from '../lib/session.tsx';
 import { AssetsPanel } from './AssetsPanel.tsx';
+import { AssistantPanel } from './AssistantPanel.tsx';
 import { CardExportDialog } from './CardExportDialog.tsx';
 import { ConflictView } from './ConflictView.tsx';
 import { clearDraft, readDraft, writeDraft } from './draft.ts';
@@ -330,7 +331,7 @@ function Studio({ worldId, author }: { worldId: string | null; author: string })
         </section>
       )}
       {/* The interface's code and preview and the playtest player take the page's whole width. */}
-      <div className={`studio-body${advanced ? ' advanced' : ''}${!advanced && (section === 'interface' || section === 'playtest') ? ' wide' : ''}`}>
+      <div className={`studio-body${advanced ? ' advanced' : ''}${!advanced && (section === 'interface' || section === 'playtest' || section === 'assistant') ? ' wide' : ''}`}>
         {!advanced && (
           <nav className="studio-nav" aria-label="Studio sections">
             <ul>
@@ -362,6 +363,8 @@ function Studio({ worldId, author }: { worldId: string | null; author: string })
                   <InterfaceSection world={draft} onChange={change} />
                 ) : section === 'playtest' ? (
                   <Playtest server={server} dirty={dirty} />
+                ) : section === 'assistant' ? (
+                  <AssistantPanel server={server} dirty={dirty} onApplied={adopt} />
                 ) : (
                   <>
                     {section === 'tags' && (

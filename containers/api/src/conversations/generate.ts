@@ -1,5 +1,6 @@
-import { cleanProviderText, condenseHistory, meteredStream, type MeteringContext } from '@yumina/ai';
+import { type ChatMessage, cleanProviderText, condenseHistory, meteredStream, type MeteringContext } from '@yumina/ai';
 import { sharedTokenCounter } from '@yumina/tokens';
+import { packPrompt } from '@yumina/conversations';
 import {
   assemblePrompt,
   type HistoryMessage,
@@ -7,7 +8,7 @@ import {
   type Persona,
   runTurn,
   type TurnResult,
-  toProviderMessages,
+  toCacheMarkedMessages,
   type WorldDefinition,
   type WorldState,
 } from '@yumina/world';
@@ -91,7 +92,7 @@ export const replyFigures = (out: TurnOutput) => ({
   cachedTokens: out.cachedTokens,
   cacheWriteTokens: out.cacheWriteTokens,
   creditsEstimate: out.creditsEstimate,
-  sentPrompt: JSON.stringify(out.sentPrompt),
+  sentPrompt: packPrompt(out.sentPrompt),
   summary: out.summary,
   compactedCount: out.compactedCount,
 });
@@ -185,7 +186,8 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
     countTokens: (text) => counter.countText(text, model),
     budgetTokens: budget,
   });
-  const messages = toProviderMessages(prompt.messages) as { role: 'system' | 'user' | 'assistant'; content: string }[];
+  // The stable head's end and the latest message carry prompt-cache breakpoints (issue 47).
+  const messages: ChatMessage[] = toCacheMarkedMessages(prompt.messages);
   if (input.prefix) messages.push({ role: 'assistant', content: input.prefix });
   let reply = input.prefix ?? '';
   let tokensOut = 0;
