@@ -148,4 +148,25 @@ describe('the price of every reply, in the player and the studio', () => {
     expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await shot(phone, 'studio-expected-cost-390');
   }, 240_000);
+
+  it('Settings: an Anthropic key typed for an OpenAI-compatible connection is named as another provider’s key; Save keeps nothing and the provider never sees it', async () => {
+    for (const width of [1280, 390]) {
+      const page = await newPage(width);
+      await signUp(server, page, { email: `key-${width}-${Date.now()}@example.com` });
+      await page.goto(`${server.url}/app/settings#ai-config`);
+      const form = page.getByRole('form', { name: 'AI connection' });
+      await expect.poll(() => form.getAttribute('aria-busy'), { timeout: 20_000 }).toBe('false');
+      const before = provider.requests.length;
+      await form.getByLabel('Base URL').fill(provider.url);
+      await form.getByLabel('API key').fill('sk-ant-api03-typed-into-the-wrong-form-0123456789');
+      await expect.poll(() => page.getByTestId('model-list-note').textContent(), { timeout: 20_000 }).toMatch(/this looks like an Anthropic key \(sk-ant-…\), but the connection is OpenAI-compatible at 127\.0\.0\.1: choose the kind Anthropic/);
+      await form.getByRole('button', { name: 'Save' }).click();
+      await expect.poll(() => form.getByRole('status').textContent(), { timeout: 20_000 }).toMatch(/apiKey: this looks like an Anthropic key .*The key was not sent or saved\./);
+      expect(await page.evaluate(() => fetch('/api/settings/ai').then((r) => r.json()))).toEqual({ configured: false });
+      expect(provider.requests.slice(before)).toEqual([]);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+      expect(await seriousViolations(page)).toEqual([]);
+      await form.screenshot({ path: `/tmp/h-price-screens/settings-wrong-key-${width}.png` });
+    }
+  }, 120_000);
 });
