@@ -33,6 +33,13 @@ export interface ChatMessage {
   toolCalls?: ToolCall[];
   /** A `tool` message: the call it answers. */
   toolCallId?: string;
+  /**
+   * A prompt-cache breakpoint after this message (issue 47): the end of the prompt's stable head,
+   * and the latest history message. Anthropic's kind sends `cache_control` there; on the
+   * OpenAI-compatible kind only OpenRouter's Claude models get it (its content-part convention);
+   * every other provider gets the message without it.
+   */
+  cache?: true;
 }
 
 /** A function the model may call (OpenAI's `tools: [{ type: 'function', function }]`). */
@@ -139,9 +146,33 @@ function wireMessage(m: ChatMessage): ChatMessage | Record<string, unknown> {
   return m;
 }
 
-export function requestBody(request: ChatRequest, stream: boolean): Record<string, unknown> {
+/** OpenRouter, whose Claude models (`anthropic/...`) take Anthropic's `cache_control` on content parts. */
+export function isOpenRouterClaude(baseUrl: string | undefined, model: string): boolean {
+  if (!baseUrl || !model.startsWith('anthropic/')) return false;
+  try {
+    const host = new URL(baseUrl).hostname.toLowerCase();
+    return host === 'openrouter.ai' || host.endsWith('.openrouter.ai');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The messages as the OpenAI-compatible kind sends them: a message marked `cache` becomes, for
+ * OpenRouter's Claude models, one text content part with `cache_control: {type: "ephemeral"}`
+ * (OpenRouter's documented convention); everywhere else the mark is left out.
+ */
+function wireMessages(messages: readonly ChatMessage[], openRouterClaude: boolean, tooling: boolean): unknown[] {
+  if (!tooling && !messages.some((m) => m.cache)) return messages as ChatMessage[];
+  return messages.map(({ cache, ...m }) => {
+    const wire = tooling ? wireMessage(m) : m;
+    return cache && openRouterClaude && m.content ? { ...wire, content: [{ type: 'text', text: m.content, cache_control: { type: 'ephemeral' } }] } : wire;
+  });
+}
+
+export function requestBody(request: ChatRequest, stream: boolean, baseUrl?: string): Record<string, unknown> {
   const tooling = request.tools !== undefined || request.messages.some((m) => m.role === 'tool' || m.toolCalls !== undefined);
-  const body: Record<string, unknown> = { model: request.model, messages: tooling ? request.messages.map(wireMessage) : request.messages };
+  const body: Record<string, unknown> = { model: request.model, messages: wireMessages(request.messages, isOpenRouterClaude(baseUrl, request.model), tooling) };
   if (request.tools?.length) {
     body.tools = request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
     body.tool_choice = request.toolChoice ?? 'auto';
@@ -361,7 +392,7 @@ export async function completeChat(endpoint: ProviderEndpoint, request: ChatRequ
   if (endpoint.kind === 'anthropic' || endpoint.kind === 'gemini') return nativeComplete(endpoint, request, options);
   const deadline = new Deadline(options.signal, options.timeoutMs, options.firstByteTimeoutMs, options.idleTimeoutMs);
   try {
-    const res = await send(endpoint, '/chat/completions', 'POST', requestBody(request, false), deadline);
+    const res = await send(endpoint, '/chat/completions', 'POST', requestBody(request, false, endpoint.baseUrl), deadline);
     const cap = options.maxReplyBytes ?? DEFAULT_REPLY_MAX_BYTES;
     const { text, truncated: tooLarge } = await readBounded(res, completionBodyBound(cap), () => deadline.progress());
     deadline.arrived();
@@ -473,7 +504,7 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
   const result: ChatResult = { id: null, model: request.model, providerModel: null, content: '', refusal: null, finishReason: null, usage: null };
   try {
     try {
-      res = await sendStream(endpoint, '/chat/completions', requestBody(request, true), deadline);
+      res = await sendStream(endpoint, '/chat/completions', requestBody(request, true, endpoint.baseUrl), deadline);
     } catch (err) {
       throw deadline.translate(err);
     }

@@ -1,4 +1,4 @@
-import { cleanProviderText, condenseHistory, meteredStream, type MeteringContext } from '@yumina/ai';
+import { type ChatMessage, cleanProviderText, condenseHistory, meteredStream, type MeteringContext } from '@yumina/ai';
 import { sharedTokenCounter } from '@yumina/tokens';
 import { packPrompt } from '@yumina/conversations';
 import {
@@ -8,7 +8,7 @@ import {
   type Persona,
   runTurn,
   type TurnResult,
-  toProviderMessages,
+  toCacheMarkedMessages,
   type WorldDefinition,
   type WorldState,
 } from '@yumina/world';
@@ -186,7 +186,8 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
     countTokens: (text) => counter.countText(text, model),
     budgetTokens: budget,
   });
-  const messages = toProviderMessages(prompt.messages) as { role: 'system' | 'user' | 'assistant'; content: string }[];
+  // The stable head's end and the latest message carry prompt-cache breakpoints (issue 47).
+  const messages: ChatMessage[] = toCacheMarkedMessages(prompt.messages);
   if (input.prefix) messages.push({ role: 'assistant', content: input.prefix });
   let reply = input.prefix ?? '';
   let tokensOut = 0;

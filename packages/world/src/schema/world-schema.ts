@@ -128,6 +128,13 @@ export const settingsSchema = z.object({
   topK: count.optional(),
   minP: z.number().min(0).max(1).optional(),
   structuredOutput: z.boolean().default(false),
+  /**
+   * Cache-friendly placement (issue 47): entries that fire this turn (by keyword, conditions or
+   * recursion, in any section) and texts placed at a depth of the history are sent after the
+   * latest message instead of at their place, so the prompt before them repeats turn to turn
+   * and providers read it from their prompt cache. Optional: absent is off (20.0.0 stays readable both ways).
+   */
+  cacheFriendlyPlacement: z.boolean().optional(),
 });
 
 export const entrySchema = z.object({
