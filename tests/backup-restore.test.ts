@@ -22,23 +22,39 @@ import { signUp } from './support/sign-up.ts';
 const root = resolve(import.meta.dirname, '..');
 const willow = () => JSON.parse(readFileSync(resolve(root, 'packages/world/samples/willow-street.json'), 'utf8')) as Record<string, unknown>;
 
-/** Every public table's row count and a digest of its rows (each row's text, sorted), and every sequence's position. */
+/** Every public table's row count and a digest of its rows (each row's text, sorted). */
 async function contents(url: string): Promise<Record<string, string>> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    const out: Record<string, string> = {};
-    const { rows: tables } = await c.query<{ name: string }>(
-      `select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind in ('r', 'p') order by 1`,
-    );
-    for (const { name } of tables) {
-      const { rows } = await c.query<{ n: string; digest: string | null }>(`select count(*)::text as n, md5(string_agg(t::text, E'\\n' order by t::text)) as digest from "${name}" t`);
-      out[name] = `${rows[0]!.n} ${rows[0]!.digest ?? '-'}`;
-    }
-    const { rows: sequences } = await c.query<{ name: string }>(`select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind = 'S'`);
-    for (const { name } of sequences) {
-      const { rows } = await c.query<{ v: string }>(`select last_value::text || ' ' || is_called::text as v from "${name}"`);
-      out[`sequence ${name}`] = rows[0]!.v;
+    return await contentsOn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+async function contentsOn(c: pg.ClientBase): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const { rows: tables } = await c.query<{ name: string }>(
+    `select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind in ('r', 'p') order by 1`,
+  );
+  for (const { name } of tables) {
+    const { rows } = await c.query<{ n: string; digest: string | null }>(`select count(*)::text as n, md5(string_agg(t::text, E'\\n' order by t::text)) as digest from "${name}" t`);
+    out[name] = `${rows[0]!.n} ${rows[0]!.digest ?? '-'}`;
+  }
+  return out;
+}
+
+/** Every sequence's position (not part of a snapshot: compared with what the backup recorded). */
+async function sequences(url: string): Promise<Record<string, { value: string; called: boolean }>> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const out: Record<string, { value: string; called: boolean }> = {};
+    const { rows } = await c.query<{ name: string }>(`select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind = 'S'`);
+    for (const { name } of rows) {
+      const { rows: s } = await c.query<{ value: string; called: boolean }>(`select last_value::text as value, is_called as called from "${name}"`);
+      out[name] = s[0]!;
     }
     return out;
   } finally {
@@ -89,7 +105,15 @@ describe('backups that restore (issue 51, point 4)', () => {
 
   it('a backup taken while the server runs restores into an empty database with every row of every table', async () => {
     const file = join(dir, 'backup.jsonl');
-    const summary = await backupDatabase(server.database.url, file);
+    // the source as the backup sees it: one snapshot shared by both (the server keeps writing: logins, maintenance)
+    const source = new pg.Client({ connectionString: server.database.url });
+    await source.connect();
+    await source.query('begin isolation level repeatable read read only');
+    const snapshot = (await source.query<{ id: string }>('select pg_export_snapshot() as id')).rows[0]!.id;
+    const summary = await backupDatabase(server.database.url, file, { snapshot });
+    const before = await contentsOn(source);
+    await source.query('commit');
+    await source.end();
     expect(summary.rows.accounts).toBeGreaterThanOrEqual(2);
     expect(summary.rows.chat_messages).toBeGreaterThanOrEqual(10);
     expect(summary.rows.credit_ledger).toBeGreaterThan(0);
@@ -99,9 +123,13 @@ describe('backups that restore (issue 51, point 4)', () => {
     targets.push(target);
     const restored = await restoreDatabase(target.url, file, { provision: [NOTEBOOK_TABLE_DDL] });
     expect(restored.rows).toEqual(summary.rows);
-    const [source, copy] = await Promise.all([contents(server.database.url), contents(target.url)]);
+    const copy = await contents(target.url);
     expect(Object.keys(copy).length).toBeGreaterThan(40);
-    expect(copy).toEqual(source);
+    expect(copy).toEqual(before);
+    // the sequences where the backup found them (credit_ledger's identity among them)
+    const recorded = readFileSync(file, 'utf8').split('\n').map((line) => (line.startsWith('{"sequences"') ? (JSON.parse(line) as { sequences: Record<string, unknown> }).sequences : null)).find(Boolean);
+    expect(Object.keys(recorded!)).toContain('credit_ledger_id_seq');
+    expect(await sequences(target.url)).toEqual(recorded);
   });
 
   it('a backup cut short, or made by a different schema, restores nothing', async () => {

@@ -83,8 +83,11 @@ async function sequencesOf(client: pg.ClientBase): Promise<{ name: string }[]> {
   return rows;
 }
 
-/** Writes a backup of the database at `url` to `file`; what it holds. */
-export async function backupDatabase(url: string, file: string): Promise<BackupSummary> {
+/**
+ * Writes a backup of the database at `url` to `file`; what it holds. `snapshot`: a snapshot another
+ * transaction exported (`pg_export_snapshot()`), to read exactly the moment it sees.
+ */
+export async function backupDatabase(url: string, file: string, options: { snapshot?: string } = {}): Promise<BackupSummary> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const out = createWriteStream(file, { mode: 0o600 });
@@ -94,6 +97,10 @@ export async function backupDatabase(url: string, file: string): Promise<BackupS
   const rows: Record<string, number> = {};
   try {
     await client.query('begin isolation level repeatable read read only');
+    if (options.snapshot) {
+      if (!/^[0-9A-F-]+$/i.test(options.snapshot)) throw new Error(`not a snapshot id: ${JSON.stringify(options.snapshot)}`);
+      await client.query(`set transaction snapshot '${options.snapshot}'`);
+    }
     const migrations = (await client.query<{ name: string }>('select name from schema_migrations order by name')).rows.map((r) => r.name);
     const tables = await tablesInOrder(client);
     const header: Header = { format: BACKUP_FORMAT, takenAt: new Date().toISOString(), migrations, tables };
