@@ -33,6 +33,8 @@ describe('studio: cache-friendly lorebook placement', () => {
     const [off, on] = [...text.matchAll(/(\d+)\s% of the prompt repeats with it off, (\d+)\s% with it on/g)][0]!.slice(1).map(Number);
     expect(off).toBeLessThan(50);
     expect(on).toBeGreaterThan(85);
+    // the card's always-sent entries use no changing macro
+    expect(await page.getByTestId('prompt-cache-changing').count()).toBe(0);
     const box = page.getByLabel('Cache-friendly lorebook placement', { exact: true });
     expect(await box.isChecked()).toBe(false);
     await box.check();

@@ -25,6 +25,16 @@ export function PromptCacheEstimate({ world }: { world: Obj }) {
       entries: <strong>{pct(estimate.off.repeated)}</strong> of the prompt repeats with it off, <strong>{pct(estimate.on.repeated)}</strong> with it on — input cost about{' '}
       <strong>{pct(estimate.off.inputCost)}</strong> vs <strong>{pct(estimate.on.inputCost)}</strong> of an uncached prompt{on ? ' (on for this world)' : ''}. Entries then stay in
       the story once fired.
+      {estimate.changingHead.length > 0 && (
+        <>
+          {' '}
+          <span data-testid="prompt-cache-changing">
+            These always-sent entries change during play, and each change makes the whole prompt after them new to the cache:{' '}
+            {estimate.changingHead.map((entry) => `${entry.name} (${entry.macros.join(', ')})`).join('; ')}. Showing changing values in a post-history entry keeps
+            them out of the repeated part.
+          </span>
+        </>
+      )}
     </p>
   );
 }

@@ -22,5 +22,21 @@ describe("the studio's expected saving of cache-friendly placement", () => {
     const estimate = estimatePromptCaching(world.world);
     expect(estimate.entriesMentioned).toBe(0);
     expect(estimate.on.repeated).toBeCloseTo(estimate.off.repeated, 5);
+    expect(estimate.changingHead).toEqual([]);
+  });
+
+  it('names the always-sent entries whose text changes in play (a variable, a per-turn macro): each change makes the whole prompt new', () => {
+    const world = validateWorld({
+      version: '20.0.0',
+      name: 'Moody',
+      variables: [{ id: 'mood', name: 'Mood', type: 'string', defaultValue: 'calm' }],
+      entries: [
+        { id: 'who', name: 'Who', content: 'Mina is {{mood}} at {{time}}; {{char}} waits. {{random::a::b}}', section: 'system-presets' },
+        { id: 'day', name: 'Day', content: 'Today is {{weekday}}.', section: 'system-presets' },
+        { id: 'tail', name: 'Tail', content: 'Mood now: {{mood}}.', section: 'post-history' },
+      ],
+    });
+    if (!world.ok) throw new Error(JSON.stringify(world.issues));
+    expect(estimatePromptCaching(world.world).changingHead).toEqual([{ entryId: 'who', name: 'Who', macros: ['{{mood}}', '{{time}}', '{{random}}'] }]);
   });
 });

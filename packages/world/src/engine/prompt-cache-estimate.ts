@@ -15,6 +15,32 @@ export interface PromptCacheEstimate {
   on: { repeated: number; inputCost: number };
   /** Keyword-triggered entries the simulation mentioned. */
   entriesMentioned: number;
+  /**
+   * Always-sent entries above the history whose text changes during play: a variable's macro, or
+   * one that changes turn by turn (`{{time}}`, `{{random}}`, `{{lastmessage}}`, ...). Each change
+   * makes the whole prompt after it new to the provider's cache; the simulation keeps variables
+   * at their defaults, so it does not count them.
+   */
+  changingHead: { entryId: string; name: string; macros: string[] }[];
+}
+
+/** Macros whose value changes from one turn to the next (the date's and weekday's change daily, and are left out). */
+const TURN_MACROS = new Set(['time', 'isotime', 'idle', 'turncount', 'lastmessage', 'lastusermessage', 'lastcharmessage', 'random', 'pick', 'roll']);
+
+function changingHead(world: EngineWorld): PromptCacheEstimate['changingHead'] {
+  const variables = new Set(world.variables.map((variable) => variable.id));
+  const out: PromptCacheEstimate['changingHead'] = [];
+  for (const entry of world.entries) {
+    if (entry.enabled === false || (entry.section !== 'system-presets' && entry.section !== 'examples')) continue;
+    if ((entry.keywords ?? []).some((keyword) => keyword.trim() !== '')) continue;
+    const macros = new Set<string>();
+    for (const match of entry.content.matchAll(/\{\{\s*([^{}:]+?)\s*(?:::[^{}]*)?\}\}/g)) {
+      const name = (match[1] ?? '').trim();
+      if (variables.has(name) || TURN_MACROS.has(name.toLowerCase())) macros.add(`{{${name}}}`);
+    }
+    if (macros.size) out.push({ entryId: entry.id, name: entry.name || entry.id, macros: [...macros] });
+  }
+  return out;
 }
 
 const CACHED_PRICE = 0.1;
@@ -55,5 +81,5 @@ export function estimatePromptCaching(world: EngineWorld, turns = 20): PromptCac
     if (keyword && entry.enabled !== false) keywords.push(keyword.trim());
   }
   const withPlacement = (on: boolean): EngineWorld => ({ ...world, settings: { ...world.settings, cacheFriendlyPlacement: on } });
-  return { off: simulate(withPlacement(false), keywords, turns), on: simulate(withPlacement(true), keywords, turns), entriesMentioned: keywords.length };
+  return { off: simulate(withPlacement(false), keywords, turns), on: simulate(withPlacement(true), keywords, turns), entriesMentioned: keywords.length, changingHead: changingHead(world) };
 }

@@ -310,6 +310,18 @@ interface StoryPlacement {
   activation?: ActivatedEntry;
 }
 
+/** scanWindow(history.slice(0, end + 1), depth) without copying the history before `end`. */
+function windowEndingAt(history: readonly HistoryMessage[], end: number, depth: number): string[] {
+  let start = end;
+  let exchanges = 0;
+  for (let index = end - 1; index >= 0 && exchanges < depth; index--) {
+    start = index;
+    if (history[index]?.role === 'user') exchanges++;
+  }
+  if (exchanges < depth) start = 0;
+  return history.slice(start, end + 1).map((message) => message.content);
+}
+
 /**
  * The keyword activations of past turns' scan windows (conditions left out: the caller checks
  * them with today's variables), remembered per world object and switched entries: a session's
@@ -357,7 +369,7 @@ function storyPlacements(world: EngineWorld, state: WorldState, history: readonl
   const memo = pastSelections(world, state);
   for (let index = 0; index <= last; index++) {
     if (index < last && history[index]?.role !== 'user') continue;
-    const activations = index === last ? selection.activations : memo(scanWindow(history.slice(0, index + 1), scanDepth));
+    const activations = index === last ? selection.activations : memo(windowEndingAt(history, index, scanDepth));
     for (const activation of activations) {
       if (activation.via !== 'conditions' && !first.has(activation.entry)) first.set(activation.entry, { at: index, activation });
     }
