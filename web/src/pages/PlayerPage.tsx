@@ -1,4 +1,4 @@
-import { lazy, type ReactNode, Suspense, useDeferredValue, useEffect, useState } from 'react';
+import { lazy, type ReactNode, Suspense, useDeferredValue, useEffect, useRef, useState } from 'react';
 import { chatNames } from '../player/chat-names.ts';
 import type { SearchHit } from '../player/MessageSearch.tsx';
 import { navigate } from '../lib/router.tsx';
@@ -29,6 +29,14 @@ export function PlayerPage({ worldId, embedded = false }: { worldId: string; emb
   useTitle(['Play', p.world?.world.name], !embedded);
   const { confirm, dialog } = useConfirm();
   const [open, setOpen] = useState<'search' | 'comfort' | null>(null);
+  const searchButton = useRef<HTMLButtonElement>(null);
+  const comfortButton = useRef<HTMLButtonElement>(null);
+  /** A dialog closed: the focus goes back to the button that opened it. */
+  const close = () => {
+    const opener = open === 'search' ? searchButton : comfortButton;
+    setOpen(null);
+    requestAnimationFrame(() => opener.current?.focus());
+  };
   // The message a search chose (or a link's ?message=): the chat scrolls to it.
   const [target, setTarget] = useState<string | null>(null);
   useEffect(() => setTarget(new URLSearchParams(window.location.search).get('message')), [worldId]);
@@ -56,11 +64,11 @@ export function PlayerPage({ worldId, embedded = false }: { worldId: string; emb
         {!immersive && (
           <div className="row player-head-tools">
             {!p.guest && (
-              <button type="button" className="secondary" aria-haspopup="dialog" onClick={() => setOpen('search')}>
+              <button type="button" className="secondary" aria-haspopup="dialog" ref={searchButton} onClick={() => setOpen('search')}>
                 Search
               </button>
             )}
-            <button type="button" className="secondary" aria-haspopup="dialog" onClick={() => setOpen('comfort')}>
+            <button type="button" className="secondary" aria-haspopup="dialog" ref={comfortButton} onClick={() => setOpen('comfort')}>
               Display and voice
             </button>
           </div>
@@ -111,9 +119,9 @@ export function PlayerPage({ worldId, embedded = false }: { worldId: string; emb
       {open && (
         <Suspense fallback={null}>
           {open === 'search' ? (
-            <MessageSearch sessionId={p.data.session.id} onJump={(hit) => void jump(hit)} onClose={() => setOpen(null)} />
+            <MessageSearch sessionId={p.data.session.id} onJump={(hit) => void jump(hit)} onClose={close} />
           ) : (
-            <ComfortPanel worldId={p.world.id} character={chatNames(p).world} author={p.world.world.voice} onClose={() => setOpen(null)} />
+            <ComfortPanel worldId={p.world.id} character={chatNames(p).world} author={p.world.world.voice} onClose={close} />
           )}
         </Suspense>
       )}
