@@ -296,6 +296,9 @@ describe('player comforts', () => {
     const darkBg = await darkSystem.page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
     await darkSystem.page.screenshot({ path: screenPath('comfort-chat-dark-390') });
     const d2 = await openComfort(darkSystem.page);
+    expect(await seriousViolations(darkSystem.page)).toEqual([]);
+    expect(await darkSystem.page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await darkSystem.page.screenshot({ path: screenPath('comfort-panel-390') });
     await d2.getByLabel('Theme').selectOption('light');
     await d2.getByRole('button', { name: 'Close' }).click();
     expect(await darkSystem.page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor)).not.toBe(darkBg);
