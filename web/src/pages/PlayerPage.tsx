@@ -44,7 +44,9 @@ export function PlayerPage({ worldId, embedded = false }: { worldId: string; emb
     setOpen(null);
     if (hit.worldId !== worldId) return navigate(`/play/${encodeURIComponent(hit.worldId)}?session=${encodeURIComponent(hit.sessionId)}&message=${encodeURIComponent(hit.messageId)}`);
     if (hit.sessionId !== p.data?.session.id) await p.switchSession(hit.sessionId);
-    setTarget(hit.messageId);
+    // (cleared first: choosing the same hit again scrolls to it again)
+    setTarget(null);
+    requestAnimationFrame(() => setTarget(hit.messageId));
   };
   // Built per render from the latest data: SandboxHost sends only what changed, and answers each request with the handlers it holds then.
   const state = sandboxState(p);
