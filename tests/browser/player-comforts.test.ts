@@ -4,6 +4,7 @@ import { seriousViolations } from '../support/axe.ts';
 import { launchBrowser } from '../support/browser.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
 import { sampleWorld, signUpWithWorlds } from '../support/player-world.ts';
+import { fillLongSession } from '../support/long-session.ts';
 import { screenPath } from '../support/screens.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -104,6 +105,8 @@ describe('player comforts', () => {
     await page.goto(`${server.url}/play/${worldId}`);
     const bubbles = page.getByTestId('messages').locator('li[data-message-id]');
     await expect.poll(() => bubbles.count(), { timeout: 20_000 }).toBe(1);
+    // (the session panel renders after the chat, and its list may arrive after it)
+    await expect.poll(() => page.getByRole('combobox', { name: 'Session' }).inputValue(), { timeout: 20_000 }).not.toBe('');
     const sessionId = await page.getByRole('combobox', { name: 'Session' }).inputValue();
     return { page, worldId: worldId!, sessionId, bubbles };
   }
@@ -144,6 +147,8 @@ describe('player comforts', () => {
     await page.screenshot({ path: screenPath('comfort-panel-1280') });
     await page.keyboard.press('Escape');
     await expect.poll(() => dialog.count()).toBe(0);
+    // The focus is back on the button that opened it.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Display and voice');
 
     await send(page, 'Hello again, Mina.', '*She smiles and sets down the cup.* Welcome back, Sam.');
     await expect.poll(async () => (await speechCalls(page)).filter((c) => c.op === 'speak').length).toBe(2);
@@ -168,8 +173,9 @@ describe('player comforts', () => {
     await third.getByLabel("Mina Park's voice (the provider's name for it)").fill('nova');
     await third.getByLabel('Actions between *asterisks*').selectOption('read');
     await third.getByRole('button', { name: 'Close' }).click();
-    await reply.getByRole('button', { name: /Read aloud|Stop reading/ }).click();
-    if (provider.speeches.length === 1) await reply.getByRole('button', { name: 'Read aloud' }).click();
+    // (the first reading has ended or stopped: its audio played out or could not play headless)
+    await expect.poll(() => reply.getByRole('button', { name: 'Read aloud' }).count(), { timeout: 20_000 }).toBe(1);
+    await reply.getByRole('button', { name: 'Read aloud' }).click();
     await expect.poll(() => provider.speeches.length).toBe(2);
     expect(provider.speeches[1]!.body).toMatchObject({ input: 'She smiles and sets down the cup. Welcome back, Sam.', voice: 'nova' });
     expect(provider.speeches[1]!.path).toBe('/v1/audio/speech');
@@ -225,6 +231,26 @@ describe('player comforts', () => {
     expect(worldId).toBeTruthy();
   });
 
+  it('3 search in a long session: a hit far above the loaded page loads the earlier pages until it is there, then scrolls to it', async () => {
+    const { page, sessionId } = await player(1280, 'dark');
+    await fillLongSession(server.ctx.db.primary, sessionId, 400);
+    await page.reload();
+    const list = page.getByTestId('messages');
+    await expect.poll(() => list.locator('li[data-message-id]').count(), { timeout: 20_000 }).toBe(50);
+    await page.getByRole('button', { name: 'Search' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Search messages' });
+    await dialog.getByLabel('Words to find').fill('#6 I raise');
+    await dialog.getByLabel('Words to find').press('Enter');
+    await expect.poll(() => dialog.getByTestId('search-results').locator('li').count()).toBe(1);
+    await dialog.getByTestId('search-results').getByRole('button').click();
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-message-id')), { timeout: 20_000 }).toBe(`${sessionId}_6`);
+    expect(await list.locator('li[data-message-id]').count()).toBeGreaterThanOrEqual(400);
+    const row = (await list.locator(`li[data-message-id="${sessionId}_6"]`).boundingBox())!;
+    const box = (await list.boundingBox())!;
+    expect(row.y).toBeGreaterThanOrEqual(box.y - 1);
+    expect(row.y).toBeLessThan(box.y + box.height);
+  });
+
   it('4 themes: dark and light chosen in the app and kept, the chat’s text size, the world’s background; 5 the context gauge beside What was sent', async () => {
     const { page, bubbles } = await player(1280, 'light');
     await send(page, 'Do you remember the cafe?', 'Of course I do.', { prompt_tokens: 2000, completion_tokens: 5 });
@@ -270,6 +296,9 @@ describe('player comforts', () => {
     const darkBg = await darkSystem.page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
     await darkSystem.page.screenshot({ path: screenPath('comfort-chat-dark-390') });
     const d2 = await openComfort(darkSystem.page);
+    expect(await seriousViolations(darkSystem.page)).toEqual([]);
+    expect(await darkSystem.page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await darkSystem.page.screenshot({ path: screenPath('comfort-panel-390') });
     await d2.getByLabel('Theme').selectOption('light');
     await d2.getByRole('button', { name: 'Close' }).click();
     expect(await darkSystem.page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor)).not.toBe(darkBg);
@@ -281,7 +310,11 @@ describe('player comforts', () => {
     const { page, sessionId, bubbles } = await player(390, 'dark');
     await send(page, 'First question?', 'First answer.');
     await send(page, 'Second question?', 'Second answer.');
-    const stored = async () => ((await call(page, `/api/sessions/${sessionId}`)).body.messages as { content: string }[]).map((m) => m.content);
+    const stored = async () => {
+      const answer = await call(page, `/api/sessions/${sessionId}`);
+      if (answer.status !== 200) throw new Error(`GET the session answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+      return (answer.body.messages as { content: string }[]).map((m) => m.content);
+    };
     expect(await stored()).toHaveLength(5);
 
     const second = page.getByTestId('messages').locator('li[data-role="user"]').last();

@@ -1,4 +1,4 @@
-import { lazy, type ReactNode, Suspense, useDeferredValue, useEffect, useState } from 'react';
+import { lazy, type ReactNode, Suspense, useDeferredValue, useEffect, useRef, useState } from 'react';
 import { chatNames } from '../player/chat-names.ts';
 import type { SearchHit } from '../player/MessageSearch.tsx';
 import { navigate } from '../lib/router.tsx';
@@ -30,6 +30,14 @@ export function PlayerPage({ worldId, embedded = false }: { worldId: string; emb
   useTitle(['Play', p.world?.world.name], !embedded);
   const { confirm, dialog } = useConfirm();
   const [open, setOpen] = useState<'search' | 'comfort' | null>(null);
+  const searchButton = useRef<HTMLButtonElement>(null);
+  const comfortButton = useRef<HTMLButtonElement>(null);
+  /** A dialog closed: the focus goes back to the button that opened it. */
+  const close = () => {
+    const opener = open === 'search' ? searchButton : comfortButton;
+    setOpen(null);
+    requestAnimationFrame(() => opener.current?.focus());
+  };
   // The message a search chose (or a link's ?message=): the chat scrolls to it.
   const [target, setTarget] = useState<string | null>(null);
   useEffect(() => setTarget(new URLSearchParams(window.location.search).get('message')), [worldId]);
@@ -37,7 +45,9 @@ export function PlayerPage({ worldId, embedded = false }: { worldId: string; emb
     setOpen(null);
     if (hit.worldId !== worldId) return navigate(`/play/${encodeURIComponent(hit.worldId)}?session=${encodeURIComponent(hit.sessionId)}&message=${encodeURIComponent(hit.messageId)}`);
     if (hit.sessionId !== p.data?.session.id) await p.switchSession(hit.sessionId);
-    setTarget(hit.messageId);
+    // (cleared first: choosing the same hit again scrolls to it again)
+    setTarget(null);
+    requestAnimationFrame(() => setTarget(hit.messageId));
   };
   // Built per render from the latest data: SandboxHost sends only what changed, and answers each request with the handlers it holds then.
   const state = sandboxState(p);
@@ -63,11 +73,11 @@ export function PlayerPage({ worldId, embedded = false }: { worldId: string; emb
         {!immersive && (
           <div className="row player-head-tools">
             {!p.guest && (
-              <button type="button" className="secondary" aria-haspopup="dialog" onClick={() => setOpen('search')}>
+              <button type="button" className="secondary" aria-haspopup="dialog" ref={searchButton} onClick={() => setOpen('search')}>
                 Search
               </button>
             )}
-            <button type="button" className="secondary" aria-haspopup="dialog" onClick={() => setOpen('comfort')}>
+            <button type="button" className="secondary" aria-haspopup="dialog" ref={comfortButton} onClick={() => setOpen('comfort')}>
               Display and voice
             </button>
           </div>
@@ -118,9 +128,9 @@ export function PlayerPage({ worldId, embedded = false }: { worldId: string; emb
       {open && (
         <Suspense fallback={null}>
           {open === 'search' ? (
-            <MessageSearch sessionId={p.data.session.id} onJump={(hit) => void jump(hit)} onClose={() => setOpen(null)} />
+            <MessageSearch sessionId={p.data.session.id} onJump={(hit) => void jump(hit)} onClose={close} />
           ) : (
-            <ComfortPanel worldId={p.world.id} character={chatNames(p).world} author={p.world.world.voice} onClose={() => setOpen(null)} />
+            <ComfortPanel worldId={p.world.id} character={chatNames(p).world} author={p.world.world.voice} onClose={close} />
           )}
         </Suspense>
       )}

@@ -6,14 +6,13 @@
  */
 import { apiPath, type AssetScope, assetIdOf, resolveAssetUrl } from '@yumina/sandbox';
 import { displayedText } from '@yumina/world/directives';
-import { useEffect, useRef, useState } from 'react';
+import { lazy, Suspense, useEffect, useRef, useState } from 'react';
 import { renderMarkdown } from '../sandbox/frame/markdown.ts';
 import { type ChatNames, chatNames } from './chat-names.ts';
 import { useHistoryPages } from './history-pages.ts';
 import type { PlayerMessage } from './player-types.ts';
 import type { Player } from './use-player.ts';
 import type { Confirm } from './ConfirmDialog.tsx';
-import { SentPromptDialog } from './SentPrompt.tsx';
 import { TurnFailure } from './TurnFailure.tsx';
 import { replyPrice } from './reply-price.ts';
 import { count } from '../lib/text.ts';
@@ -22,6 +21,9 @@ import { type PendingDelete, useDelayedDelete, UNDO_MS } from './delayed-delete.
 import { ContextGauge, ReadAloudButton, useTranslation } from './MessageExtras.tsx';
 import { readAloud, stopReading } from './reading.ts';
 import { api } from '../lib/api.ts';
+
+/** "What was sent" loads when it is opened (the player's first load carries none of it). */
+const SentPromptDialog = lazy(() => import('./SentPrompt.tsx').then((m) => ({ default: m.SentPromptDialog })));
 
 /** Chat Markdown with images only from this world's assets. */
 export function chatHtml(text: string, scope: AssetScope | null): string {
@@ -228,7 +230,11 @@ function Bubble(props: {
             )}
           </div>
         )}
-        {showSent && <SentPromptDialog sessionId={p.data!.session.id} messageId={m.id} onClose={() => setShowSent(false)} />}
+        {showSent && (
+          <Suspense fallback={null}>
+            <SentPromptDialog sessionId={p.data!.session.id} messageId={m.id} onClose={() => setShowSent(false)} />
+          </Suspense>
+        )}
       </div>
     </li>
   );
