@@ -15,7 +15,6 @@ import type { Player } from './use-player.ts';
 import type { Confirm } from './ConfirmDialog.tsx';
 import { TurnFailure } from './TurnFailure.tsx';
 import { replyPrice } from './reply-price.ts';
-import { count } from '../lib/text.ts';
 import { useComfort } from './comfort.ts';
 import { type PendingDelete, useDelayedDelete, UNDO_MS } from './delayed-delete.ts';
 import { ContextGauge, ReadAloudButton, useTranslation } from './MessageExtras.tsx';
