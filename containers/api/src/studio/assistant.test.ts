@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type FakeAnthropic, startFakeAnthropic } from '../../../../tests/support/fake-anthropic.ts';
+import { type FakeGemini, startFakeGemini } from '../../../../tests/support/fake-gemini.ts';
 import { type FakeOpenAi, fakeReplies, startFakeOpenAi } from '../../../../tests/support/fake-openai.ts';
 import { Browser, startTestServer, type TestServer } from '../../../../tests/support/server.ts';
 import { signUp } from '../../../../tests/support/sign-up.ts';
@@ -79,13 +81,15 @@ const BUILD_CALLS = [
 describe('studio assistant (issue 48) through the HTTP API', () => {
   let server: TestServer;
   let provider: FakeOpenAi;
+  let anthropic: FakeAnthropic;
+  let gemini: FakeGemini;
   /** A loopback server the injected text points at: it must never be reached. */
   let trap: Server;
   let trapHits = 0;
   let trapUrl = '';
 
   beforeAll(async () => {
-    provider = await startFakeOpenAi({ apiKey: 'sk-platform' });
+    [provider, anthropic, gemini] = await Promise.all([startFakeOpenAi({ apiKey: 'sk-platform' }), startFakeAnthropic({ apiKey: 'sk-ant-author' }), startFakeGemini({ apiKey: 'gem-author' })]);
     trap = createServer((_req, res) => {
       trapHits++;
       res.end('ok');
@@ -96,7 +100,7 @@ describe('studio assistant (issue 48) through the HTTP API', () => {
   });
   afterAll(async () => {
     await server?.stop();
-    await provider?.close();
+    await Promise.all([provider?.close(), anthropic?.close(), gemini?.close()]);
     await new Promise((r) => trap?.close(r));
   });
   beforeEach(() => provider.reset());
@@ -264,6 +268,33 @@ describe('studio assistant (issue 48) through the HTTP API', () => {
     const next = cardOf(await round(b, worldId, { request: 'Anything?' }));
     expect(next.status).toBe('answered');
   });
+
+  for (const native of [
+    { kind: 'anthropic' as const, fake: () => anthropic as FakeAnthropic | FakeGemini, key: 'sk-ant-author', model: 'claude-sonnet-4-5' },
+    { kind: 'gemini' as const, fake: () => gemini, key: 'gem-author', model: 'gemini-2.5-flash' },
+  ]) {
+    it(`runs on the author's own ${native.kind} connection with its native tool calling, at no credit`, async () => {
+      const { b, worldId } = await author(`assist-${native.kind}`);
+      const saved = await b.fetch('/api/settings/ai', { method: 'PUT', json: { baseUrl: native.fake().url, apiKey: native.key, defaultModel: native.model, kind: native.kind } });
+      expect(saved.status).toBe(200);
+      native.fake().reset();
+      native.fake().enqueue(
+        { kind: 'completion', content: '', toolCalls: [{ name: 'set_variable', arguments: { variable: { id: 'health', name: 'Health', type: 'number', defaultValue: 'ten' } } }], usage: { input: 900, output: 50 } },
+        { kind: 'completion', content: '', toolCalls: [{ name: 'set_variable', arguments: { variable: { id: 'health', name: 'Health', type: 'number', defaultValue: 10 } } }], usage: { input: 1000, output: 50 } },
+        { kind: 'completion', content: 'Health added.', usage: { input: 1100, output: 10 } },
+      );
+      const card = cardOf(await round(b, worldId, { request: 'Add health.' }));
+      expect(card.status).toBe('proposed');
+      expect(card.operations).toEqual([{ op: 'set_variable', variable: { id: 'health', name: 'Health', type: 'number', defaultValue: 10 } }]);
+      expect(card.steps.map((s) => [s.source, s.credits, s.tools.map((t) => t.ok)])).toEqual([
+        ['private', 0, [false]],
+        ['private', 0, [true]],
+        ['private', 0, []],
+      ]);
+      expect(card.reply).toBe('Health added.');
+      expect(native.fake().completions).toHaveLength(3);
+    });
+  }
 
   it('answers 4xx with the error shape for bad requests, other accounts and anonymous callers', async () => {
     const { b, worldId } = await author('assist-bad');
