@@ -2,6 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 import { type FakeOpenAi, fakeReplies } from '../support/fake-openai.ts';
+import { seriousViolations } from '../support/axe.ts';
 import { screenPath } from '../support/screens.ts';
 import type { TestServer } from '../support/server.ts';
 import { signUp } from '../support/sign-up.ts';
@@ -112,9 +113,17 @@ describe('the studio assistant in a real browser (issue 48)', () => {
     await card.getByText('Add interface file index.tsx (entry)').click();
     expect(await card.getByLabel('Diff: Add interface file index.tsx (entry)').textContent()).toContain('+ export default function Screen() {');
     expect((await worldOf(page, worldId)).world.variables).toEqual([]); // nothing applied yet
-    await page.screenshot({ path: screenPath('studio-assistant-1280'), fullPage: true });
+    // the card's interface runs in the sandbox preview before Approve is offered
+    await poll(() => card.frameLocator('iframe[title="Card interface preview"]').getByTestId('hud').textContent()).toBe('HEALTH 10 / ENERGY 5');
+    await poll(() => card.getByRole('button', { name: 'Approve' }).isEnabled()).toBe(true);
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.setViewportSize({ width: 1280, height: 1100 });
+    await panel.locator('.assistant-request').first().evaluate((el) => el.scrollIntoView({ block: 'start' }));
+    await page.screenshot({ path: screenPath('studio-assistant-1280') });
     await page.setViewportSize({ width: 390, height: 844 });
-    await card.scrollIntoViewIfNeeded();
+    await card.locator('h3').evaluate((el) => el.scrollIntoView({ block: 'start' }));
+    await poll(() => card.frameLocator('iframe[title="Card interface preview"]').getByTestId('hud').isVisible()).toBe(true);
+    await page.waitForTimeout(300); // the frame's paint after the resize
     await page.screenshot({ path: screenPath('studio-assistant-390') });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await page.setViewportSize({ width: 1280, height: 900 });

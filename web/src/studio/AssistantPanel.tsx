@@ -124,6 +124,7 @@ function RuntimeCheck({ round, onResult }: { round: AssistantRound; onResult(res
         handlers={{}}
         title="Card interface preview"
         className="sandbox-frame"
+        style={{ width: '100%', height: 260, display: 'block' }}
         onFrameError={(message) => {
           if (done.current) return;
           done.current = true;
