@@ -257,6 +257,10 @@ describe('studio assistant (issue 48) through the HTTP API', () => {
     const res = await pending;
     const reading = res.text().catch(() => 'aborted');
     await expect.poll(() => provider.completions.length, { timeout: 10_000 }).toBe(1);
+    // one round at a time on a world
+    const busy = await b.fetch(`/api/worlds/${worldId}/assistant/rounds`, { method: 'POST', json: { request: 'And another.' } });
+    expect(busy.status).toBe(409);
+    expect(((await busy.json()) as { error: { code: string } }).error.code).toBe('ASSISTANT_BUSY');
     controller.abort();
     await reading;
     await expect.poll(() => provider.completions[0]!.aborted, { timeout: 10_000 }).toBe(true);
@@ -295,6 +299,33 @@ describe('studio assistant (issue 48) through the HTTP API', () => {
       expect(native.fake().completions).toHaveLength(3);
     });
   }
+
+  it('approval checks the world as it is now: a stale revision, or operations that no longer apply, change nothing (409)', async () => {
+    const { b, worldId } = await author('assist-conflict');
+    provider.enqueue(
+      fakeReplies.toolCalls([
+        {
+          name: 'set_rule',
+          arguments: { rule: { id: 'tired', name: 'Tired', trigger: { type: 'every-turn' }, actions: [{ type: 'toggle-entry', entryId: 'frame', enabled: false }] } },
+        },
+      ]),
+      fakeReplies.completion('A rule.'),
+    );
+    const card = cardOf(await round(b, worldId, { request: 'Hide the frame every turn.' }));
+    expect(card.status).toBe('proposed');
+    const stale = await b.fetch(`/api/worlds/${worldId}/assistant/cards/${card.id}/approve`, { method: 'POST', json: { revision: 7 } });
+    expect([stale.status, ((await stale.json()) as { error: { code: string } }).error.code]).toEqual([409, 'STALE_REVISION']);
+    // the author removes the entry the rule names: the card no longer applies
+    expect((await b.fetch(`/api/worlds/${worldId}`, { method: 'PUT', json: { revision: 1, world: { ...WORLD, entries: [] } } })).status).toBe(200);
+    const conflict = await b.fetch(`/api/worlds/${worldId}/assistant/cards/${card.id}/approve`, { method: 'POST', json: {} });
+    const body = (await conflict.json()) as { error: { code: string; message: string } };
+    expect([conflict.status, body.error.code]).toEqual([409, 'CARD_CONFLICT']);
+    expect(body.error.message).toMatch(/frame/);
+    const now = await worldOf(b, worldId);
+    expect([now.revision, now.world.rules]).toEqual([2, []]);
+    // the card is still there to reject (or replace)
+    expect((await b.fetch(`/api/worlds/${worldId}/assistant/cards/${card.id}/reject`, { method: 'POST', json: { reason: 'outdated' } })).status).toBe(200);
+  });
 
   it('answers 4xx with the error shape for bad requests, other accounts and anonymous callers', async () => {
     const { b, worldId } = await author('assist-bad');
