@@ -107,6 +107,7 @@ describe('the studio assistant in a real browser (issue 48)', () => {
       expect.stringMatching(/^Step 2: 4,280 tokens · your connection, no credits · 1 operation checked$/),
       'Step 3: 4,440 tokens · your connection, no credits',
     ]);
+    expect(await panel.getByTestId('assistant-total').textContent()).toBe('In all: 12,620 tokens · no credits');
     await steps.first().getByText('1 refused operation sent back to the assistant').click();
     expect(await steps.first().locator('li').textContent()).toMatch(/^set_rule The world would not validate.*sanity/);
     // the readable diff of the interface file

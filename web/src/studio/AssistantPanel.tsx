@@ -242,8 +242,15 @@ function Change({ change }: { change: CardChange }) {
 /** Each provider call of a round: its tokens, its cost, and the operations it checked (refusals went back to the assistant). */
 function Steps({ steps }: { steps: AssistantStep[] }) {
   if (steps.length === 0) return null;
+  const tokens = steps.reduce((sum, s) => sum + s.tokensIn + s.tokensOut, 0);
+  const credits = steps.reduce((sum, s) => sum + s.credits, 0);
   return (
     <ul className="assistant-steps" aria-label="Steps and their cost">
+      {steps.length > 1 && (
+        <li data-testid="assistant-total">
+          In all: {tokens.toLocaleString('en')} tokens · {steps.some((s) => s.source === 'official') ? count(credits, 'credit') : 'no credits'}
+        </li>
+      )}
       {steps.map((s) => {
         const refused = s.tools.filter((t) => !t.ok);
         return (
