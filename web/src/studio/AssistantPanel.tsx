@@ -94,7 +94,7 @@ const STATUS_LABELS: Record<AssistantRound['status'], string> = {
 };
 
 /** How long a card's interface must run in the sandbox preview without an error before the card may be approved. */
-export const RUNTIME_CHECK_MS = 2500;
+const RUNTIME_CHECK_MS = 2500;
 
 /**
  * The runtime check of a card that writes interface files: the interface after the card runs in the
