@@ -227,6 +227,40 @@ describe('the studio assistant in a real browser (issue 48)', () => {
     await context.close();
   }, 90_000);
 
+  it('unsaved edits in the studio hold Approve back until they are saved, then the card applies on top of them', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(30_000);
+    await page.goto(`${server.url}/`);
+    await signUp(server, page, { email: `assistant-dirty-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Dirty' });
+    const worldId = await page.evaluate(async (providerUrl) => {
+      const call = (url: string, method: string, body: unknown) => fetch(url, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json());
+      await call('/api/settings/ai', 'PUT', { baseUrl: providerUrl, defaultModel: 'builder-model', apiKey: 'assistant-key' });
+      return ((await call('/api/worlds', 'POST', { world: { version: '20.0.0', name: 'Half written' } })) as { id: string }).id;
+    }, provider.url);
+    await page.goto(`${server.url}/studio/${worldId}#assistant`);
+    const panel = page.getByTestId('assistant');
+    provider.enqueue(fakeReplies.toolCalls([{ name: 'set_variable', arguments: { variable: { id: 'gold', name: 'Gold', type: 'number', defaultValue: 0 } } }]), fakeReplies.completion('Gold added.'));
+    await panel.getByLabel('What should the assistant build or change?').fill('Add gold.');
+    await panel.getByRole('button', { name: 'Ask the assistant' }).click();
+    const card = panel.locator('li[data-status="proposed"]');
+    await poll(() => card.getByRole('button', { name: 'Approve' }).isEnabled()).toBe(true);
+    // an unsaved edit elsewhere in the studio
+    const nav = page.getByRole('navigation', { name: 'Studio sections' });
+    await nav.getByRole('button', { name: 'Basics', exact: true }).click();
+    await page.getByLabel('Description', { exact: true }).fill('A trader with an empty purse.');
+    await nav.getByRole('button', { name: 'Assistant', exact: true }).click();
+    await poll(() => card.getByText('You have unsaved edits: save or discard them before applying or rolling back.').count()).toBe(1);
+    expect(await card.getByRole('button', { name: 'Approve' }).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await poll(() => card.getByRole('button', { name: 'Approve' }).isEnabled()).toBe(true);
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await poll(() => panel.locator('li[data-status="approved"]').count()).toBe(1);
+    const saved = (await page.evaluate(async (id) => (await fetch(`/api/worlds/${id}`)).json(), worldId)) as { revision: number; world: { description: string; variables: { id: string }[] } };
+    expect([saved.revision, saved.world.description, saved.world.variables.map((v) => v.id)]).toEqual([3, 'A trader with an empty purse.', ['gold']]);
+    await context.close();
+  }, 90_000);
+
   it('Stop ends a step at once: the provider request is aborted and nothing is kept', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
