@@ -20,6 +20,14 @@ export const BASELINES_DIR = join(root, '.bench/baselines');
 /** The commit issue 32's work (web pages, library at scale, overload) started from: those benchmarks' "today". */
 export const ISSUE_32_BASELINE = '1887fa08a28921269e37cc19e9d3935d059a23de';
 
+/**
+ * The release before this tree: the commit production ran before the current migrations were
+ * added (docs/OPERATIONS.md, "Migrations without downtime"). tests/previous-release.test.ts runs its
+ * server against this tree's schema. Move it forward when a release ships (PREVIOUS_RELEASE in the
+ * environment overrides it for one run).
+ */
+export const PREVIOUS_RELEASE = 'a4f46c92fcedcd3127978238bc25025b049b1b3b';
+
 const run = (cmd: string, args: string[], cwd: string, timeout = 600_000) => {
   const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout, env: { ...process.env, npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' } });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed in ${cwd}: ${r.stderr || r.stdout || r.error?.message}`);
@@ -60,9 +68,11 @@ export interface BaselineServer {
  * The baseline's container (`node --import tsx containers/api/src/main.ts` in its checkout), in
  * container mode on a fresh database of the real PostgreSQL (its own migrations) and the real
  * Redis under a prefix of its own, mail to an outbox folder of its own, with `env` added. Resolves once its /health answers 200.
+ * With `options.database`, on that database instead (its migrations run on it as at any start).
  */
-export async function startBaselineServer(dir: string, env: Record<string, string> = {}): Promise<BaselineServer> {
-  const database = await createTestDatabase();
+export async function startBaselineServer(dir: string, env: Record<string, string> = {}, options: { database?: TestDatabase } = {}): Promise<BaselineServer> {
+  // a database given (one this tree's migrations made: tests/previous-release.test.ts) is the caller's to drop
+  const database = options.database ? { ...options.database, drop: async () => {} } : await createTestDatabase();
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const outbox = mkdtempSync(join(tmpdir(), 'yumina-baseline-outbox-'));

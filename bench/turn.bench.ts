@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, bench, describe } from 'vitest';
 import { Browser } from '../tests/support/server.ts';
 import type { MailServer } from '../tests/support/sign-up.ts';
-import { type BaselineServer, baselineCheckout, processCpu, startBaselineServer } from './baseline.ts';
+import { type BaselineServer, baselineCheckout, PREVIOUS_RELEASE, processCpu, startBaselineServer } from './baseline.ts';
+import { turnCpuAllowance } from './turn-guard.ts';
 import { benchSignUp } from './sign-up.ts';
 import { BenchChild } from './turn-ipc.ts';
 
@@ -38,7 +39,15 @@ import { BenchChild } from './turn-ipc.ts';
  */
 const ACCOUNTS = 50;
 /** The last commit before the issue-24 rework of the turn (6e23461 started it). */
-const BASELINE = process.env.TURN_BENCH_REVISION ?? 'b8579489e989940ce24ceb674d01c8435c6e8e4a';
+/**
+ * TURN_BENCH_GUARD=1 (`npm run bench:turn-guard`): the regression guard of issue 51, point 9. The
+ * baseline is the previous release (bench/baseline.ts PREVIOUS_RELEASE) and the bench fails when
+ * this tree's server CPU per turn, the median of its three concurrencies' ratios, is above the
+ * allowance: 1.10× (the spread between runs of one revision on a shared machine), or what
+ * docs/BENCHMARKS.md allows with its reason written beside it (./turn-guard.ts).
+ */
+const GUARD = process.env.TURN_BENCH_GUARD === '1';
+const BASELINE = process.env.TURN_BENCH_REVISION ?? (GUARD ? PREVIOUS_RELEASE : 'b8579489e989940ce24ceb674d01c8435c6e8e4a');
 const sample = JSON.parse(readFileSync(new URL('../packages/world/samples/ashen-depths.json', import.meta.url), 'utf8'));
 
 type Path = 'provider' | 'today' | 'new';
@@ -263,6 +272,13 @@ beforeAll(async () => {
     await watched(freshSessions());
   }
   console.log(`${lines.join('\n')}\n`);
+  if (GUARD) {
+    const allowance = turnCpuAllowance(readFileSync(new URL('../docs/BENCHMARKS.md', import.meta.url), 'utf8'));
+    const ratio = median(cpuRatios);
+    const verdict = `turn: guard: server CPU per turn ${ratio.toFixed(2)}× the previous release (${BASELINE.slice(0, 7)}; ${cpuRatios.map((r) => r.toFixed(2)).join(' / ')} at concurrency 1 / 10 / 50), allowed ${allowance.ratio.toFixed(2)}× (${allowance.reason})`;
+    console.log(verdict);
+    if (ratio > allowance.ratio) throw new Error(`${verdict}: a change raised the CPU of a turn. Find the cause, or write the reason in docs/BENCHMARKS.md as a line "turn-cpu-allowance: <ratio>× — <reason>".`);
+  }
 }, 900_000);
 
 afterAll(async () => {

@@ -24,6 +24,26 @@ export function connectionBudget(replicas: number, perReplica: number): number {
 export const DATABASE_INSTANCE = { class: 'm7g.xlarge', memoryGiB: 16 } as const;
 
 /**
+ * Backups (issue 51, point 4; the restore runbook is in docs/OPERATIONS.md, "Backups and
+ * restore"): RDS automated backups, a daily snapshot in BACKUP_WINDOW plus the write-ahead log
+ * every five minutes, so any second of the last `DATABASE_BACKUP_RETENTION_DAYS` days (a deploy
+ * setting, 14 by default, 1 to 35 as RDS allows) can be restored (point-in-time recovery). The
+ * automated backups outlive the instance (deleteAutomatedBackups: false); in production a deletion
+ * leaves a final snapshot, and deletion protection is on.
+ */
+export const BACKUP_RETENTION_DAYS = backupRetentionDays(process.env.DATABASE_BACKUP_RETENTION_DAYS);
+/** The daily snapshot's window (UTC), the quiet hours; maintenance is kept out of it by RDS. */
+export const BACKUP_WINDOW = '03:00-03:30';
+
+export function backupRetentionDays(value: string | undefined): number {
+  if (value === undefined || value === '') return 14;
+  const n = Number(value);
+  // 0 would turn automated backups (and point-in-time recovery) off
+  if (!Number.isInteger(n) || n < 1 || n > 35) throw new Error(`DATABASE_BACKUP_RETENTION_DAYS must be a whole number of days from 1 to 35 (got ${JSON.stringify(value)}).`);
+  return n;
+}
+
+/**
  * PostgreSQL with an RDS Proxy in front; the link hands out the proxy's host, so the container
  * replicas and the Lambdas all connect through it.
  */
@@ -34,6 +54,17 @@ export const database = new sst.aws.Postgres('Database', {
   storage: '50 GB',
   version: '16.4',
   transform: {
+    instance: (args) => {
+      args.backupRetentionPeriod = BACKUP_RETENTION_DAYS;
+      args.backupWindow = BACKUP_WINDOW;
+      args.deleteAutomatedBackups = false;
+      args.copyTagsToSnapshot = true;
+      // production keeps a final snapshot and refuses deletion; a developer's stage is removed whole (sst.config.ts)
+      const production = $app.stage === 'production';
+      args.skipFinalSnapshot = !production;
+      if (production) args.finalSnapshotIdentifier = `${$app.name}-${$app.stage}-database-final`;
+      args.deletionProtection = production;
+    },
     parameterGroup: (args) => {
       args.parameters = $output(args.parameters ?? []).apply((parameters) => [
         ...parameters,

@@ -422,6 +422,24 @@ describe('sst.config.ts and infra/ (recorded with stand-ins for SST)', () => {
     expect(operations).toContain(`${replicas} × (${env.DATABASE_POOL_MAX} + ${env.DATABASE_READ_POOL_MAX}) + ${lambdas / lambdaPool} × ${lambdaPool} = ${replicas * perReplica + lambdas} < ${limit}`);
   });
 
+  it('backs the database up with point-in-time recovery for a retention that is a setting; a deletion keeps a final snapshot (issue 51, point 4)', async () => {
+    const db = one('Postgres', 'Database');
+    const instance: Record<string, unknown> = { backupRetentionPeriod: 7, skipFinalSnapshot: true };
+    (db.args.transform as { instance(a: typeof instance): void }).instance(instance);
+    // RDS keeps point-in-time recovery for as many days as automated backups are kept (0 would turn both off)
+    expect(instance).toMatchObject({ backupRetentionPeriod: 14, backupWindow: '03:00-03:30', deleteAutomatedBackups: false, copyTagsToSnapshot: true, skipFinalSnapshot: false, deletionProtection: true });
+    expect(instance.finalSnapshotIdentifier).toBe('yumina-production-database-final');
+    const { backupRetentionDays } = (await import(/* @vite-ignore */ resolve(import.meta.dirname, '../infra/database.ts'))) as { backupRetentionDays(v: string | undefined): number };
+    expect(backupRetentionDays('35')).toBe(35);
+    expect(() => backupRetentionDays('0')).toThrow(/from 1 to 35/);
+    expect(() => backupRetentionDays('36')).toThrow(/from 1 to 35/);
+    expect(() => backupRetentionDays('a week')).toThrow(/whole number/);
+    // the runbook names the setting and the restore
+    const operations = readFileSync(resolve(import.meta.dirname, '../docs/OPERATIONS.md'), 'utf8');
+    expect(operations).toContain('DATABASE_BACKUP_RETENTION_DAYS');
+    expect(operations).toContain('restore-db-instance-to-point-in-time');
+  });
+
   it('scales in gracefully: the load balancer drains a leaving replica, then the server drains within the stop timeout; a maximum the database cannot hold is refused at deploy', async () => {
     const api = one('Service', 'Api');
     const target: { deregistrationDelay?: number } = {};

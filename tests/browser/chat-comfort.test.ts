@@ -95,14 +95,14 @@ describe('comfortable chat', () => {
     const bubbles = list.locator('li[data-message-id]');
     await expect.poll(() => bubbles.count(), { timeout: 20_000 }).toBe(1);
 
-    // A turn on the player's own connection: the reply shows its tokens (sent + written), no cost.
+    // A turn on the player's own connection: the reply shows its tokens (sent + written), no cost (the platform prices no model here: no estimate).
     provider.enqueue({ kind: 'completion', content: 'Mina pours two cups.', usage: { prompt_tokens: 812, completion_tokens: 9 } });
     const box = page.getByLabel('Message', { exact: true });
     await box.fill('Do you remember the cafe by the station, the rain, my umbrella?');
     await box.press('Enter');
     await expect.poll(() => bubbles.last().locator('[data-testid="message-text"]').textContent(), { timeout: 20_000 }).toBe('Mina pours two cups.');
-    await expect.poll(() => bubbles.last().getByTestId('reply-usage').textContent()).toBe('821 tokens');
-    expect(await bubbles.last().getByTestId('reply-usage').getAttribute('title')).toBe('812 sent + 9 written · story-model');
+    await expect.poll(() => bubbles.last().getByTestId('reply-usage').textContent()).toBe('Own key: 821 tokens');
+    expect(await bubbles.last().getByTestId('reply-usage').getAttribute('title')).toBe('812 sent · 9 written · story-model');
     const sessionId = await sessionOf(page);
     const stored = await messages(page, sessionId);
     expect(stored.at(-1)).toMatchObject({ tokenCount: 9, promptTokens: 812, creditsCharged: null });
@@ -133,7 +133,7 @@ describe('comfortable chat', () => {
     expect(provider.completions.length).toBe(before + 1);
     const sentUser = (provider.completions.at(-1)!.body!.messages as { role: string; content: string }[]).filter((m) => m.role === 'user').at(-1);
     expect(sentUser?.content).toBe(edited);
-    await expect.poll(() => bubbles.last().getByTestId('reply-usage').textContent()).toBe('905 tokens');
+    await expect.poll(() => bubbles.last().getByTestId('reply-usage').textContent()).toBe('Own key: 905 tokens');
     const afterEdit = await messages(page, sessionId);
     expect(afterEdit.map((m) => m.role)).toEqual(['assistant', 'user', 'assistant']);
     expect(afterEdit[1]!.content).toBe(edited);
@@ -197,16 +197,17 @@ describe('comfortable chat', () => {
     await checkpoints.first().getByRole('button', { name: 'Delete checkpoint Checkpoint 1' }).click();
     await page.getByRole('alertdialog').getByRole('button', { name: 'Confirm' }).click();
     await expect.poll(async () => ((await call(page, `/api/sessions/${sessionId}/checkpoints`)).body.checkpoints as unknown[]).length).toBe(0);
-    // Restoring one and deleting a message ask first too.
+    // Restoring one asks first too; deleting a message offers Undo instead (issue 50).
     await page.getByRole('button', { name: 'Save checkpoint' }).click();
     await expect.poll(() => checkpoints.count()).toBe(1);
     await checkpoints.first().getByRole('button', { name: 'Restore' }).click();
     expect(await page.getByRole('alertdialog').textContent()).toContain('Restore "Checkpoint 1"?');
     await page.getByRole('alertdialog').getByRole('button', { name: 'Cancel' }).click();
     await list.locator('li[data-role="user"]').last().getByRole('button', { name: 'Delete' }).click();
-    expect(await page.getByRole('alertdialog').count()).toBe(1);
-    await page.getByRole('alertdialog').getByRole('button', { name: 'Cancel' }).click();
+    expect(await page.getByRole('alertdialog').count()).toBe(0);
+    await page.getByTestId('undo-notice').getByRole('button', { name: 'Undo' }).click();
     expect(await messages(page, sessionId)).toHaveLength(5);
+    await expect.poll(() => bubbles.count()).toBe(5);
     expect(await seriousViolations(page)).toEqual([]);
 
     // At 390 px, in dark mode: the editor fits, its buttons in view, nothing wider than the screen.
@@ -276,7 +277,7 @@ describe('comfortable chat', () => {
     const reply = (await messages(page, sessionId)).at(-1)!;
     const charged = await server.ctx.db.primary.query<{ amount: string }>(`select amount from credit_ledger where kind = 'charge' order by id desc limit 1`);
     expect(reply.creditsCharged).toBe(-Number(charged.rows[0]!.amount));
-    await expect.poll(() => bubbles.last().getByTestId('reply-usage').textContent()).toBe(`2,000 tokens · ${reply.creditsCharged} ${reply.creditsCharged === 1 ? 'credit' : 'credits'}`);
+    await expect.poll(() => bubbles.last().getByTestId('reply-usage').textContent()).toBe(`1,500 in · 500 out · ${reply.creditsCharged} ${reply.creditsCharged === 1 ? 'credit' : 'credits'}`);
     // Settings without a connection: the model is typed or left empty, and the note says what typing the URL and key does.
     await page.goto(`${server.url}/app/settings#ai-config`);
     const form = page.getByRole('form', { name: 'AI connection' });

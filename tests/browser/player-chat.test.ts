@@ -70,9 +70,8 @@ describe('the default chat in the real player', () => {
     expect(await bubbles.last().locator('img').count()).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { hacked?: number }).hacked)).toBeUndefined();
 
-    // Delete (with confirmation): the last exchange goes.
+    // Delete (with a few seconds to undo it): the last exchange goes; the edit below waits for the delete.
     await messages.locator('li[data-role="user"]').last().getByRole('button', { name: 'Delete' }).click();
-    await page.getByRole('alertdialog').getByRole('button', { name: 'Confirm' }).click();
     await expect.poll(() => bubbles.count()).toBe(3);
 
     // Edit the reply, then continue it.

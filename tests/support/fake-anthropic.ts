@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { type NativeFake, type NativeFakeModel, type NativeFakeReply, type NativeFakeRoutes, sendJson, sleep, split, startNativeFake } from './fake-native.ts';
+import { AnthropicPromptCache, approxTokens, breakpointCount, type CacheUsage, MAX_CACHE_BREAKPOINTS } from './anthropic-cache.ts';
+import { type NativeFake, type NativeFakeModel, type NativeFakeUsage, type NativeFakeReply, type NativeFakeRoutes, sendJson, sleep, split, startNativeFake } from './fake-native.ts';
 
 /**
  * A scriptable provider speaking the Anthropic Messages API on loopback (port 0), for tests:
@@ -9,12 +10,27 @@ import { type NativeFake, type NativeFakeModel, type NativeFakeReply, type Nativ
  * (paged by `limit` and `after_id`), the key in `x-api-key` (401 `authentication_error`
  * otherwise), `anthropic-version` required, and the API's checks on a body (`max_tokens`, roles
  * alternating from `user`, non-empty text, a model it lists: 404 `not_found_error` otherwise).
+ * Content is a string or text blocks; a block may carry `cache_control` (at most 4 in a request,
+ * 400 otherwise). With `promptCache`, a reply without scripted usage reports the usage Anthropic's
+ * prompt-cache rules give (./anthropic-cache.ts): input, cache read and cache write tokens.
  */
 
 export interface FakeAnthropicOptions {
   /** The key to require in `x-api-key`; null accepts any. */
   apiKey?: string | null;
   models?: NativeFakeModel[];
+  /** Apply Anthropic's prompt-cache rules to the usage of replies that script none; `now` moves its clock. */
+  promptCache?: boolean | { now?: () => number };
+}
+
+type TextBlock = { type?: unknown; text?: unknown; cache_control?: unknown };
+
+/** A text block as the API takes it: non-empty text, and `cache_control` of type `ephemeral` (ttl 5m or 1h) when present. */
+function badBlock(block: TextBlock): boolean {
+  if (block.type !== 'text' || typeof block.text !== 'string' || !block.text) return true;
+  if (block.cache_control === undefined) return false;
+  const control = block.cache_control as { type?: unknown; ttl?: unknown } | null;
+  return !control || control.type !== 'ephemeral' || (control.ttl !== undefined && control.ttl !== '5m' && control.ttl !== '1h');
 }
 
 const errorBody = (type: string, message: string) => ({ type: 'error', error: { type, message } });
@@ -41,17 +57,19 @@ function invalid(body: Record<string, unknown> | null): string | null {
     if (m.role !== 'user' && m.role !== 'assistant') return `messages.${i}.role: Input should be 'user' or 'assistant'`;
     if (i === 0 && m.role !== 'user') return 'messages: first message must use the "user" role';
     if (m.role === previous) return 'messages: roles must alternate between "user" and "assistant"';
-    const blockOk = (b: { type?: unknown; text?: unknown; id?: unknown; name?: unknown; tool_use_id?: unknown }) =>
-      (b.type === 'text' && typeof b.text === 'string' && b.text !== '') ||
+    // text blocks (with cache_control as the API takes it), and the blocks of a tool loop
+    const blockOk = (b: TextBlock & { id?: unknown; name?: unknown; tool_use_id?: unknown }) =>
+      (b.type === 'text' && !badBlock(b)) ||
       (b.type === 'tool_use' && typeof b.id === 'string' && typeof b.name === 'string') ||
       (b.type === 'tool_result' && typeof b.tool_use_id === 'string' && b.tool_use_id !== '');
-    const contentOk = typeof m.content === 'string' ? m.content !== '' : Array.isArray(m.content) && m.content.length > 0 && m.content.every(blockOk);
-    if (!contentOk) return `messages.${i}: text content blocks must be non-empty`;
+    if (typeof m.content === 'string' ? !m.content : !Array.isArray(m.content) || m.content.length === 0 || !(m.content as TextBlock[]).every(blockOk)) return `messages.${i}: text content blocks must be non-empty`;
     previous = m.role as string;
   }
   if (body.system !== undefined) {
-    if (!Array.isArray(body.system) || body.system.some((b: { type?: unknown; text?: unknown }) => b.type !== 'text' || typeof b.text !== 'string' || !b.text)) return 'system: text blocks must be non-empty';
+    if (!Array.isArray(body.system) || body.system.some(badBlock)) return 'system: text blocks must be non-empty';
   }
+  const breakpoints = breakpointCount(body);
+  if (breakpoints > MAX_CACHE_BREAKPOINTS) return `A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints}.`;
   for (const key of Object.keys(body)) {
     if (!['model', 'max_tokens', 'messages', 'system', 'stream', 'temperature', 'top_p', 'top_k', 'stop_sequences', 'metadata', 'thinking', 'tools', 'tool_choice'].includes(key)) return `${key}: Extra inputs are not permitted`;
   }
@@ -60,7 +78,7 @@ function invalid(body: Record<string, unknown> | null): string | null {
 
 const event = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 
-const routes: (options: FakeAnthropicOptions) => NativeFakeRoutes = (options) => ({
+const routes: (options: FakeAnthropicOptions, cache: AnthropicPromptCache | null, usages: CacheUsage[]) => NativeFakeRoutes = (options, cache, usages) => ({
   versionPath: '/v1',
   refuseKey(req, res) {
     if (options.apiKey !== undefined && options.apiKey !== null && req.headers['x-api-key'] !== options.apiKey) {
@@ -109,7 +127,12 @@ const routes: (options: FakeAnthropicOptions) => NativeFakeRoutes = (options) =>
       sendJson(res, reply.status, reply.body ?? errorBody(reply.type ?? errorType(reply.status), reply.message ?? 'The fake provider failed.'), reply.retryAfter ? { 'retry-after': reply.retryAfter } : {});
       return;
     }
-    const usage = reply.kind === 'completion' && reply.usage !== undefined ? reply.usage : { input: 42, output: 7 };
+    let usage: NativeFakeUsage | null = reply.kind === 'completion' && reply.usage !== undefined ? reply.usage : { input: 42, output: 7 };
+    if (cache && !(reply.kind === 'completion' && reply.usage !== undefined)) {
+      const used = cache.use(body);
+      usages.push(used);
+      usage = { input: used.input_tokens, cacheRead: used.cache_read_input_tokens, cacheWrite: used.cache_creation_input_tokens, output: 'content' in reply ? approxTokens(reply.content) : 0 };
+    }
     const startUsage = {
       input_tokens: usage?.input ?? 0,
       cache_creation_input_tokens: usage?.cacheWrite ?? 0,
@@ -182,17 +205,25 @@ const routes: (options: FakeAnthropicOptions) => NativeFakeRoutes = (options) =>
   notFound: (res: ServerResponse, path: string) => sendJson(res, 404, errorBody('not_found_error', `Not found: ${path}`)),
 });
 
-export type FakeAnthropic = NativeFake;
+export type FakeAnthropic = NativeFake & {
+  /** With `promptCache`: the cache usage of each completion request, in order. */
+  cacheUsage: CacheUsage[];
+};
 
-export function startFakeAnthropic(options: FakeAnthropicOptions = {}): Promise<FakeAnthropic> {
-  return startNativeFake(
-    routes(options),
+export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Promise<FakeAnthropic> {
+  const cache = options.promptCache ? new AnthropicPromptCache(typeof options.promptCache === 'object' ? options.promptCache.now : undefined) : null;
+  const cacheUsage: CacheUsage[] = [];
+  const fake = await startNativeFake(
+    routes(options, cache, cacheUsage),
     options.models ?? [
       { id: 'claude-sonnet-4-5', name: 'Claude Sonnet 4.5' },
       { id: 'claude-haiku-4-5', name: 'Claude Haiku 4.5' },
     ],
     'msg_fake_',
   );
+  // with the cache on, an unscripted reply reports the usage the cache rules give
+  if (cache) fake.setHandler(() => ({ kind: 'completion', content: 'echo from the fake' }));
+  return Object.assign(fake, { cacheUsage });
 }
 
 export type { NativeFakeReply as FakeAnthropicReply };

@@ -4,13 +4,16 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * A scriptable OpenAI-compatible provider on loopback (port 0) for tests. It speaks the real wire
- * protocol: `POST /v1/chat/completions` (JSON, or SSE when the request says `stream: true`) and
- * `GET /v1/models`. Tests queue replies (or set a handler) and read back every request received.
+ * protocol: `POST /v1/chat/completions` (JSON, or SSE when the request says `stream: true`),
+ * `GET /v1/models` and `POST /v1/audio/speech` (text to speech: a few bytes of an MP3 frame, or
+ * `speechReply` when set). Tests queue replies (or set a handler) and read back every request received.
  */
 
 export interface FakeUsage {
   prompt_tokens: number;
   completion_tokens: number;
+  /** As OpenAI and OpenRouter report a prompt's cached part (`cached_tokens`, part of prompt_tokens) and OpenRouter a cache write. */
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number };
 }
 
 export type FakeReply =
@@ -81,6 +84,10 @@ export interface FakeOpenAi {
   requests: RecordedRequest[];
   /** Chat-completion requests only. */
   readonly completions: RecordedRequest[];
+  /** Text-to-speech requests only (`POST /v1/audio/speech`). */
+  readonly speeches: RecordedRequest[];
+  /** How the next speech requests are answered (default: 200 with FAKE_SPEECH as audio/mpeg). */
+  speechReply: { status: number; contentType: string; body: Buffer | string };
   /** Queues replies used in order by the next chat-completion requests. */
   enqueue(...replies: FakeReply[]): void;
   /** Decides replies for requests when the queue is empty (default: a short completion echoing the model). */
@@ -136,6 +143,9 @@ export const fakeReplies = {
     usage: { prompt_tokens: 10, completion_tokens: chunks },
   }),
 };
+
+/** What the fake's speech endpoint answers: an MPEG audio frame header and silence (a real MP3's first bytes). */
+export const FAKE_SPEECH = Buffer.concat([Buffer.from([0xff, 0xfb, 0x90, 0x64]), Buffer.alloc(413)]);
 
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -292,6 +302,16 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
       sendJson(res, 200, { object: 'list', data: fake.models.map((m) => ({ object: 'model', created: 1_700_000_000, owned_by: 'fake', ...m })) });
       return;
     }
+    if (req.method === 'POST' && url.pathname === '/v1/audio/speech') {
+      if (!body || typeof body.input !== 'string' || typeof body.voice !== 'string' || typeof body.model !== 'string') {
+        sendJson(res, 400, { error: { message: "'input', 'model' and 'voice' are required.", type: 'invalid_request_error' } });
+        return;
+      }
+      const answer = fake.speechReply;
+      res.writeHead(answer.status, { 'content-type': answer.contentType });
+      res.end(answer.body);
+      return;
+    }
     if (req.method === 'POST' && url.pathname === '/v1/chat/completions') {
       if (raw && body === null) {
         sendJson(res, 400, { error: { message: 'We could not parse the JSON body of your request.', type: 'invalid_request_error' } });
@@ -311,6 +331,10 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
     get completions() {
       return requests.filter((r) => r.path === '/v1/chat/completions');
     },
+    get speeches() {
+      return requests.filter((r) => r.path === '/v1/audio/speech');
+    },
+    speechReply: { status: 200, contentType: 'audio/mpeg', body: FAKE_SPEECH },
     models,
     ...fakeControls({ queue, requests, open, server, setHandler: (h) => (handler = h) }),
   };

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { freePort } from './redis.ts';
+import { freePort } from './ports.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 

@@ -1,6 +1,6 @@
 import type { APIRequestContext, BrowserContext, Page } from 'playwright-core';
 import { linkIn, mailsTo, outboxOf, tokenOf, waitForMail } from './outbox.ts';
-import { Browser } from './server.ts';
+import { Browser } from './http-client.ts';
 
 /**
  * The one way tests make a password account (issue 35, point 5: verify-first sign-up). The sign-up

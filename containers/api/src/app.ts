@@ -38,6 +38,7 @@ import { healthRoutes, livenessFastPath } from './health.ts';
 import { outboxPage } from './mail/outbox-page.ts';
 import { installFramePolicy, serveWeb, webNotFound } from './web.ts';
 import { worldRoutes } from './worlds/routes.ts';
+import { expectedCostRoutes } from './worlds/expected-cost.ts';
 import { studioRoutes } from './studio/routes.ts';
 import { updateRoutes } from './updates/routes.ts';
 import { roomRoutes } from './rooms/routes.ts';
@@ -149,6 +150,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     await gameSaveRoutes(app, ctx);
     await companionRoutes(app, ctx);
     await worldRoutes(app, ctx);
+    await expectedCostRoutes(app, ctx);
     await conversationRoutes(app, ctx);
     await previewRoutes(app, ctx);
     await sentPromptRoutes(app, ctx);

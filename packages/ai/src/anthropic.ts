@@ -29,7 +29,8 @@ const STOP_REASONS: Record<string, string> = {
   pause_turn: 'stop',
 };
 
-type Block = { type: 'text'; text: string };
+type Block = { type: 'text'; text: string; cache_control?: { type: 'ephemeral' } };
+type WireMessage = { role: 'user' | 'assistant'; content: string | Block[] };
 type ContentBlock = Block | { type: 'tool_use'; id: string; name: string; input: unknown } | { type: 'tool_result'; tool_use_id: string; content: string };
 
 /** A tool call's arguments as the object Anthropic's `tool_use.input` holds (text that is not a JSON object: an empty one). */
@@ -77,6 +78,26 @@ function toolingBody(request: ChatRequest, system: Block[]): Array<{ role: 'user
   return messages;
 }
 
+/** Anthropic's limit of `cache_control` breakpoints in one request. */
+export const ANTHROPIC_MAX_CACHE_BREAKPOINTS = 4;
+const EPHEMERAL = { type: 'ephemeral' } as const;
+
+/**
+ * A message's blocks as sent. In a request with breakpoints, one text block per platform message
+ * (a lone block as a plain string, which the API reads as the same block): the breakpoint sits at
+ * the end of its own block, what follows it in the same turn (fired entries, the state block)
+ * stays outside the cached prefix, and a message renders the same whether or not it carries the
+ * breakpoint (a joined text would not, and the next turn's prefix would differ). Without
+ * breakpoints, the blocks joined by a blank line.
+ */
+const wireContent = (blocks: Block[], cached: boolean): string | Block[] =>
+  !cached ? blocks.map((block) => block.text).join('\n\n') : blocks.length === 1 && !blocks[0]!.cache_control ? blocks[0]!.text : blocks;
+
+/**
+ * Prompt-cache breakpoints (issue 47): a message marked `cache` (the end of the prompt's stable
+ * head; the latest history message) gets `cache_control: {type: "ephemeral"}` on its block. The
+ * API refuses more than four, so only the last four marks are kept (the rolling one included).
+ */
 export function anthropicBody(request: ChatRequest, stream: boolean): Record<string, unknown> {
   const system: Block[] = [];
   if (request.tools !== undefined || request.messages.some((m) => m.role === 'tool' || m.toolCalls?.length)) {
@@ -92,18 +113,23 @@ export function anthropicBody(request: ChatRequest, stream: boolean): Record<str
     if (stream) body.stream = true;
     return body;
   }
-  const messages: Array<{ role: 'user' | 'assistant'; content: string }> = [];
+  const turns: Array<{ role: 'user' | 'assistant'; blocks: Block[] }> = [];
+  let marks = request.messages.filter((m) => m.cache && m.content).length;
   for (const m of request.messages) {
     if (!m.content) continue; // the API refuses empty text
-    if (m.role === 'system' && messages.length === 0) {
-      system.push({ type: 'text', text: m.content });
+    const block: Block = { type: 'text', text: m.content };
+    if (m.cache && marks-- <= ANTHROPIC_MAX_CACHE_BREAKPOINTS) block.cache_control = EPHEMERAL;
+    if (m.role === 'system' && turns.length === 0) {
+      system.push(block);
       continue;
     }
     const role = m.role === 'assistant' ? 'assistant' : 'user';
-    const last = messages.at(-1);
-    if (last && last.role === role) last.content += `\n\n${m.content}`;
-    else messages.push({ role, content: m.content });
+    const last = turns.at(-1);
+    if (last && last.role === role) last.blocks.push(block);
+    else turns.push({ role, blocks: [block] });
   }
+  const cached = request.messages.some((m) => m.cache);
+  const messages: WireMessage[] = turns.map((turn) => ({ role: turn.role, content: wireContent(turn.blocks, cached) }));
   if (messages[0]?.role !== 'user') messages.unshift({ role: 'user', content: ANTHROPIC_OPENING_USER_TURN });
   const body: Record<string, unknown> = { model: request.model, max_tokens: request.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS };
   if (system.length) body.system = system;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fakeReplies, type FakeOpenAi, startFakeOpenAi } from '../../../tests/support/fake-openai.ts';
-import { collectStream, completeChat, listModels, type ProviderEndpoint, serializeBody, streamChat } from './chat.ts';
+import { collectStream, completeChat, isOpenRouterClaude, listModels, type ProviderEndpoint, requestBody, serializeBody, streamChat } from './chat.ts';
 import {
   AiAbortedError,
   AiAuthError,
@@ -243,5 +243,32 @@ describe('tool calling (OpenAI-compatible)', () => {
     const result = await completeChat(endpoint, request);
     expect(result.toolCalls).toBeUndefined();
     expect(fake.completions[0]!.body).not.toHaveProperty('tools');
+  });
+});
+
+describe("prompt-cache marks on the OpenAI-compatible kind (issue 47): OpenRouter's cache_control for Claude models only", () => {
+  const messages = [
+    { role: 'system' as const, content: 'World.', cache: true as const },
+    { role: 'user' as const, content: 'Hello.', cache: true as const },
+    { role: 'system' as const, content: '## Current state' },
+  ];
+  it('OpenRouter and an anthropic/* model: the marked messages become a text part with cache_control', () => {
+    expect(isOpenRouterClaude('https://openrouter.ai/api/v1', 'anthropic/claude-sonnet-4.5')).toBe(true);
+    expect(requestBody({ model: 'anthropic/claude-sonnet-4.5', messages }, false, 'https://openrouter.ai/api/v1').messages).toEqual([
+      { role: 'system', content: [{ type: 'text', text: 'World.', cache_control: { type: 'ephemeral' } }] },
+      { role: 'user', content: [{ type: 'text', text: 'Hello.', cache_control: { type: 'ephemeral' } }] },
+      { role: 'system', content: '## Current state' },
+    ]);
+  });
+  it('another model on OpenRouter, or a Claude-named model elsewhere: plain messages, no mark', () => {
+    const plain = [
+      { role: 'system', content: 'World.' },
+      { role: 'user', content: 'Hello.' },
+      { role: 'system', content: '## Current state' },
+    ];
+    expect(requestBody({ model: 'openai/gpt-4o', messages }, false, 'https://openrouter.ai/api/v1').messages).toEqual(plain);
+    expect(requestBody({ model: 'anthropic/claude-sonnet-4.5', messages }, false, 'https://api.example.com/v1').messages).toEqual(plain);
+    expect(isOpenRouterClaude('https://openrouter.ai.evil.example/v1', 'anthropic/claude')).toBe(false);
+    expect(serializeBody(requestBody({ model: 'm', messages }, false))).not.toContain('cache');
   });
 });

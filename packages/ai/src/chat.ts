@@ -33,6 +33,13 @@ export interface ChatMessage {
   toolCalls?: ToolCall[];
   /** A `tool` message: the call it answers. */
   toolCallId?: string;
+  /**
+   * A prompt-cache breakpoint after this message (issue 47): the end of the prompt's stable head,
+   * and the latest history message. Anthropic's kind sends `cache_control` there; on the
+   * OpenAI-compatible kind only OpenRouter's Claude models get it (its content-part convention);
+   * every other provider gets the message without it.
+   */
+  cache?: true;
 }
 
 /** A function the model may call (OpenAI's `tools: [{ type: 'function', function }]`). */
@@ -139,9 +146,33 @@ function wireMessage(m: ChatMessage): ChatMessage | Record<string, unknown> {
   return m;
 }
 
-export function requestBody(request: ChatRequest, stream: boolean): Record<string, unknown> {
+/** OpenRouter, whose Claude models (`anthropic/...`) take Anthropic's `cache_control` on content parts. */
+export function isOpenRouterClaude(baseUrl: string | undefined, model: string): boolean {
+  if (!baseUrl || !model.startsWith('anthropic/')) return false;
+  try {
+    const host = new URL(baseUrl).hostname.toLowerCase();
+    return host === 'openrouter.ai' || host.endsWith('.openrouter.ai');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The messages as the OpenAI-compatible kind sends them: a message marked `cache` becomes, for
+ * OpenRouter's Claude models, one text content part with `cache_control: {type: "ephemeral"}`
+ * (OpenRouter's documented convention); everywhere else the mark is left out.
+ */
+function wireMessages(messages: readonly ChatMessage[], openRouterClaude: boolean, tooling: boolean): unknown[] {
+  if (!tooling && !messages.some((m) => m.cache)) return messages as ChatMessage[];
+  return messages.map(({ cache, ...m }) => {
+    const wire = tooling ? wireMessage(m) : m;
+    return cache && openRouterClaude && m.content ? { ...wire, content: [{ type: 'text', text: m.content, cache_control: { type: 'ephemeral' } }] } : wire;
+  });
+}
+
+export function requestBody(request: ChatRequest, stream: boolean, baseUrl?: string): Record<string, unknown> {
   const tooling = request.tools !== undefined || request.messages.some((m) => m.role === 'tool' || m.toolCalls !== undefined);
-  const body: Record<string, unknown> = { model: request.model, messages: tooling ? request.messages.map(wireMessage) : request.messages };
+  const body: Record<string, unknown> = { model: request.model, messages: wireMessages(request.messages, isOpenRouterClaude(baseUrl, request.model), tooling) };
   if (request.tools?.length) {
     body.tools = request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
     body.tool_choice = request.toolChoice ?? 'auto';
@@ -194,11 +225,25 @@ export function serializeBody(body: Record<string, unknown>): string {
   return JSON.stringify({ ...body, messages: 0 }).replace('"messages":0', () => `"messages":[${parts.join(',')}]`);
 }
 
+const count = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined);
+
+/**
+ * The usage of an OpenAI-compatible answer. Cached prompt tokens: `prompt_tokens_details.cached_tokens`
+ * (OpenAI, OpenRouter), or DeepSeek's `prompt_cache_hit_tokens`; tokens written to the cache:
+ * `prompt_tokens_details.cache_write_tokens` (OpenRouter on models that bill cache writes). Both are
+ * parts of `prompt_tokens`.
+ */
 function parseUsage(raw: unknown): Usage | null {
   if (!raw || typeof raw !== 'object') return null;
-  const u = raw as { prompt_tokens?: unknown; completion_tokens?: unknown };
+  const u = raw as { prompt_tokens?: unknown; completion_tokens?: unknown; prompt_tokens_details?: unknown; prompt_cache_hit_tokens?: unknown };
   if (typeof u.prompt_tokens !== 'number' || typeof u.completion_tokens !== 'number') return null;
-  return { tokensIn: u.prompt_tokens, tokensOut: u.completion_tokens };
+  const usage: Usage = { tokensIn: u.prompt_tokens, tokensOut: u.completion_tokens };
+  const details = u.prompt_tokens_details && typeof u.prompt_tokens_details === 'object' ? (u.prompt_tokens_details as Record<string, unknown>) : {};
+  const cached = count(details.cached_tokens) ?? count(u.prompt_cache_hit_tokens);
+  const written = count(details.cache_write_tokens);
+  if (cached !== undefined) usage.cachedTokensIn = Math.min(cached, usage.tokensIn);
+  if (written !== undefined) usage.cacheWriteTokensIn = Math.min(written, usage.tokensIn - (usage.cachedTokensIn ?? 0));
+  return usage;
 }
 
 /**
@@ -347,7 +392,7 @@ export async function completeChat(endpoint: ProviderEndpoint, request: ChatRequ
   if (endpoint.kind === 'anthropic' || endpoint.kind === 'gemini') return nativeComplete(endpoint, request, options);
   const deadline = new Deadline(options.signal, options.timeoutMs, options.firstByteTimeoutMs, options.idleTimeoutMs);
   try {
-    const res = await send(endpoint, '/chat/completions', 'POST', requestBody(request, false), deadline);
+    const res = await send(endpoint, '/chat/completions', 'POST', requestBody(request, false, endpoint.baseUrl), deadline);
     const cap = options.maxReplyBytes ?? DEFAULT_REPLY_MAX_BYTES;
     const { text, truncated: tooLarge } = await readBounded(res, completionBodyBound(cap), () => deadline.progress());
     deadline.arrived();
@@ -459,7 +504,7 @@ export async function* streamChat(endpoint: ProviderEndpoint, request: ChatReque
   const result: ChatResult = { id: null, model: request.model, providerModel: null, content: '', refusal: null, finishReason: null, usage: null };
   try {
     try {
-      res = await sendStream(endpoint, '/chat/completions', requestBody(request, true), deadline);
+      res = await sendStream(endpoint, '/chat/completions', requestBody(request, true, endpoint.baseUrl), deadline);
     } catch (err) {
       throw deadline.translate(err);
     }
@@ -634,6 +679,51 @@ export async function listModels(
         contextLength: typeof m.context_length === 'number' ? m.context_length : null,
         ownedBy: typeof m.owned_by === 'string' ? m.owned_by : null,
       }));
+  } catch (err) {
+    throw deadline.translate(err);
+  } finally {
+    deadline.dispose();
+  }
+}
+
+/** The largest spoken reply read from a provider (about ten minutes of MP3 at 128 kbit/s). */
+export const SPEECH_MAX_BYTES = 10 * 1024 * 1024;
+
+/**
+ * Text to speech through an OpenAI-compatible `POST {baseUrl}/audio/speech` (OpenAI's own, and the
+ * servers that copy it): `{ model, input, voice, response_format }` answered with the audio's
+ * bytes. Through the guard and deadlines like every provider call; a body over SPEECH_MAX_BYTES is
+ * refused, not cut (a cut MP3 would still play, silently short).
+ */
+export async function synthesizeSpeech(
+  endpoint: ProviderEndpoint,
+  request: { model: string; input: string; voice: string; format?: 'mp3' | 'opus' | 'aac' | 'wav' },
+  options: CallOptions = {},
+): Promise<{ audio: Buffer; contentType: string }> {
+  const deadline = new Deadline(options.signal, options.timeoutMs, options.firstByteTimeoutMs, options.idleTimeoutMs);
+  try {
+    const res = await send(endpoint, '/audio/speech', 'POST', { model: request.model, input: request.input, voice: request.voice, response_format: request.format ?? 'mp3' }, deadline);
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    if (res.body) {
+      const reader = res.body.getReader();
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          deadline.progress();
+          size += value.byteLength;
+          if (size > SPEECH_MAX_BYTES) throw new AiInvalidResponseError('The AI provider sent more audio than the limit.');
+          chunks.push(value);
+        }
+      } finally {
+        reader.cancel().catch(() => {});
+      }
+    }
+    deadline.arrived();
+    const contentType = res.headers.get('content-type')?.split(';')[0]?.trim() || 'audio/mpeg';
+    if (!/^audio\/[\w.+-]+$/.test(contentType)) throw new AiInvalidResponseError('The AI provider did not answer with audio.');
+    return { audio: Buffer.concat(chunks), contentType };
   } catch (err) {
     throw deadline.translate(err);
   } finally {

@@ -12,12 +12,14 @@ export {
   listModels,
   type ProviderEndpoint,
   requestBody,
+  SPEECH_MAX_BYTES,
   streamChat,
   parseToolCalls,
   type ToolCall,
   type ToolDefinition,
   TOOL_ARGUMENTS_MAX_CHARS,
   TOOL_CALLS_MAX,
+  synthesizeSpeech,
   type Usage,
 } from './chat.ts';
 export {
@@ -82,6 +84,6 @@ export {
   type PrivateNetworkAccess,
   readBounded,
 } from './outbound.ts';
-export { type ProviderKind, PROVIDER_KINDS, PROVIDER_LABELS, providerKindOf } from './kinds.ts';
+export { keyForAnotherProvider, keyProviderOf, type ProviderKind, PROVIDER_KINDS, PROVIDER_LABELS, providerKindOf } from './kinds.ts';
 export { ANTHROPIC_OPENING_USER_TURN, ANTHROPIC_VERSION, anthropicBody } from './anthropic.ts';
 export { geminiBody } from './gemini.ts';

@@ -24,6 +24,9 @@ export interface UsageRecord {
   providerModel: string | null;
   tokensIn: number;
   tokensOut: number;
+  /** Of `tokensIn`: read from the provider's prompt cache, and written to it (absent when not reported). */
+  cachedTokensIn?: number;
+  cacheWriteTokensIn?: number;
   /** True when the provider reported no usage and the figures were counted locally. */
   estimated: boolean;
   /** True when the call ended early (aborted mid-stream) and only the part received is recorded. */
@@ -55,6 +58,9 @@ export interface SettledUsage {
   model: string;
   tokensIn: number;
   tokensOut: number;
+  /** Of `tokensIn`: read from the provider's prompt cache, and written to it (priced apart). */
+  cachedTokensIn?: number;
+  cacheWriteTokensIn?: number;
   estimated: boolean;
 }
 
@@ -104,6 +110,12 @@ function promptTokens(counter: TokenCounter, request: ChatRequest): number {
   return total;
 }
 
+/** The cache figures a provider reported, only those it reported. */
+const cacheFigures = (usage: Usage): Pick<Usage, 'cachedTokensIn' | 'cacheWriteTokensIn'> => ({
+  ...(usage.cachedTokensIn !== undefined ? { cachedTokensIn: usage.cachedTokensIn } : {}),
+  ...(usage.cacheWriteTokensIn !== undefined ? { cacheWriteTokensIn: usage.cacheWriteTokensIn } : {}),
+});
+
 class Meter {
   private reservation: CreditReservation | null = null;
   /** Set once the call is released or charged: each call settles and records at most once. */
@@ -150,6 +162,7 @@ class Meter {
       providerModel: result.providerModel,
       tokensIn: usage.tokensIn,
       tokensOut: usage.tokensOut,
+      ...cacheFigures(usage),
       estimated,
       partial,
       billingSource: this.ctx.selection.source,
@@ -157,7 +170,7 @@ class Meter {
       reservationId: this.reservation?.id ?? null,
     };
     if (this.reservation) {
-      await this.ctx.credits!.settle(this.reservation, { model: this.request.model, tokensIn: usage.tokensIn, tokensOut: usage.tokensOut, estimated }, record);
+      await this.ctx.credits!.settle(this.reservation, { model: this.request.model, tokensIn: usage.tokensIn, tokensOut: usage.tokensOut, ...cacheFigures(usage), estimated }, record);
     } else {
       await this.ctx.recordUsage(record);
     }

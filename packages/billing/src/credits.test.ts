@@ -8,7 +8,8 @@ import type { DbPool } from '@yumina/db';
 import { containerSettings } from '../../../tests/support/container-settings.ts';
 import { freePort } from '../../../tests/support/ports.ts';
 import { createMigratedDatabase, type MigratedDatabase } from '../../../tests/support/postgres.ts';
-import { balance, grantCredits, InsufficientCreditsError, reserveCredits, settleAbandonedReservations, settleCredits } from './credits.ts';
+import { balance, grantCredits, InsufficientCreditsError, reserveCredits, settleAbandonedReservations, settleCredits, type UsageLedgerRow } from './credits.ts';
+import { creditsForUsage, DEFAULT_PRICE, maxCreditsFor, priceOf } from './prices.ts';
 
 const root = resolve(import.meta.dirname, '../../..');
 
@@ -46,6 +47,35 @@ describe('credits: reserve then settle (real PostgreSQL)', () => {
     await settleCredits(db, failed.id, null); // the call failed: nothing owed
     expect((await balance(db, id)).credits).toBe(8);
     expect(await charges(failed.id)).toBe(0);
+  });
+
+  it('prices cache reads and writes apart at the model’s price; the usage row holds the cache figures and the credits the ledger charged', async () => {
+    const id = await account();
+    await grantCredits(db, id, 100, id, 'test grant');
+    const price = { input: 3000, cacheRead: 300, cacheWrite: 3750, output: 15000 };
+    // the most the call can cost: every prompt token at its dearest price (a cache write), the whole output cap
+    const r = await reserveCredits(db, { accountId: id, model: 'claude', purpose: 'chat', estimatedTokensIn: 2000, maxTokensOut: 1000, price });
+    expect(r.amount).toBe(maxCreditsFor(price, 2000, 1000));
+    expect(r.amount).toBe(Math.ceil((2000 * 3750 + 1000 * 15000) / 1e6));
+    const usage = { tokensIn: 2000, tokensOut: 100, cachedTokensIn: 1500, cacheWriteTokensIn: 300 };
+    const record: UsageLedgerRow = { accountId: id, model: 'claude', requestedModel: 'claude', providerModel: null, ...usage, estimated: false, partial: false, billingSource: 'official', purpose: 'chat', reservationId: null };
+    // 200 fresh × 3000 + 1500 read × 300 + 300 written × 3750 + 100 out × 15000 = 3.675 M millionths → 4 credits
+    expect(creditsForUsage(price, usage)).toBe(4);
+    expect(await settleCredits(db, r.id, usage, 'claude', record, price)).toEqual({ charged: 4 });
+    const row = await db.query('select tokens_in, cached_tokens_in, cache_write_tokens_in, tokens_out, credits::int as credits from usage_ledger where reservation_id = $1', [r.id]);
+    expect(row.rows).toEqual([{ tokens_in: 2000, cached_tokens_in: 1500, cache_write_tokens_in: 300, tokens_out: 100, credits: 4 }]);
+    const sums = await db.query<{ usage: number; charged: number }>(
+      `select (select sum(credits)::int from usage_ledger where account_id = $1) as usage, (select -sum(amount)::int from credit_ledger where account_id = $1 and kind = 'charge') as charged`,
+      [id],
+    );
+    expect(sums.rows[0]).toEqual({ usage: 4, charged: 4 });
+    expect((await balance(db, id)).credits).toBe(96);
+    // without a table entry: one credit per 1000 tokens, a cache read a tenth; figures beyond the prompt are clamped to it
+    expect(priceOf({}, 'x')).toEqual({ price: DEFAULT_PRICE, listed: false });
+    expect(priceOf({ '*': price }, 'x')).toEqual({ price, listed: true });
+    expect(creditsForUsage(DEFAULT_PRICE, { tokensIn: 10_000, tokensOut: 0, cachedTokensIn: 10_000 })).toBe(1);
+    expect(creditsForUsage(DEFAULT_PRICE, { tokensIn: 10_000, tokensOut: 0 })).toBe(10);
+    expect(creditsForUsage(DEFAULT_PRICE, { tokensIn: 1000, tokensOut: 0, cachedTokensIn: 5000, cacheWriteTokensIn: 5000 })).toBe(1);
   });
 
   it('an empty balance is refused (402) and nothing is held', async () => {

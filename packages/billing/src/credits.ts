@@ -1,10 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { DbPool, Queryable } from '@yumina/db';
-
-/** One credit buys this many tokens (prompt + completion) on the official key. */
-export const TOKENS_PER_CREDIT = 1000;
-
-export const creditsFor = (tokens: number) => Math.max(1, Math.ceil(tokens / TOKENS_PER_CREDIT));
+import { creditsForUsage, DEFAULT_PRICE, maxCreditsFor, type ModelPrice, type PricedUsage, promptParts, TOKENS_PER_CREDIT } from './prices.ts';
 
 export class InsufficientCreditsError extends Error {
   readonly code = 'INSUFFICIENT_CREDITS';
@@ -23,12 +19,12 @@ export interface ReserveRequest {
   purpose: string;
   estimatedTokensIn: number;
   maxTokensOut: number;
+  /** The model's price (./prices.ts); DEFAULT_PRICE when omitted. */
+  price?: ModelPrice;
 }
 
-export interface Usage {
-  tokensIn: number;
-  tokensOut: number;
-}
+/** What a call used: `cachedTokensIn` (read from the provider's cache) and `cacheWriteTokensIn` are parts of `tokensIn`. */
+export type Usage = PricedUsage;
 
 async function ensureBillingAccount(db: Queryable, accountId: string): Promise<void> {
   await db.query('insert into billing_accounts (account_id) values ($1) on conflict do nothing', [accountId]);
@@ -48,7 +44,7 @@ export async function balance(db: Queryable, accountId: string): Promise<{ plan:
  * An insufficient balance throws (402) and nothing is held.
  */
 export async function reserveCredits(db: DbPool, request: ReserveRequest): Promise<{ id: string; amount: number }> {
-  const amount = creditsFor(request.estimatedTokensIn + request.maxTokensOut);
+  const amount = maxCreditsFor(request.price ?? DEFAULT_PRICE, request.estimatedTokensIn, request.maxTokensOut);
   const id = `res_${randomBytes(12).toString('base64url')}`;
   return db.transaction(async (tx) => {
     await ensureBillingAccount(tx, request.accountId);
@@ -79,11 +75,16 @@ export interface UsageLedgerRow {
   providerModel: string | null;
   tokensIn: number;
   tokensOut: number;
+  /** Of `tokensIn`: read from the provider's prompt cache, written to it (0 when not reported). */
+  cachedTokensIn?: number;
+  cacheWriteTokensIn?: number;
   estimated: boolean;
   partial: boolean;
   billingSource: 'official' | 'private';
   purpose: string;
   reservationId: string | null;
+  /** Credits the call was charged (official calls; settleCredits sets it to the charge it writes). */
+  credits?: number | null;
 }
 
 /**
@@ -92,10 +93,13 @@ export interface UsageLedgerRow {
  * @yumina/conversations' completeTurn). `where` (SQL) can make the insert depend on the rest.
  */
 export function usageLedgerInsertFromJson(param: string, where = 'true'): string {
-  return `insert into usage_ledger (account_id, model, requested_model, provider_model, tokens_in, tokens_out, estimated, partial, billing_source, purpose, reservation_id)
-          select account_id, model, requested_model, provider_model, tokens_in, tokens_out, estimated, partial, billing_source, purpose, reservation_id
+  return `insert into usage_ledger (account_id, model, requested_model, provider_model, tokens_in, tokens_out, cached_tokens_in, cache_write_tokens_in, credits,
+                                    estimated, partial, billing_source, purpose, reservation_id)
+          select account_id, model, requested_model, provider_model, tokens_in, tokens_out, cached_tokens_in, cache_write_tokens_in, credits,
+                 estimated, partial, billing_source, purpose, reservation_id
             from json_to_recordset(${param}::json) as u(account_id text, model text, requested_model text, provider_model text, tokens_in integer,
-                 tokens_out integer, estimated boolean, partial boolean, billing_source text, purpose text, reservation_id text)
+                 tokens_out integer, cached_tokens_in integer, cache_write_tokens_in integer, credits bigint, estimated boolean, partial boolean,
+                 billing_source text, purpose text, reservation_id text)
            where ${where}`;
 }
 
@@ -108,6 +112,8 @@ export function usageLedgerJson(rows: readonly UsageLedgerRow[]): string {
       provider_model: r.providerModel,
       tokens_in: r.tokensIn,
       tokens_out: r.tokensOut,
+      ...cacheColumns(r),
+      credits: r.credits ?? null,
       estimated: r.estimated,
       partial: r.partial,
       billing_source: r.billingSource,
@@ -117,14 +123,37 @@ export function usageLedgerJson(rows: readonly UsageLedgerRow[]): string {
   );
 }
 
+/** The cache figures as stored: parts of tokens_in, clamped to it. */
+function cacheColumns(r: UsageLedgerRow): { cached_tokens_in: number; cache_write_tokens_in: number } {
+  const parts = promptParts(r);
+  return { cached_tokens_in: parts.cached, cache_write_tokens_in: parts.written };
+}
+
 export async function recordUsage(db: Queryable, r: UsageLedgerRow): Promise<void> {
+  const cache = cacheColumns(r);
   await db.query(
     {
-      name: 'billing.record_usage',
-      text: `insert into usage_ledger (account_id, model, requested_model, provider_model, tokens_in, tokens_out, estimated, partial, billing_source, purpose, reservation_id)
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+      name: 'billing.record_usage_v2',
+      text: `insert into usage_ledger (account_id, model, requested_model, provider_model, tokens_in, tokens_out, cached_tokens_in, cache_write_tokens_in, credits,
+                                       estimated, partial, billing_source, purpose, reservation_id)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
     },
-    [r.accountId, r.model, r.requestedModel, r.providerModel, r.tokensIn, r.tokensOut, r.estimated, r.partial, r.billingSource, r.purpose, r.reservationId],
+    [
+      r.accountId,
+      r.model,
+      r.requestedModel,
+      r.providerModel,
+      r.tokensIn,
+      r.tokensOut,
+      cache.cached_tokens_in,
+      cache.cache_write_tokens_in,
+      r.credits ?? null,
+      r.estimated,
+      r.partial,
+      r.billingSource,
+      r.purpose,
+      r.reservationId,
+    ],
   );
 }
 
@@ -141,6 +170,7 @@ export async function settleCredits(
   usage: Usage | null,
   detail = '',
   record?: UsageLedgerRow,
+  price: ModelPrice = DEFAULT_PRICE,
 ): Promise<{ charged: number } | null> {
   return db.transaction(async (tx) => {
     const { rows } = await tx.query<{ account_id: string; amount: string; status: string }>(
@@ -150,7 +180,7 @@ export async function settleCredits(
     const r = rows[0];
     if (!r || r.status !== 'reserved') return null;
     const held = Number(r.amount);
-    const charged = usage ? Math.min(held, creditsFor(usage.tokensIn + usage.tokensOut)) : 0;
+    const charged = usage ? Math.min(held, creditsForUsage(price, usage)) : 0;
     const after = await tx.query<{ credits: string }>(
       'update billing_accounts set credits = credits + $2, updated_at = now() where account_id = $1 returning credits',
       [r.account_id, held - charged],
@@ -166,7 +196,7 @@ export async function settleCredits(
         [r.account_id, 'charge', -charged, after.rows[0]!.credits, reservationId, detail],
       );
     }
-    if (usage && record) await recordUsage(tx, { ...record, reservationId });
+    if (usage && record) await recordUsage(tx, { ...record, reservationId, credits: charged });
     return { charged };
   });
 }
@@ -197,6 +227,7 @@ export async function settleAbandonedReservations(db: DbPool, olderThanMinutes: 
       purpose: r.purpose,
       reservationId: r.id,
     };
+    // at DEFAULT_PRICE, `tokens` of fresh input cost exactly the amount held
     if (await settleCredits(db, r.id, { tokensIn: tokens, tokensOut: 0 }, 'settled by maintenance: the call did not report back', record)) settled++;
   }
   return settled;

@@ -1,1 +1,2 @@
 export * from './credits.ts';
+export * from './prices.ts';

@@ -210,6 +210,8 @@ export const envSchema = z.object({
   LOGIN_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 10),
   AI_PRIVATE_NETWORK_ACCESS: z.enum(['allow', 'deny']).optional(),
   AI_REPLY_MAX_BYTES: int(1024, 64 * 1024 * 1024, 256 * 1024),
+  /** The platform's price table (JSON, credits per million tokens; parsePrices). */
+  AI_PRICES: z.string().trim().min(1).optional(),
   AI_FIRST_BYTE_TIMEOUT_MS: int(100, 3_600_000, 60_000),
   AI_IDLE_TIMEOUT_MS: int(100, 3_600_000, 60_000),
   TRUST_PROXY: z
@@ -230,6 +232,8 @@ export const envSchema = z.object({
   AI_CHECK_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 30),
   IMPORT_RATE_LIMIT_PER_MINUTE: int(1, 10_000, 20),
   EVENT_STREAMS_PER_ADDRESS: int(1, 100_000, 20),
+  // A sending turn's lock lease, renewed while it runs: a turn whose replica died frees its session within it (seconds).
+  TURN_LEASE_SECONDS: int(3, 3_600, 30),
   ROOM_MAX_PLAYERS: int(2, 64, 8),
   ROOM_MAX_SPECTATORS: int(0, 1_000, 50),
   ROOM_MESSAGES_PER_MINUTE: int(1, 10_000, 20),
@@ -319,6 +323,12 @@ export interface Config {
     summaryFallbackModel: string | undefined;
     /** AI_PRIVATE_NETWORK_ACCESS: may AI requests go to private network addresses (default allow in local mode, deny in container mode). */
     privateNetworkAccess: 'allow' | 'deny';
+    /**
+     * AI_PRICES: the platform's price per model in credits per million tokens of fresh input, cache
+     * reads, cache writes and output (`*` for any other model); empty: the default price
+     * (@yumina/billing DEFAULT_PRICE) for every model.
+     */
+    prices: Readonly<Record<string, { input: number; cacheRead: number; cacheWrite: number; output: number }>>;
     /** AI_REPLY_MAX_BYTES: one reply's text is cut at this many UTF-8 bytes (stored as truncated). */
     replyMaxBytes: number;
     /**
@@ -380,6 +390,8 @@ export interface Config {
     importsPerMinute: number;
     /** Open live update streams (server-sent events) per client address, and per process. */
     eventStreamsPerAddress: number;
+    /** A sending turn's lock lease (s), renewed every third of it while the turn runs (TURN_LEASE_SECONDS). */
+    turnLeaseSeconds: number;
     eventStreamsPerProcess: number;
   };
   /** Rooms (docs/ROOMS.md): members per room, each member's message rate, how long an invite link lasts by default. */
@@ -568,6 +580,33 @@ function settingsOf(source: Record<string, string | undefined>, links: LinkedRes
  * from the environment are taken from SST's links (`links`; by default this process's `Resource`
  * when reading process.env, or the `SST_RESOURCE_*` variables of another source).
  */
+const creditsPerMillion = z.number({ message: 'must be a number of credits per million tokens' }).finite().min(0).max(1e9);
+const priceEntry = z.strictObject({ input: creditsPerMillion, cacheRead: creditsPerMillion.optional(), cacheWrite: creditsPerMillion.optional(), output: creditsPerMillion });
+const priceTable = z.record(z.string().trim().min(1).max(200), priceEntry);
+
+/**
+ * AI_PRICES: `{"model-id": {"input": 3000, "cacheRead": 300, "cacheWrite": 3750, "output": 15000}, "*": {...}}`
+ * in credits per million tokens. A cache read defaults to a tenth of the input price, a cache write
+ * to the input price.
+ */
+export function parsePrices(raw: string | undefined): Config['ai']['prices'] {
+  if (!raw) return {};
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('AI_PRICES', 'must be a JSON object of model id → {input, cacheRead, cacheWrite, output} in credits per million tokens');
+  }
+  const parsed = priceTable.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError('AI_PRICES', `${issue.path.join('.') || 'the table'}: ${issue.message}`);
+  }
+  return Object.fromEntries(
+    Object.entries(parsed.data).map(([model, p]) => [model, { input: p.input, cacheRead: p.cacheRead ?? p.input / 10, cacheWrite: p.cacheWrite ?? p.input, output: p.output }]),
+  );
+}
+
 export function loadConfig(
   source: Record<string, string | undefined> = process.env,
   version = '0.1.0',
@@ -651,6 +690,7 @@ export function loadConfig(
       aiChecksPerMinute: e.AI_CHECK_RATE_LIMIT_PER_MINUTE,
       importsPerMinute: e.IMPORT_RATE_LIMIT_PER_MINUTE,
       eventStreamsPerAddress: e.EVENT_STREAMS_PER_ADDRESS,
+      turnLeaseSeconds: e.TURN_LEASE_SECONDS,
       eventStreamsPerProcess: e.EVENT_STREAMS_PER_PROCESS,
     },
     rooms: {
@@ -672,6 +712,7 @@ export function loadConfig(
       summaryModel: e.SUMMARY_MODEL,
       summaryFallbackModel: e.SUMMARY_FALLBACK_MODEL,
       privateNetworkAccess: e.AI_PRIVATE_NETWORK_ACCESS ?? (e.APP_MODE === 'container' ? 'deny' : 'allow'),
+      prices: parsePrices(e.AI_PRICES),
       replyMaxBytes: e.AI_REPLY_MAX_BYTES,
       deadlines: { firstByteTimeoutMs: e.AI_FIRST_BYTE_TIMEOUT_MS, idleTimeoutMs: e.AI_IDLE_TIMEOUT_MS },
     },

@@ -2,6 +2,7 @@ import { usageLedgerInsertFromJson, usageLedgerJson } from '@yumina/billing';
 import type { Queryable } from '@yumina/db';
 import type { CardMode, GroupCharacter, ReplyMode, SceneMessage } from './group.ts';
 import type { HistoryCache } from './history-cache.ts';
+import { storePromptSql } from './prompt-record.ts';
 import { type CompleteTurnInput, sessionOf, TURN_LOCK_TTL_SECONDS, type TurnLogin, type TurnSessionRow, type WorldStamp } from './turn.ts';
 
 /**
@@ -250,24 +251,28 @@ const WRITE_SQL = {
   name: 'conversations.group_reply',
   text: `with held as (select id from chat_sessions where id = $1 and turn_token = $2),
               m as (insert into chat_messages as c (id, session_id, position, role, content, raw_content, status, state_changes, state_snapshot, swipes, active_swipe_index,
-                                                    model, token_count, generation_time_ms, truncated, prompt_tokens, credits_charged, participant_id, author_name)
+                                                    model, token_count, generation_time_ms, truncated, prompt_tokens, credits_charged, participant_id, author_name,
+                                                    cached_tokens, cache_write_tokens, credits_estimate)
                     select $3, $1, coalesce((select max(position) + 1 from chat_messages where session_id = $1), 0), 'assistant', $4, $5, 'complete', $6, $7, $8, $9,
-                           $10, $11, $12, $13, $14, $15, $16, $17
+                           $10, $11, $12, $13, $14, $15, $16, $17, $25, $26, $27
                       from held
                     on conflict (id) do update set content = excluded.content, raw_content = excluded.raw_content, status = 'complete', error_code = null, error_message = null,
                            state_changes = excluded.state_changes, state_snapshot = excluded.state_snapshot, swipes = excluded.swipes, active_swipe_index = excluded.active_swipe_index,
                            model = excluded.model, token_count = excluded.token_count, generation_time_ms = excluded.generation_time_ms, truncated = excluded.truncated,
-                           prompt_tokens = excluded.prompt_tokens, credits_charged = excluded.credits_charged
+                           prompt_tokens = excluded.prompt_tokens, credits_charged = excluded.credits_charged, cached_tokens = excluded.cached_tokens,
+                           cache_write_tokens = excluded.cache_write_tokens, credits_estimate = excluded.credits_estimate
                      where c.session_id = excluded.session_id
                  returning *),
               s as (update chat_sessions set state = $7, summary = coalesce($18, summary), updated_at = now(),
+                           spent_replies = spent_replies + 1, spent_tokens_in = spent_tokens_in + coalesce($14, 0),
+                           spent_cached_tokens = spent_cached_tokens + coalesce($25, 0), spent_tokens_out = spent_tokens_out + $11,
+                           spent_credits = spent_credits + coalesce($15, 0), spent_estimate = spent_estimate + coalesce($27, 0),
                            message_count = message_count + (case when $19 then 1 else 0 end),
                            turn_token = case when $20 then null else turn_token end,
                            turn_until = case when $20 then null else now() + make_interval(secs => $21) end
                      where id = $1 and exists (select 1 from m)),
               usage as (${usageLedgerInsertFromJson('$22', 'exists (select 1 from m)')}),
-              sent as (insert into chat_prompts (message_id, prompt) select $3, $23::jsonb where $23::text is not null and exists (select 1 from m)
-                        on conflict (message_id) do update set prompt = excluded.prompt, created_at = now()),
+              ${storePromptSql('$23', '$3', '$1', 'exists (select 1 from m)')},
               folded as (update chat_messages set compacted = true
                           where id in (select id from chat_messages
                                         where session_id = $1 and status = 'complete' and role in ('user', 'assistant')
@@ -314,6 +319,9 @@ export async function writeGroupReply(db: Queryable, input: WriteGroupReplyInput
     usageLedgerJson(input.usage ?? []),
     input.sentPrompt ?? null,
     input.summary === null ? 0 : Math.max(0, Math.floor(input.compactedCount ?? 0)),
+    input.cachedTokens ?? null,
+    input.cacheWriteTokens ?? null,
+    input.creditsEstimate ?? null,
   ]);
   return rows[0] ?? null;
 }

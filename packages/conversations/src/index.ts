@@ -17,6 +17,8 @@ export {
   type TurnLogin,
   type TurnSessionRow,
   TURN_LOCK_TTL_SECONDS,
+  TURN_LEASE_SECONDS,
+  renewTurn,
   type WorldStamp,
 } from './turn.ts';
 export { ChatFormatError, chatMarkdown, chatText, MAX_IMPORTED_MESSAGE, MAX_IMPORTED_MESSAGES, type ReadChat, readSillyTavernChat, sillyTavernChat, type Transcript, type TranscriptMessage } from './sillytavern-chat.ts';
@@ -81,3 +83,4 @@ export {
   speakerHistory,
 } from './group.ts';
 export { type EnsembleCharacter, failGroupReply, type GroupSceneMessage, startGroupTurn, type StartGroupTurnResult, writeGroupReply } from './group-turn.ts';
+export { type KeptPrompt, type KeptPromptMessage, packPrompt, readKeptPrompt, unpackPrompt } from './prompt-record.ts';

@@ -1,6 +1,7 @@
 import { type UsageLedgerRow, usageLedgerInsertFromJson, usageLedgerJson } from '@yumina/billing';
 import type { Queryable } from '@yumina/db';
 import type { HistoryCache } from './history-cache.ts';
+import { storePromptSql } from './prompt-record.ts';
 
 /**
  * The persistence of a turn (issue 24): what a send reads and writes, in as few statements as
@@ -135,6 +136,23 @@ export async function settleStreamingReplies(db: Queryable, sessionId: string): 
 /** How long a turn lock holds when its holder never gives it back (a process that died): a last resort. */
 export const TURN_LOCK_TTL_SECONDS = 180;
 
+/**
+ * The lease of a turn that sends (startTurn, `leaseSeconds` unset): its turn renews it while it
+ * runs (renewTurn, every third of it), so a turn whose replica died frees its session within a
+ * lease instead of TURN_LOCK_TTL_SECONDS (the chaos drill, issue 51).
+ */
+export const TURN_LEASE_SECONDS = 30;
+
+const RENEW_SQL = {
+  name: 'conversations.turn_renew',
+  text: `update chat_sessions set turn_until = now() + make_interval(secs => $3) where id = $1 and turn_token = $2`,
+};
+
+/** Extends the lock `lockToken` holds by `seconds` from now (nothing when another holds it). */
+export async function renewTurn(db: Queryable, input: { sessionId: string; lockToken: string; seconds: number }): Promise<void> {
+  await db.query(RENEW_SQL, [input.sessionId, input.lockToken, input.seconds]);
+}
+
 // One statement starts a turn. Its CTEs all run on one snapshot: the login (the cookie's token,
 // live), the session if that account owns it with its lock as it was (`snap`: a lock held then,
 // even if given back since, is busy, so a turn never starts from a snapshot older than the last
@@ -206,6 +224,8 @@ export interface StartTurnInput {
   sessionId: string;
   /** The turn lock's token: completeTurn or releaseTurn gives the lock back with it. */
   lockToken: string;
+  /** How long the lock holds unless renewed (renewTurn); default TURN_LEASE_SECONDS. */
+  leaseSeconds?: number;
   content: string;
   /** The message count the client last saw; a mismatch is `stale` and nothing is written. */
   expectedMessageCount?: number;
@@ -267,7 +287,7 @@ export async function startTurn(db: Queryable, input: StartTurnInput, cache?: Hi
     input.tokenHash,
     known?.length ?? 0,
     input.lockToken,
-    TURN_LOCK_TTL_SECONDS,
+    input.leaseSeconds ?? TURN_LEASE_SECONDS,
   ]);
   const head = rows[0];
   if (!head) return { status: 'unauthenticated' };
@@ -306,17 +326,19 @@ const COMPLETE_SQL = {
   text: `with m as (
            update chat_messages set content = $2, raw_content = $3, status = 'complete', error_message = null, state_changes = $4,
                   state_snapshot = $5, swipes = $6, active_swipe_index = $7, model = $8, token_count = $9, generation_time_ms = $10, truncated = $11,
-                  prompt_tokens = $17, credits_charged = $18
+                  prompt_tokens = $17, credits_charged = $18, cached_tokens = $20, cache_write_tokens = $21, credits_estimate = $22
             where id = $1
         returning position, role, compacted, attachments, created_at),
               s as (update chat_sessions set state = $5, summary = coalesce($13, summary), updated_at = now(),
+                             spent_replies = spent_replies + 1, spent_tokens_in = spent_tokens_in + coalesce($17, 0),
+                             spent_cached_tokens = spent_cached_tokens + coalesce($20, 0), spent_tokens_out = spent_tokens_out + $9,
+                             spent_credits = spent_credits + coalesce($18, 0), spent_estimate = spent_estimate + coalesce($22, 0),
                              turn_token = case when turn_token = $15 then null else turn_token end,
                              turn_until = case when turn_token = $15 then null else turn_until end
                      where id = $12 and exists (select 1 from m)),
               usage as (${usageLedgerInsertFromJson('$14', 'exists (select 1 from m)')}),
               -- what was sent for the reply (its latest generation), for the player's "what was sent"
-              sent as (insert into chat_prompts (message_id, prompt) select $1, $19::jsonb where $19::text is not null and exists (select 1 from m)
-                        on conflict (message_id) do update set prompt = excluded.prompt, created_at = now()),
+              ${storePromptSql('$19', '$1', '$12', 'exists (select 1 from m)')},
               -- the player's message this reply answers: a failure an earlier attempt left on it is over
               answered as (update chat_messages set error_code = null, error_message = null
                             where session_id = $12 and position = (select position from m) - 1 and error_code is not null),
@@ -349,7 +371,12 @@ export interface CompleteTurnInput {
   promptTokens?: number | null;
   /** Platform credits the turn was charged; null on the player's own connection. */
   creditsCharged?: number | null;
-  /** JSON text of what was sent for the reply (kept in chat_prompts), or null to keep none. */
+  /** Of the prompt's tokens: read from the provider's cache, and written to it (null when not reported). */
+  cachedTokens?: number | null;
+  cacheWriteTokens?: number | null;
+  /** On the player's own connection: the reply's cost at the platform's price of its model, when the price table names it. */
+  creditsEstimate?: number | null;
+  /** What was sent for the reply, packed by packPrompt (./prompt-record.ts), or null to keep none. */
   sentPrompt?: string | null;
   /** A new story summary for the session, or null to keep its summary. */
   summary: string | null;
@@ -394,6 +421,9 @@ export async function completeTurn(db: Queryable, input: CompleteTurnInput): Pro
     input.promptTokens ?? null,
     input.creditsCharged ?? null,
     input.sentPrompt ?? null,
+    input.cachedTokens ?? null,
+    input.cacheWriteTokens ?? null,
+    input.creditsEstimate ?? null,
   ]);
   if (!rows[0]) throw new Error('The reply was removed while it was being written.');
   return rows[0];

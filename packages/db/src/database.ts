@@ -10,6 +10,8 @@ export interface Database {
   read: DbPool;
   /** 'postgres' for DATABASE_URL, 'embedded' for PGlite under the data folder. */
   kind: 'postgres' | 'embedded';
+  /** The primary's connection string (the embedded server's loopback URL on the embedded default). */
+  url: string;
   pressure(): PoolPressure[];
   close(): Promise<void>;
 }
@@ -48,6 +50,7 @@ export async function openDatabase(config: Config, observer?: QueryObserver): Pr
     primary,
     read,
     kind: embedded ? 'embedded' : 'postgres',
+    url,
     pressure: () => (read === primary ? [primary.pressure()] : [primary.pressure(), read.pressure()]),
     async close() {
       await Promise.allSettled([primary.end(), read === primary ? undefined : read.end()]);

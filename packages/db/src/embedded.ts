@@ -1,5 +1,5 @@
 import { type ChildProcess, fork } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SESSION_SETTINGS } from './pool.ts';
@@ -13,6 +13,20 @@ export interface EmbeddedPostgres {
 export const EMBEDDED_MAX_CONNECTIONS = 20;
 export const EMBEDDED_POOL_MAX = 10;
 
+/** The file that says a process holds the embedded database under `dataDir` (beside the folder: PGlite owns the folder). */
+export const embeddedLockFile = (dataDir: string) => `${resolve(dataDir)}.lock`;
+
+/** The process that holds the embedded database under `dataDir`, if one runs (a lock a dead process left counts for nothing). */
+export function embeddedHolder(dataDir: string): { pid: number } | null {
+  try {
+    const { pid } = JSON.parse(readFileSync(embeddedLockFile(dataDir), 'utf8')) as { pid: number };
+    process.kill(pid, 0);
+    return { pid };
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Starts PGlite persisted under `dataDir` in a child process and returns a postgres:// URL
  * on loopback, so all SQL goes through the same pg-based layer as a real server.
@@ -22,6 +36,9 @@ export async function startEmbeddedPostgres(dataDir: string, timeoutMs = 120_000
   // The compiled production build (scripts/build.ts) runs on DATABASE_URL only: the embedded
   // database is the source tree's (`npm start`), which the bundle does not carry.
   if (!existsSync(entry)) throw new Error('The embedded database runs from the source tree (npm start); set DATABASE_URL to run the compiled build');
+  // PGlite has one owner at a time: a second process on the same folder would corrupt it
+  const holder = embeddedHolder(dataDir);
+  if (holder) throw new Error(`The embedded database under ${resolve(dataDir)} is in use by process ${holder.pid} (a running server, npm start?): stop it first.`);
   const child: ChildProcess = fork(entry, [], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -51,6 +68,9 @@ export async function startEmbeddedPostgres(dataDir: string, timeoutMs = 120_000
       idleInTransactionTimeoutMs: Number(SESSION_SETTINGS.idle_in_transaction_session_timeout),
     });
   });
+  const lock = embeddedLockFile(dataDir);
+  writeFileSync(lock, JSON.stringify({ pid: process.pid }));
+  child.once('exit', () => rmSync(lock, { force: true }));
   let stopped: Promise<void> | undefined;
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,

@@ -3,4 +3,5 @@ export * from './deadline.ts';
 export * from './pool.ts';
 export * from './database.ts';
 export * from './migrate.ts';
-export { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded.ts';
+export { embeddedHolder, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded.ts';
+export { BACKUP_FORMAT, backupDatabase, type BackupSummary, restoreDatabase } from './backup.ts';

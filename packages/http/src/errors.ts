@@ -21,6 +21,29 @@ export interface ErrorBody {
 export const QUERY_TIMEOUT_MESSAGE =
   'The database took too long to answer, so we do not know whether your change was saved. Refresh the page and check before trying again.';
 
+/** The database restarting or unreachable (unavailable): nothing may have been saved, or the last statement may have been. */
+export const DB_UNAVAILABLE_MESSAGE =
+  'The database is briefly unavailable. Please try again in a moment (if you were saving something, refresh first to see whether it was saved).';
+
+/** SQLSTATEs of a server shutting down or restarting, of a lost connection and of a server refusing connections for now. */
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '53300']);
+/** Socket errors of a database connection that could not be made or was cut. */
+const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTCONN']);
+
+/**
+ * Whether `err` (or an error it wraps as its cause) says the database is restarting or unreachable
+ * (a failover, a restart, a cut connection): a 503 the client can retry (DB_UNAVAILABLE), not a 500
+ * (the chaos drill, issue 51). Errors of the AI providers carry their own codes (AI_…) and never
+ * reach this test.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'string' && (UNAVAILABLE_SQLSTATES.has(e.code) || UNAVAILABLE_ERRNOS.has(e.code))) return true;
+    if (typeof e.message === 'string' && /^Connection terminated|not queryable|terminating connection/.test(e.message)) return true;
+  }
+  return false;
+}
+
 /**
  * The one table from stable error codes of the packages to HTTP answers. Errors not named here
  * answer with their own 4xx statusCode when they carry one, else 500 with no detail.
@@ -67,6 +90,9 @@ export function toAnswer(err: unknown): Answer {
   const retryAfter = (e as { retryAfterSeconds?: unknown }).retryAfterSeconds;
   const headers = err instanceof HttpError ? err.headers : typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : {};
   const mapped = code ? BY_CODE[code] : undefined;
+  if (!mapped && !(err instanceof HttpError) && !(code && /^AI_/.test(code)) && isDatabaseUnavailable(err)) {
+    return { status: 503, body: { error: { code: 'DB_UNAVAILABLE', message: DB_UNAVAILABLE_MESSAGE } }, headers: { 'retry-after': '2' } };
+  }
   if (mapped) {
     const status = mapped.status;
     if (status >= 500 && !mapped.message) return internal();

@@ -1,3 +1,4 @@
+import { setTheme, type Theme, THEMES, useTheme } from '../lib/theme.ts';
 import { AccountSection } from '../account/AccountSection.tsx';
 import { DeleteAccountSection } from '../account/DeleteAccountSection.tsx';
 import { ExportSection } from '../account/ExportSection.tsx';
@@ -50,6 +51,7 @@ export function SettingsPage() {
         <strong data-testid="display-name">{info.account.displayName}</strong>
       </p>
       <ProfileSection account={info.account} key={info.account.id} />
+      <AppearanceSection />
       <AccountSection />
       <LoginsSection />
       <AiConnection />
@@ -459,6 +461,28 @@ function LinkedProviders({ identities }: { identities: Record<string, string> })
         ))}
       </ul>
       {error && <p role="alert">{error}</p>}
+    </section>
+  );
+}
+
+const THEME_LABELS: Record<Theme, string> = { system: 'As the system', light: 'Light', dark: 'Dark' };
+
+/** The app's theme (lib/theme.ts), kept in this browser; the player's "Display and voice" sets the same. */
+function AppearanceSection() {
+  const theme = useTheme();
+  return (
+    <section className="card" id="appearance">
+      <h3>Appearance</h3>
+      <label>
+        Theme
+        <select value={theme} onChange={(e) => setTheme(e.target.value as Theme)}>
+          {THEMES.map((t) => (
+            <option key={t} value={t}>
+              {THEME_LABELS[t]}
+            </option>
+          ))}
+        </select>
+      </label>
     </section>
   );
 }

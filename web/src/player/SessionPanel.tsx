@@ -13,6 +13,7 @@ import type { Player } from './use-player.ts';
 import { displayName, formatValue } from './variable-format.ts';
 import { shortDate } from '../lib/dates.ts';
 import { count } from '../lib/text.ts';
+import { sessionSpent } from './reply-price.ts';
 
 function SessionSwitcher({ p, confirm }: { p: Player; confirm: Confirm }) {
   const current = p.data?.session.id ?? '';
@@ -46,7 +47,19 @@ function SessionSwitcher({ p, confirm }: { p: Player; confirm: Confirm }) {
       >
         Delete session
       </button>
+      <SessionTotal p={p} />
     </div>
+  );
+}
+
+/** What the open session's replies used and cost so far. */
+function SessionTotal({ p }: { p: Player }) {
+  const spent = sessionSpent(p.data?.session.spent);
+  if (!spent) return null;
+  return (
+    <p className="hint session-spent" data-testid="session-spent-full">
+      {spent.full}
+    </p>
   );
 }
 

@@ -23,6 +23,11 @@ export interface PlayerMessage {
   promptTokens?: number | null;
   /** Platform credits the reply cost; null on the player's own connection. */
   creditsCharged?: number | null;
+  /** Of promptTokens: read from the provider's prompt cache, and written to it (null when the provider did not say). */
+  cachedTokens?: number | null;
+  cacheWriteTokens?: number | null;
+  /** On the player's own connection: the reply at the platform's price of its model, when the platform prices it. */
+  creditsEstimate?: number | null;
   generationTimeMs: number | null;
   /** Folded into the session's story summary. */
   compacted: boolean;
@@ -40,6 +45,15 @@ export interface PlayerWorldState {
   pendingChoices?: string[];
 }
 
+export interface SessionSpent {
+  replies: number;
+  tokensIn: number;
+  cachedTokens: number;
+  tokensOut: number;
+  credits: number;
+  creditsEstimate: number;
+}
+
 export interface PlayerSession {
   id: string;
   worldId: string;
@@ -47,6 +61,8 @@ export interface PlayerSession {
   messageCount: number;
   branchedFrom: string | null;
   memory: string;
+  /** What the session's replies used and cost (every reply written in it, regenerated ones too). */
+  spent?: SessionSpent;
   state: PlayerWorldState;
   createdAt: string;
   updatedAt: string;
@@ -99,8 +115,12 @@ export interface WorldData {
     rootComponent?: { id?: string; name?: string; entryFile: string; files: Record<string, string>; updatedAt?: string } | null;
     audioTracks?: AudioTrackDef[];
     bgmPlaylist?: { tracks: string[]; playMode: string; gapSeconds?: number; autoPlay?: boolean; waitForFirstMessage?: boolean } | null;
-    settings?: { playerName?: string };
+    settings?: { playerName?: string; maxContext?: number };
     avatar?: string | null;
+    /** The chat's background: a colour or `asset:<id>` (issue 50). */
+    chatBackground?: string;
+    /** The character's voice as the author set it (issue 50). */
+    voice?: { browserVoice?: string; language?: string; providerVoice?: string; rate?: number; pitch?: number };
     coverImage?: string | null;
   };
 }

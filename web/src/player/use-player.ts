@@ -97,6 +97,11 @@ export function usePlayer(worldId: string) {
   const aiRequestRef = useRef<(text: string) => void>(() => {});
   /** True while the reply the engine asked for (@ai.request) is written: its own requests are not acted on (no endless chain). */
   const answeringAiRequest = useRef(false);
+  /** Waited for before anything changes the session (a delete still offering Undo is sent first: ./delayed-delete.ts). */
+  const beforeChange = useRef<(() => Promise<void>) | null>(null);
+  const setBeforeChange = useCallback((run: (() => Promise<void>) | null) => {
+    beforeChange.current = run;
+  }, []);
 
   const toast = useCallback((message: string, kind: Toast['kind'] = 'info') => {
     const id = ++toastId.current;
@@ -223,6 +228,7 @@ export function usePlayer(worldId: string) {
 
   /** A new session of this world: its greeting and session-start effects (notifications, music). */
   const createSession = useCallback(async () => {
+    await beforeChange.current?.();
     audioRef.current?.dispose();
     const created = await api<SessionData & { start: EngineEffects }>(apiPath('worlds', worldId, 'sessions'), { method: 'POST' });
     setData({ session: created.session, messages: created.messages });
@@ -269,6 +275,7 @@ export function usePlayer(worldId: string) {
   /** Streams one generation (send, regenerate or continue) and reloads the session when it ends. */
   const stream = useCallback(
     async (path: 'messages' | 'regenerate' | 'continue', body?: { content: string }) => {
+      await beforeChange.current?.();
       const id = sessionRef.current;
       if (!id) return;
       if (guestRef.current) {
@@ -363,6 +370,7 @@ export function usePlayer(worldId: string) {
    */
   const action = useCallback(
     async <T = unknown>(segments: readonly string[], method = 'POST', json?: unknown): Promise<T | undefined> => {
+      await beforeChange.current?.();
       const id = sessionRef.current;
       if (!id) return undefined;
       if (guestRef.current) throw new SignInRequired('This');
@@ -386,6 +394,7 @@ export function usePlayer(worldId: string) {
   /** An interface action or event, or a variable change (`segments` below the open session): the engine's answer updates the state. */
   const dispatch = useCallback(
     async (segments: readonly string[], method: string, json: unknown) => {
+      await beforeChange.current?.();
       const id = sessionRef.current;
       if (!id) return;
       if (guestRef.current) throw new SignInRequired('This');
@@ -425,6 +434,7 @@ export function usePlayer(worldId: string) {
 
   const switchSession = useCallback(
     async (id: string) => {
+      await beforeChange.current?.();
       audioRef.current?.dispose();
       const url = new URL(window.location.href);
       url.searchParams.set('session', id);
@@ -476,6 +486,7 @@ export function usePlayer(worldId: string) {
     createSession,
     switchSession,
     setData,
+    setBeforeChange,
   };
 }
 

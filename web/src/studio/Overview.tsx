@@ -4,6 +4,7 @@ import { Link } from '../lib/router.tsx';
 import { type ServerWorld, send } from './server.ts';
 import { shortDateTime } from '../lib/dates.ts';
 import { ReviewWait } from './ReviewWait.tsx';
+import { ExpectedCost } from './ExpectedCost.tsx';
 
 /** The group world's characters (docs/GROUPS.md) load with the section. */
 const GroupWorldCharacters = lazy(() => import('../groups/GroupWorldCharacters.tsx').then((m) => ({ default: m.GroupWorldCharacters })));
@@ -155,6 +156,7 @@ export function Overview({ server, dirty, onServer }: { server: ServerWorld | nu
         Status: <strong data-testid="world-status">{STATUS_LABEL[server.status]}</strong> · revision {server.revision}
         {server.liveRevision !== null && server.liveRevision !== server.revision && server.status === 'published' && <> · live revision {server.liveRevision}</>}
       </p>
+      {owner && <ExpectedCost worldId={server.id} revision={server.revision} />}
       {heldEdit && (
         <p data-testid="held-edit">
           Your edit (revision {review!.revision}) is held for review; revision {server.liveRevision} keeps serving until it is approved.

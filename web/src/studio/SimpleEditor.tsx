@@ -17,6 +17,7 @@ import {
   VARIABLE_TYPES,
 } from '@yumina/world';
 import { type FieldSpec, Fields, ItemList, type Obj } from './fields.tsx';
+import { PromptCacheEstimate } from './PromptCacheEstimate.tsx';
 
 const conditionFields: FieldSpec[] = [
   { key: 'variableId', label: 'Variable', kind: 'text' },
@@ -46,6 +47,7 @@ const settingsFields: FieldSpec[] = [
   { key: 'lorebookScanDepth', label: 'Lorebook scan depth', kind: 'optional-number' },
   { key: 'lorebookRecursionDepth', label: 'Lorebook recursion depth', kind: 'optional-number' },
   { key: 'structuredOutput', label: 'Structured (JSON) output', kind: 'checkbox' },
+  { key: 'cacheFriendlyPlacement', label: 'Cache-friendly lorebook placement', kind: 'checkbox' },
 ];
 
 const entryFields = (folders: string[]): FieldSpec[] => [
@@ -441,6 +443,7 @@ export function SimpleEditor({ world, onChange, section }: { world: Obj; onChang
         <section id="studio-settings" className="card">
         <h3>Settings</h3>
         <Fields value={world} path="" onChange={onChange} specs={[{ key: 'settings', label: 'Model settings', kind: 'object', fields: () => settingsFields }]} />
+        <PromptCacheEstimate world={world} />
       </section>
       )}
     </div>

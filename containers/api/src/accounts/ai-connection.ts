@@ -1,4 +1,4 @@
-import { AiAuthError, AiUrlRefusedError, listModels, normalizeBaseUrl, PROVIDER_KINDS, PROVIDER_LABELS, type ProviderKind, providerKindOf } from '@yumina/ai';
+import { AiAuthError, AiUrlRefusedError, keyForAnotherProvider, listModels, normalizeBaseUrl, PROVIDER_KINDS, PROVIDER_LABELS, type ProviderKind, providerKindOf } from '@yumina/ai';
 import { HttpError, parseWith, publicErrorOf } from '@yumina/http';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -111,9 +111,17 @@ function listWith(ctx: AppContext, baseUrl: string, apiKey: string | null, kind:
   return listModels({ baseUrl, apiKey, privateNetwork: ctx.config.ai.privateNetworkAccess, ...(kind !== 'openai' ? { kind } : {}) }, { timeoutMs: 10_000 });
 }
 
-/** What a refused key means on a native provider: most often a key for another provider. */
+/** A typed key plainly meant for another provider (@yumina/ai keyForAnotherProvider): a 400 before it is sent anywhere or stored. */
+function refuseKeyOfAnotherProvider(apiKey: string | undefined, kind: ProviderKind, baseUrl: string): void {
+  const wrong = apiKey ? keyForAnotherProvider(apiKey, kind, baseUrl) : null;
+  if (wrong) throw new HttpError(400, 'INVALID_REQUEST', `Invalid request body: apiKey: ${wrong}`);
+}
+
+/** What a refused key means: most often a key for another provider. */
 const keyRefused = (kind: ProviderKind, status: number) =>
-  `${PROVIDER_LABELS[kind]} refused this key (${status}). Check that it is a ${PROVIDER_LABELS[kind]} API key, not a key for another provider.`;
+  kind === 'openai'
+    ? `the provider refused this key (${status}). Check that it is this provider's API key, not a key for another provider; nothing was saved.`
+    : `${PROVIDER_LABELS[kind]} refused this key (${status}). Check that it is a ${PROVIDER_LABELS[kind]} API key, not a key for another provider.`;
 
 /** A probe's or test's failure message: the provider's refusal of a key said plainly on a native kind. */
 function failureMessage(err: unknown, kind: ProviderKind): string {
@@ -133,6 +141,7 @@ export async function aiConnectionRoutes(app: FastifyInstance, ctx: AppContext):
     const body = parseWith(saveBody, request.body);
     const baseUrl = guardedBaseUrl(ctx, body.baseUrl);
     const kind = body.kind ?? providerKindOf(baseUrl);
+    refuseKeyOfAnotherProvider(body.apiKey, kind, baseUrl);
     const sealed = body.apiKey ? ctx.secrets.seal(body.apiKey) : undefined;
     const existing = await loadRow(ctx, auth.account.id);
     // A stored key belongs to the base URL it was saved with: a new base URL without a new key
@@ -176,6 +185,8 @@ export async function aiConnectionRoutes(app: FastifyInstance, ctx: AppContext):
       } catch (err) {
         if (err instanceof SecretsKeyMismatchError) throw new HttpError(400, 'INVALID_REQUEST', `Invalid request body: apiKey: ${err.message}`);
         request.log.info({ err }, 'AI model list at save failed');
+        // the provider refused the key: that, not the model, is what to fix
+        if (err instanceof AiAuthError) throw new HttpError(400, 'INVALID_REQUEST', `Invalid request body: apiKey: ${keyRefused(kind, err.status)}`);
         throw new HttpError(400, 'INVALID_REQUEST', `Invalid request body: defaultModel: type a model id; the provider's model list could not be fetched (${publicErrorOf(err).message})`);
       }
       const first = listed[0];
@@ -251,6 +262,7 @@ export async function aiConnectionRoutes(app: FastifyInstance, ctx: AppContext):
     const body = parseWith(probeBody, request.body);
     const baseUrl = guardedBaseUrl(ctx, body.baseUrl);
     const kind = body.kind ?? providerKindOf(baseUrl);
+    refuseKeyOfAnotherProvider(body.apiKey, kind, baseUrl);
     await limitAiCheck(ctx, auth.account.id);
     let apiKey: string | null = body.apiKey ?? null;
     let keySource: 'typed' | 'stored' | 'none' = apiKey ? 'typed' : 'none';

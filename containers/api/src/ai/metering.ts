@@ -1,15 +1,23 @@
 import { type BillingSource, type CreditGate, type MeteringContext, selectProvider, type UsageRecord } from '@yumina/ai';
-import { balance, recordUsage, reserveCredits, settleCredits } from '@yumina/billing';
+import { balance, priceOf, recordUsage, reserveCredits, settleCredits } from '@yumina/billing';
 import { type PrivateConnection, privateConnection } from '../accounts/ai-connection.ts';
 import type { AppContext } from '../context.ts';
 
-/** Reserve-then-settle on the platform credit balance (packages/billing), one transaction per step. */
+/** The platform's price of a model (AI_PRICES, @yumina/billing priceOf). */
+export const platformPrice = (ctx: AppContext, model: string) => priceOf(ctx.config.ai.prices, model);
+
+/**
+ * Reserve-then-settle on the platform credit balance (packages/billing), one transaction per step,
+ * at the platform's price of the call's model: fresh input, cache reads, cache writes and output.
+ */
 export function creditGate(ctx: AppContext): CreditGate {
   return {
-    reserve: (request) => reserveCredits(ctx.db.primary, request),
+    reserve: (request) => reserveCredits(ctx.db.primary, { ...request, price: platformPrice(ctx, request.model).price }),
     // the charge and the call's usage row commit together
     async settle(reservation, usage, record) {
-      await settleCredits(ctx.db.primary, reservation.id, usage ? { tokensIn: usage.tokensIn, tokensOut: usage.tokensOut } : null, usage?.model ?? '', record ?? undefined);
+      const price = platformPrice(ctx, usage?.model ?? record?.model ?? '').price;
+      const used = usage ? { tokensIn: usage.tokensIn, tokensOut: usage.tokensOut, cachedTokensIn: usage.cachedTokensIn, cacheWriteTokensIn: usage.cacheWriteTokensIn } : null;
+      await settleCredits(ctx.db.primary, reservation.id, used, usage?.model ?? '', record ?? undefined, price);
     },
   };
 }

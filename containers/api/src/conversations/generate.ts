@@ -1,5 +1,6 @@
-import { cleanProviderText, condenseHistory, meteredStream, type MeteringContext } from '@yumina/ai';
+import { type ChatMessage, cleanProviderText, condenseHistory, meteredStream, type MeteringContext } from '@yumina/ai';
 import { sharedTokenCounter } from '@yumina/tokens';
+import { packPrompt } from '@yumina/conversations';
 import {
   assemblePrompt,
   type HistoryMessage,
@@ -7,12 +8,13 @@ import {
   type Persona,
   runTurn,
   type TurnResult,
-  toProviderMessages,
+  toCacheMarkedMessages,
   type WorldDefinition,
   type WorldState,
 } from '@yumina/world';
 import type { AppContext } from '../context.ts';
-import { meteringFor } from '../ai/metering.ts';
+import { creditsForUsage } from '@yumina/billing';
+import { meteringFor, platformPrice } from '../ai/metering.ts';
 import { enginePersona } from './persona.ts';
 import { samplingRequest } from './sampling.ts';
 import { type SentPrompt, sentPromptOf } from './sent-prompt.ts';
@@ -70,6 +72,11 @@ export interface TurnOutput {
   promptTokens: number;
   /** Platform credits the turn's calls were charged (its summary's included); null on the player's own connection. */
   creditsCharged: number | null;
+  /** Of the prompt's tokens: read from the provider's cache, and written to it (null when the provider did not say). */
+  cachedTokens: number | null;
+  cacheWriteTokens: number | null;
+  /** On the player's own connection: the reply at the platform's price of its model, when the price table names the model (else null). */
+  creditsEstimate: number | null;
   /** What was sent, kept with the reply for the player's "what was sent" (./sent-prompt.ts). */
   sentPrompt: SentPrompt;
 }
@@ -82,7 +89,10 @@ export const replyFigures = (out: TurnOutput) => ({
   truncated: out.truncated,
   promptTokens: out.promptTokens,
   creditsCharged: out.creditsCharged,
-  sentPrompt: JSON.stringify(out.sentPrompt),
+  cachedTokens: out.cachedTokens,
+  cacheWriteTokens: out.cacheWriteTokens,
+  creditsEstimate: out.creditsEstimate,
+  sentPrompt: packPrompt(out.sentPrompt),
   summary: out.summary,
   compactedCount: out.compactedCount,
 });
@@ -176,11 +186,14 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
     countTokens: (text) => counter.countText(text, model),
     budgetTokens: budget,
   });
-  const messages = toProviderMessages(prompt.messages) as { role: 'system' | 'user' | 'assistant'; content: string }[];
+  // The stable head's end and the latest message carry prompt-cache breakpoints (issue 47).
+  const messages: ChatMessage[] = toCacheMarkedMessages(prompt.messages);
   if (input.prefix) messages.push({ role: 'assistant', content: input.prefix });
   let reply = input.prefix ?? '';
   let tokensOut = 0;
   let tokensIn = 0;
+  let cachedTokens: number | null = null;
+  let cacheWriteTokens: number | null = null;
   let truncated = false;
   input.onPromptReady?.();
   for await (const event of meteredStream(
@@ -201,23 +214,35 @@ export async function generateTurn(ctx: AppContext, input: TurnInput): Promise<T
     } else {
       tokensOut = event.result.usage?.tokensOut ?? 0;
       tokensIn = event.result.usage?.tokensIn ?? 0;
+      cachedTokens = event.result.usage?.cachedTokensIn ?? null;
+      cacheWriteTokens = event.result.usage?.cacheWriteTokensIn ?? null;
       truncated = event.result.truncated === true;
     }
   }
   reply = cleanProviderText(reply);
   const result = runTurn(world, input.state, { ...common, userMessage: input.userMessage, aiReply: reply, skippedEntries: prompt.skippedEntries });
   const creditsCharged = await chargedFor(ctx, watched.reservations);
+  const tokenCount = tokensOut || counter.countText(reply, model);
+  const promptTokens = tokensIn || prompt.tokenCount;
+  // the player's own key: what the reply would have cost on the platform, when the platform prices this model
+  const price = creditsCharged === null ? platformPrice(ctx, model) : null;
+  const creditsEstimate = price?.listed
+    ? creditsForUsage(price.price, { tokensIn: promptTokens, tokensOut: tokenCount, cachedTokensIn: cachedTokens ?? 0, cacheWriteTokensIn: cacheWriteTokens ?? 0 })
+    : null;
   return {
     summary: condensed.summary?.summary ?? null,
     compactedCount: condensed.summary ? condensed.dropped.length : 0,
     rawReply: reply,
     result,
     model,
-    tokenCount: tokensOut || counter.countText(reply, model),
+    tokenCount,
     generationTimeMs: Date.now() - started,
     truncated,
-    promptTokens: tokensIn || prompt.tokenCount,
+    promptTokens,
     creditsCharged,
+    cachedTokens,
+    cacheWriteTokens,
+    creditsEstimate,
     sentPrompt: sentPromptOf(prompt, model, now, input.prefix),
   };
 }

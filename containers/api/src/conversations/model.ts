@@ -22,6 +22,10 @@ export interface MessageRow {
   token_count: number | null;
   prompt_tokens: number | null;
   credits_charged: string | number | null;
+  /** Of prompt_tokens: read from the provider's cache, written to it (null when not reported or before migration 155). */
+  cached_tokens?: number | null;
+  cache_write_tokens?: number | null;
+  credits_estimate?: string | number | null;
   generation_time_ms: number | null;
   compacted: boolean;
   attachments: string;
@@ -52,6 +56,13 @@ export interface SessionRow {
   is_room?: boolean;
   /** A group scene (docs/GROUPS.md): replies are written through the scene. */
   is_group?: boolean;
+  /** The session's running total of its replies (migration 155). */
+  spent_replies?: number;
+  spent_tokens_in?: string | number;
+  spent_cached_tokens?: string | number;
+  spent_tokens_out?: string | number;
+  spent_credits?: string | number;
+  spent_estimate?: string | number;
 }
 
 /** A swipe: one alternative reply with the state it leads to. */
@@ -84,6 +95,11 @@ export function messageView(m: MessageRow) {
     promptTokens: m.prompt_tokens,
     /** Platform credits this reply cost; null when it ran on the player's own connection. */
     creditsCharged: m.credits_charged === null ? null : Number(m.credits_charged),
+    /** Of promptTokens: read from the provider's prompt cache, and written to it (null when the provider did not say). */
+    cachedTokens: m.cached_tokens ?? null,
+    cacheWriteTokens: m.cache_write_tokens ?? null,
+    /** On the player's own connection: the reply at the platform's price of its model, when the platform prices it (null otherwise). */
+    creditsEstimate: m.credits_estimate === null || m.credits_estimate === undefined ? null : Number(m.credits_estimate),
     generationTimeMs: m.generation_time_ms,
     compacted: m.compacted,
     truncated: m.truncated,
@@ -102,6 +118,19 @@ export function sessionView(s: SessionRow) {
     messageCount: s.message_count,
     branchedFrom: s.branched_from,
     memory: s.memory ?? '',
+    /**
+     * What the session's replies used and cost, every reply written in it (regenerated and
+     * continued ones too): tokens sent (of them read from the provider's cache) and written, platform
+     * credits charged, and on the player's own key the platform's estimate where it prices the model.
+     */
+    spent: {
+      replies: s.spent_replies ?? 0,
+      tokensIn: Number(s.spent_tokens_in ?? 0),
+      cachedTokens: Number(s.spent_cached_tokens ?? 0),
+      tokensOut: Number(s.spent_tokens_out ?? 0),
+      credits: Number(s.spent_credits ?? 0),
+      creditsEstimate: Number(s.spent_estimate ?? 0),
+    },
     state: JSON.parse(s.state) as unknown,
     createdAt: s.created_at.toISOString(),
     updatedAt: s.updated_at.toISOString(),

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type MeteringContext, type UsageRecord } from '@yumina/ai';
 import { recordUsage } from '@yumina/billing';
-import { completeTurn, HistoryCache, startTurn } from '@yumina/conversations';
+import { completeTurn, HistoryCache, renewTurn, startTurn } from '@yumina/conversations';
 import { HttpError, parseWith, publicErrorOf } from '@yumina/http';
 import { normalizeState, type Persona, type WorldDefinition, type WorldState } from '@yumina/world';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -20,6 +20,9 @@ import { openConnection } from '../accounts/ai-connection.ts';
 import { worldForViewer } from '../worlds/version.ts';
 import { playerRoutes } from './actions.ts';
 import { chatTransferRoutes } from './chat-transfer.ts';
+import { sideReplyRoutes } from './side-replies.ts';
+import { speechRoutes } from './speech.ts';
+import { messageSearchRoutes } from './message-search.ts';
 import { enginePersonaOf } from './persona.ts';
 import { afterCursor, keysetPage, keysetQuery, timeKey } from '../keyset.ts';
 import { parseHistoryPageQuery, sessionMessage, sessionPage } from './history-page.ts';
@@ -86,6 +89,10 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   await playerRoutes(app, ctx);
   // Chats in and out: SillyTavern .jsonl (and readable text) export, .jsonl import into a new session.
   await chatTransferRoutes(app, ctx);
+  // Issue 50: impersonate and translate (never stored), replies read aloud, search.
+  await sideReplyRoutes(app, ctx);
+  await speechRoutes(app, ctx);
+  await messageSearchRoutes(app, ctx);
   await ctx.store.subscribe('chat:stop', (sessionId) => running.get(sessionId)?.abort(new Error('Stopped by the player')));
 
   /** The session's turn lock (./turn-lock.ts), after the route's ownership check; the send path takes it in startTurn's statement. */
@@ -137,6 +144,13 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
   ) {
     const controller = new AbortController();
     running.set(session.id, controller);
+    // The lock's lease, renewed while the turn runs: if this replica dies, the session is free again within a lease.
+    const leaseSeconds = ctx.config.limits.turnLeaseSeconds;
+    const renewal = setInterval(
+      () => void renewTurn(db, { sessionId: session.id, lockToken, seconds: leaseSeconds }).catch((err: unknown) => request.log.warn({ err, sessionId: session.id }, 'turn lease not renewed')),
+      (leaseSeconds * 1000) / 3,
+    );
+    renewal.unref();
     // the operator's turn latency (to the first text and to the end) and provider errors by kind
     const startedAt = performance.now();
     let firstTokenMs: number | null = null;
@@ -211,6 +225,9 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         tokenCount: out.tokenCount,
         promptTokens: out.promptTokens,
         creditsCharged: out.creditsCharged,
+        cachedTokens: out.cachedTokens,
+        cacheWriteTokens: out.cacheWriteTokens,
+        creditsEstimate: out.creditsEstimate,
         generationTimeMs: out.generationTimeMs,
         compacted: written.compacted,
         truncated: out.truncated,
@@ -252,6 +269,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
         await recordUsage(db, record).catch((err: unknown) => request.log.error({ err, sessionId: session.id }, 'usage row not written'));
       }
       running.delete(session.id);
+      clearInterval(renewal);
       if (locked) await releaseTurnLock(ctx, session.id, lockToken);
       if (!reply.raw.writableEnded) reply.raw.end();
     }
@@ -324,7 +342,7 @@ export async function conversationRoutes(app: FastifyInstance, ctx: AppContext):
     const lock = randomUUID();
     const result = await startTurn(
       db,
-      { tokenHash: hashToken(token), sessionId, lockToken: lock, content: body.content, expectedMessageCount: body.expectedMessageCount, userMessageId: newId('msg'), replyId: newId('msg') },
+      { tokenHash: hashToken(token), sessionId, lockToken: lock, leaseSeconds: ctx.config.limits.turnLeaseSeconds, content: body.content, expectedMessageCount: body.expectedMessageCount, userMessageId: newId('msg'), replyId: newId('msg') },
       histories,
     );
     if (result.status === 'unauthenticated') throw notSignedIn();

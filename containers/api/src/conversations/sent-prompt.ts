@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { requireAuth } from '../accounts/auth.ts';
 import type { AppContext } from '../context.ts';
-import { sessionMembers } from '@yumina/conversations';
+import { readKeptPrompt, sessionMembers } from '@yumina/conversations';
 import { ownedSession } from './model.ts';
 
 /** One message of a kept prompt; a message of the conversation itself has `content: null` (it is in the conversation). */
@@ -16,7 +16,7 @@ export interface SentMessage {
   content: string | null;
 }
 
-/** What was sent for a reply, as kept in chat_prompts (migration 096). */
+/** What was sent for a reply, as kept in chat_prompts (migration 096) and rebuilt from chat_prompt_records (migration 170). */
 export interface SentPrompt {
   model: string;
   builtAt: string;
@@ -77,20 +77,23 @@ export async function sentPromptRoutes(app: FastifyInstance, ctx: AppContext): P
     const session = await ownedSession(db, p.id, auth.account.id);
     reply.header('cache-control', 'no-store');
     // The message itself when it is a reply; the reply right after it when it is the player's.
-    const { rows } = await db.query<{ reply_id: string; role: string; prompt: SentPrompt | null }>(
-      `select r.id as reply_id, m.role, p.prompt
+    // a record this release wrote (chat_prompt_records), else one an older release kept whole
+    const { rows } = await db.query<{ reply_id: string; role: string; prompt: unknown }>(
+      `select r.id as reply_id, m.role, coalesce(k.record, p.prompt) as prompt
          from chat_messages m
          join chat_messages r on r.session_id = m.session_id and r.position = case when m.role = 'user' then m.position + 1 else m.position end
+         left join chat_prompt_records k on k.message_id = r.id
          left join chat_prompts p on p.message_id = r.id
         where m.session_id = $1 and m.id = $2 and r.role = 'assistant'`,
       [p.id, p.messageId],
     );
     const row = rows[0];
     if (!row?.prompt) throw new HttpError(404, 'NOT_FOUND', 'Nothing was sent for that message (a greeting, or a reply written before prompts were kept).');
-    if (!session.is_room) return { messageId: p.messageId, replyId: row.reply_id, prompt: row.prompt };
+    const prompt = (await readKeptPrompt(db, p.id, row.prompt)) as unknown as SentPrompt;
+    if (!session.is_room) return { messageId: p.messageId, replyId: row.reply_id, prompt };
     // A room's host sees what the AI was sent but for the other players' own values (docs/ROOMS.md)
     const me = (await sessionMembers(db, p.id)).find((m) => m.accountId === auth.account.id);
-    const messages = row.prompt.messages.map((m) => (m.source === 'format:dynamic' && m.content ? { ...m, content: dynamicBlockForPlayer(m.content, me?.name ?? null) } : m));
-    return { messageId: p.messageId, replyId: row.reply_id, prompt: { ...row.prompt, messages } };
+    const messages = prompt.messages.map((m) => (m.source === 'format:dynamic' && m.content ? { ...m, content: dynamicBlockForPlayer(m.content, me?.name ?? null) } : m));
+    return { messageId: p.messageId, replyId: row.reply_id, prompt: { ...prompt, messages } };
   });
 }

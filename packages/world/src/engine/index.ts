@@ -30,8 +30,10 @@ export {
   NEW_CHAT_MARKER,
   type PromptMessage,
   type PromptOptions,
+  toCacheMarkedMessages,
   toProviderMessages,
 } from './prompt.ts';
+export { estimatePromptCaching, type PromptCacheEstimate } from './prompt-cache-estimate.ts';
 export { createRandom, hashString } from './random.ts';
 export { reactionMatches } from './reactions.ts';
 export { MAX_RULE_CHAIN_DEPTH, orderRules, triggerMatches } from './rules.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseExampleChat } from './example-chat.ts';
 import { OFFICIAL_PRESET_IDS, officialPresets } from './presets.ts';
-import { type AssembledPrompt, assemblePrompt, EXAMPLE_CHAT_MARKER, type HistoryMessage, NEW_CHAT_MARKER, toProviderMessages } from './prompt.ts';
+import { type AssembledPrompt, assemblePrompt, EXAMPLE_CHAT_MARKER, type HistoryMessage, NEW_CHAT_MARKER, toCacheMarkedMessages, toProviderMessages } from './prompt.ts';
 import { type ActiveDirective, normalizeState, type WorldState } from './state.ts';
 import { runTurn, startSession } from './turn.ts';
 import type { EngineEntry, EngineWorld } from './world-types.ts';
@@ -328,5 +328,47 @@ describe('a room: several players in one prompt', () => {
     expect(result.state.playerVariables).toEqual({ acc_a: { coins: 1 }, acc_c: { coins: 4, unknown: 7 } });
     expect(result.state.playerVariables!.acc_a).not.toBe(state.playerVariables!.acc_a);
     expect(normalizeState(world, { variables: {} }).playerVariables).toBeUndefined();
+  });
+});
+
+describe('cache-friendly placement (settings.cacheFriendlyPlacement, issue 47)', () => {
+  const cached: EngineWorld = {
+    ...world,
+    entries: [...entries, { id: 'lamp-lore', content: 'Lamps burn whale oil.', section: 'system-presets', keywords: ['lamp'], position: 3 }],
+    settings: { ...world.settings, cacheFriendlyPlacement: true, lorebookScanDepth: 0 },
+  };
+  const turns: HistoryMessage[] = [
+    { role: 'user', content: 'I light a lamp.' },
+    { role: 'assistant', content: 'It flickers.' },
+    { role: 'user', content: 'One ale, please.' },
+    { role: 'assistant', content: 'Here.' },
+    { role: 'user', content: 'I sit down.' },
+  ];
+  const sources = (history: HistoryMessage[], w: EngineWorld = cached) =>
+    assemblePrompt(w, null, { history, now: NOW, seed: 1, sessionId: 's' }).messages.map((m) => (m.source === 'history' ? `> ${m.content}` : m.source));
+
+  it('a fired entry is written before the message it first fired at and stays there while its keyword is gone; nothing fired sits above the history', () => {
+    const first = sources(turns.slice(0, 3));
+    expect(first.slice(first.indexOf('new-chat'))).toEqual(['new-chat', 'entry:lamp-lore', '> I light a lamp.', '> It flickers.', 'entry:ale-lore', '> One ale, please.', 'format:dynamic', 'entry:post-a', 'entry:post-b']);
+    expect(first.indexOf('entry:lamp-lore')).toBeGreaterThan(first.indexOf('new-chat'));
+    const later = sources(turns);
+    // the prompt up to the previous latest message repeats unchanged: only what follows it is new
+    const before = sources(turns.slice(0, 3));
+    const upTo = before.indexOf('> One ale, please.') + 1;
+    expect(later.slice(0, upTo)).toEqual(before.slice(0, upTo));
+    expect(later.slice(upTo)).toEqual(['> Here.', '> I sit down.', 'format:dynamic', 'entry:post-a', 'entry:post-b']);
+  });
+
+  it('off (the default): the same entries sit in step 1 and step 6, above the history, only while their keywords are scanned', () => {
+    const plain = { ...cached, settings: { ...cached.settings, cacheFriendlyPlacement: false } };
+    expect(sources(turns.slice(0, 1), plain).indexOf('entry:lamp-lore')).toBeLessThan(sources(turns.slice(0, 1), plain).indexOf('new-chat'));
+    expect(sources(turns, plain)).not.toContain('entry:lamp-lore');
+  });
+
+  it('marks the stable head and the latest message as cache breakpoints', () => {
+    const prompt = assemblePrompt(cached, null, { history: turns, now: NOW, seed: 1, sessionId: 's' });
+    expect(prompt.messages.filter((m) => m.cacheBreakpoint).map((m) => m.source)).toEqual(['entry:examples']);
+    expect(prompt.messages.filter((m) => m.historyBreakpoint).map((m) => m.content)).toEqual(['I sit down.']);
+    expect(toCacheMarkedMessages(prompt.messages).filter((m) => m.cache).length).toBe(2);
   });
 });

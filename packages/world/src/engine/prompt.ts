@@ -1,4 +1,5 @@
-import { type SkippedEntry, scanWindow, selectEntries } from './entries.ts';
+import { conditionsHold } from './conditions.ts';
+import { type ActivatedEntry, type EntrySelection, isEntryEnabled, type SkippedEntry, scanWindow, selectEntries } from './entries.ts';
 import { parseExampleChat } from './example-chat.ts';
 import { dynamicFormatBlock, staticFormatBlock } from './format-blocks.ts';
 import { describePersona, expandMacros, type MacroContext } from './macros.ts';
@@ -22,6 +23,13 @@ export interface PromptMessage {
   source: string;
   /** The last message before step 5: providers that cache prefixes cache up to here. */
   cacheBreakpoint?: true;
+  /**
+   * The latest history message (the player's): the rolling cache breakpoint. Everything before it
+   * and it repeat in the next turn's prompt, so a provider that caches to here (Anthropic's
+   * `cache_control`) reads it back next turn; what follows it (steps 11–13, and with
+   * cache-friendly placement the fired entries) changes turn to turn.
+   */
+  historyBreakpoint?: true;
   marker?: 'example-chat' | 'new-chat';
 }
 
@@ -119,7 +127,12 @@ export function assemblePrompt(world: EngineWorld, state: WorldState | Partial<W
   const directivesAt = (position: ActiveDirective['position']) => current.directives.filter((directive) => directive.position === position);
 
   // Step 1, with top / before_char / after_char directives.
-  const presets = selection.systemPresets;
+  // Cache-friendly placement (settings.cacheFriendlyPlacement): nothing that fires sits above the
+  // history; see storyPlacements.
+  const cacheFriendly = settings.cacheFriendlyPlacement === true;
+  const firedInPlace = new Set(selection.activations.filter((activation) => activation.entry.section === 'system-presets').map((activation) => activation.entry));
+  const presets = cacheFriendly ? selection.systemPresets.filter((entry) => !firedInPlace.has(entry)) : selection.systemPresets;
+  const placed = cacheFriendly ? storyPlacements(world, current, history, selection, Math.max(0, settings.lorebookScanDepth ?? 2)) : null;
   const firstChar = presets.findIndex((entry) => entry.role === 'character');
   let lastChar = -1;
   presets.forEach((entry, index) => {
@@ -189,9 +202,11 @@ export function assemblePrompt(world: EngineWorld, state: WorldState | Partial<W
   const droppedEntries: SkippedEntry[] = [];
   const step6: PromptMessage[] = [];
   const depthEntries: { message: PromptMessage; depth: number }[] = [];
-  for (const { entry } of selection.activated) {
+  const anchored: { message: PromptMessage; at: number }[] = [];
+  const late: PromptMessage[] = [];
+  for (const { entry, at } of placed ?? selection.activated.map(({ entry }) => ({ entry, at: null }))) {
     const atDepth = typeof entry.depth === 'number';
-    const message = entryMessage(entry, atDepth ? 10 : 6, macros);
+    const message = entryMessage(entry, placed || atDepth ? 10 : 6, macros);
     if (!message) continue;
     const tokens = countTokens(message.content);
     if (used + tokens > budget) {
@@ -204,7 +219,10 @@ export function assemblePrompt(world: EngineWorld, state: WorldState | Partial<W
       continue;
     }
     used += tokens;
-    if (atDepth) depthEntries.push({ message, depth: Math.max(0, Math.floor(entry.depth as number)) });
+    if (placed) {
+      if (at === null) late.push(message);
+      else anchored.push({ message, at });
+    } else if (atDepth) depthEntries.push({ message, depth: Math.max(0, Math.floor(entry.depth as number)) });
     else step6.push(message);
   }
 
@@ -218,10 +236,19 @@ export function assemblePrompt(world: EngineWorld, state: WorldState | Partial<W
   const keptHistory = history.slice(keptFrom);
 
   // Step 10: history with depth insertions (depth 0 sits right before the latest message).
-  const insertions = [...depthEntries, ...depthDirectives];
+  // With cache-friendly placement, a fired entry sits before the message it first fired at and a
+  // depth directive after the latest message (late), so no insertion moves from turn to turn.
+  const insertions = placed ? [] : [...depthEntries, ...depthDirectives];
+  if (placed) late.push(...depthDirectives.map(({ message }) => message));
   const step10: PromptMessage[] = [];
   const count = keptHistory.length;
   const byIndex = new Map<number, PromptMessage[]>();
+  for (const { message, at: index } of anchored) {
+    const at = Math.max(0, index - keptFrom);
+    const list = byIndex.get(at) ?? [];
+    list.push(message);
+    byIndex.set(at, list);
+  }
   for (const { message, depth } of insertions) {
     const at = Math.max(0, count - 1 - depth);
     const list = byIndex.get(at) ?? [];
@@ -235,12 +262,18 @@ export function assemblePrompt(world: EngineWorld, state: WorldState | Partial<W
     step10.push({ role: message.role, content: message.content, step: 10, source: 'history' });
   }
   if (count === 0) step10.push(...(byIndex.get(0) ?? []));
+  const latestIndex = step10.findLastIndex((message) => message.source === 'history');
+  // The rolling breakpoint only where the prompt above the latest message can repeat next turn:
+  // with cache-friendly placement, or when nothing fired above the history or sits at a depth this
+  // turn (otherwise it would be a cache write, at 1.25x the input price, that is never read).
+  const stableAbove = placed !== null || (selection.activated.length === 0 && firedInPlace.size === 0 && depthDirectives.length === 0);
+  if (latestIndex >= 0 && stableAbove) step10[latestIndex] = { ...(step10[latestIndex] as PromptMessage), historyBreakpoint: true };
 
   const head = [...compact(step1), ...step2, ...step3, ...step4];
   const cacheBreakpointIndex = head.length - 1;
   if (cacheBreakpointIndex >= 0) head[cacheBreakpointIndex] = { ...(head[cacheBreakpointIndex] as PromptMessage), cacheBreakpoint: true };
-  const messages = [...head, ...step6, ...step7, ...step8, ...step9, ...step10, ...step11, ...step12, ...step13];
-  const triggered = new Map(selection.activations.map((activation) => [activation.entry.id, activation]));
+  const messages = [...head, ...step6, ...step7, ...step8, ...step9, ...step10, ...late, ...step11, ...step12, ...step13];
+  const triggered = new Map([...(placed ?? []).flatMap(({ activation }) => (activation ? [activation] : [])), ...selection.activations].map((activation) => [activation.entry.id, activation]));
   const dropped = new Set(droppedEntries.map((entry) => entry.entryId));
   const firedEntries: FiredEntry[] = [];
   const seen = new Set<string>();
@@ -270,6 +303,86 @@ export function assemblePrompt(world: EngineWorld, state: WorldState | Partial<W
   };
 }
 
+/** Where an entry goes with cache-friendly placement: before history message `at`, or after the latest message (`null`). */
+interface StoryPlacement {
+  entry: EngineEntry;
+  at: number | null;
+  activation?: ActivatedEntry;
+}
+
+/** scanWindow(history.slice(0, end + 1), depth) without copying the history before `end`. */
+function windowEndingAt(history: readonly HistoryMessage[], end: number, depth: number): string[] {
+  let start = end;
+  let exchanges = 0;
+  for (let index = end - 1; index >= 0 && exchanges < depth; index--) {
+    start = index;
+    if (history[index]?.role === 'user') exchanges++;
+  }
+  if (exchanges < depth) start = 0;
+  return history.slice(start, end + 1).map((message) => message.content);
+}
+
+/**
+ * The keyword activations of past turns' scan windows (conditions left out: the caller checks
+ * them with today's variables), remembered per world object and switched entries: a session's
+ * turns scan the same past windows again every turn, so each is scanned once. Bounded: cleared
+ * past 4,000 windows.
+ */
+const PAST_WINDOWS_MAX = 4000;
+const pastWindows = new WeakMap<EngineWorld, { keywordWorld: EngineWorld; enabled: string; windows: Map<string, ActivatedEntry[]> }>();
+function pastSelections(world: EngineWorld, state: WorldState): (window: string[]) => ActivatedEntry[] {
+  const enabled = JSON.stringify(state.entryEnabled);
+  let cached = pastWindows.get(world);
+  if (!cached || cached.enabled !== enabled) {
+    const keywordWorld = { ...world, entries: world.entries.map((entry) => (entry.conditions?.length ? { ...entry, conditions: [] } : entry)) };
+    cached = { keywordWorld, enabled, windows: new Map() };
+    pastWindows.set(world, cached);
+  }
+  const { keywordWorld, windows } = cached;
+  const byId = new Map(world.entries.map((entry) => [entry.id, entry]));
+  return (window) => {
+    const key = window.join('\u0000');
+    let activations = windows.get(key);
+    if (!activations) {
+      if (windows.size >= PAST_WINDOWS_MAX) windows.clear();
+      // the world's own entry objects, not the condition-free copies
+      activations = selectEntries(keywordWorld, state, window).activations.map((activation) => ({ ...activation, entry: byId.get(activation.entry.id) ?? activation.entry }));
+      windows.set(key, activations);
+    }
+    return activations;
+  };
+}
+
+/**
+ * Cache-friendly placement (settings.cacheFriendlyPlacement, issue 47): an entry that fires by a
+ * keyword (or recursion), in any section, is written into the story right before the message it
+ * first fired at in this history, and stays there on later turns while it is enabled and its
+ * conditions hold, whether or not its keyword is still in the scanned messages; the prompt
+ * before the latest message then only grows at its end, and a provider reads it back from its
+ * prompt cache. Entries that apply by their conditions alone go after the latest message. The
+ * first firings are found by scanning each player message's window as that turn scanned it
+ * (with today's variables). Ordered by place, then by position.
+ */
+function storyPlacements(world: EngineWorld, state: WorldState, history: readonly HistoryMessage[], selection: EntrySelection, scanDepth: number): StoryPlacement[] {
+  const first = new Map<EngineEntry, { at: number; activation: ActivatedEntry }>();
+  const last = history.length - 1;
+  const memo = pastSelections(world, state);
+  for (let index = 0; index <= last; index++) {
+    if (index < last && history[index]?.role !== 'user') continue;
+    const activations = index === last ? selection.activations : memo(windowEndingAt(history, index, scanDepth));
+    for (const activation of activations) {
+      if (activation.via !== 'conditions' && !first.has(activation.entry)) first.set(activation.entry, { at: index, activation });
+    }
+  }
+  const out: StoryPlacement[] = [];
+  for (const [entry, { at, activation }] of first) {
+    if (isEntryEnabled(entry, state) && conditionsHold(entry.conditions, entry.conditionLogic, state.variables)) out.push({ entry, at, activation });
+  }
+  for (const activation of selection.activated) if (activation.via === 'conditions') out.push({ entry: activation.entry, at: null });
+  const rank = (placement: StoryPlacement) => placement.at ?? Number.MAX_SAFE_INTEGER;
+  return out.sort((left, right) => rank(left) - rank(right) || (left.entry.position ?? 0) - (right.entry.position ?? 0));
+}
+
 /**
  * Step 2: the active persona under the player's name; in a room (`party`), every player who has
  * one, each under the name their messages carry, in one block that says who plays.
@@ -285,6 +398,15 @@ function personaMessages(options: PromptOptions, userName: string): PromptMessag
     if (text) lines.push(`### ${member.name}\n${text}`);
   }
   return [{ role: 'system', content: lines.join('\n\n'), step: 2, source: 'persona' }];
+}
+
+/**
+ * The provider messages with the prompt-cache breakpoints (the end of the stable head and the
+ * latest history message) marked `cache: true`: the AI client turns them into Anthropic's
+ * `cache_control` (and OpenRouter's for Claude models) and leaves them out for everyone else.
+ */
+export function toCacheMarkedMessages(messages: readonly PromptMessage[]): { role: MessageRole; content: string; cache?: true }[] {
+  return messages.map(({ role, content, cacheBreakpoint, historyBreakpoint }) => (cacheBreakpoint || historyBreakpoint ? { role, content, cache: true as const } : { role, content }));
 }
 
 /** Strips the engine's labels: what an OpenAI-compatible provider receives. */

@@ -160,6 +160,8 @@ export interface EngineSettings {
   readonly playerName?: string;
   readonly lorebookScanDepth?: number;
   readonly lorebookRecursionDepth?: number;
+  /** Fired entries and depth insertions after the latest message (prompt.ts, docs/WORLDS.md). */
+  readonly cacheFriendlyPlacement?: boolean;
 }
 
 export interface EngineWorld {

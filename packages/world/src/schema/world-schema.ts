@@ -128,6 +128,13 @@ export const settingsSchema = z.object({
   topK: count.optional(),
   minP: z.number().min(0).max(1).optional(),
   structuredOutput: z.boolean().default(false),
+  /**
+   * Cache-friendly placement (issue 47): entries that fire this turn (by keyword, conditions or
+   * recursion, in any section) and texts placed at a depth of the history are sent after the
+   * latest message instead of at their place, so the prompt before them repeats turn to turn
+   * and providers read it from their prompt cache. Optional: absent is off (20.0.0 stays readable both ways).
+   */
+  cacheFriendlyPlacement: z.boolean().optional(),
 });
 
 export const entrySchema = z.object({
@@ -343,6 +350,35 @@ export const customUIComponentSchema = z.looseObject({ id: nonEmpty.optional() }
 /** A BCP 47 tag in its common shape: a 2–3 letter language, then subtags of 1–8 letters or digits. */
 const BCP47 = /^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*$/;
 
+/**
+ * The chat's background (issue 50): a colour (`#rgb` or `#rrggbb`) or an image among the world's
+ * assets (`asset:<id>`); the player's bubbles keep their own colours over it.
+ */
+export const chatBackgroundSchema = z
+  .string()
+  .trim()
+  .max(200)
+  .regex(/^(#[0-9a-fA-F]{3}|#[0-9a-fA-F]{6}|asset:[\w-]{1,100})$/, { message: 'must be a colour such as "#1e293b" or a world asset such as "asset:<id>"' });
+
+/**
+ * The character's voice as the author sets it (issue 50): the browser voice to prefer (by name, or
+ * the first of a language), the provider's voice name for an OpenAI-compatible /audio/speech,
+ * and the rate and pitch. The player may choose another; this is the default.
+ */
+export const characterVoiceSchema = z.object({
+  browserVoice: z.string().trim().min(1).max(200).optional(),
+  language: z.string().regex(BCP47, { message: 'must be a BCP 47 language tag such as "en-GB"' }).optional(),
+  providerVoice: z
+    .string()
+    .trim()
+    .min(1)
+    .max(100)
+    .regex(/^[\w.:-]+$/, { message: 'letters, digits and . _ : - only' })
+    .optional(),
+  rate: z.number().min(0.5).max(2).optional(),
+  pitch: z.number().min(0).max(2).optional(),
+});
+
 export const worldDefinitionSchema = z.object({
   /** Seed 002 §2.1: a UUID, generated when absent. */
   id: z.uuid({ message: 'must be a UUID' }).default(() => globalThis.crypto.randomUUID()),
@@ -366,12 +402,16 @@ export const worldDefinitionSchema = z.object({
   customTagColors: z.record(z.string(), z.string()).default(() => ({})),
   editorMode: z.enum(EDITOR_MODES).default('simple'),
   settings: settingsSchema.prefault({}),
+  /** Optional (issue 50): absent in older worlds, which keep the theme's own background and the player's voice. */
+  chatBackground: chatBackgroundSchema.optional(),
+  voice: characterVoiceSchema.optional(),
 });
 
 export type WorldDefinition = z.output<typeof worldDefinitionSchema>;
 /** What an author may write: every defaulted field optional. */
 export type WorldDefinitionInput = z.input<typeof worldDefinitionSchema>;
 export type WorldSettings = z.output<typeof settingsSchema>;
+export type CharacterVoice = z.output<typeof characterVoiceSchema>;
 export type WorldCondition = z.output<typeof conditionSchema>;
 export type WorldConditionOperator = (typeof CONDITION_OPERATORS)[number];
 export type WorldConditionLogic = (typeof CONDITION_LOGICS)[number];
