@@ -2,6 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { useBrowserPlatform } from '../support/browser-platform.ts';
 import { type FakeOpenAi, fakeReplies } from '../support/fake-openai.ts';
+import { seriousViolations } from '../support/axe.ts';
 import { screenPath } from '../support/screens.ts';
 import type { TestServer } from '../support/server.ts';
 import { signUp } from '../support/sign-up.ts';
@@ -106,15 +107,24 @@ describe('the studio assistant in a real browser (issue 48)', () => {
       expect.stringMatching(/^Step 2: 4,280 tokens · your connection, no credits · 1 operation checked$/),
       'Step 3: 4,440 tokens · your connection, no credits',
     ]);
+    expect(await panel.getByTestId('assistant-total').textContent()).toBe('In all: 12,620 tokens · no credits');
     await steps.first().getByText('1 refused operation sent back to the assistant').click();
     expect(await steps.first().locator('li').textContent()).toMatch(/^set_rule The world would not validate.*sanity/);
     // the readable diff of the interface file
     await card.getByText('Add interface file index.tsx (entry)').click();
     expect(await card.getByLabel('Diff: Add interface file index.tsx (entry)').textContent()).toContain('+ export default function Screen() {');
     expect((await worldOf(page, worldId)).world.variables).toEqual([]); // nothing applied yet
-    await page.screenshot({ path: screenPath('studio-assistant-1280'), fullPage: true });
+    // the card's interface runs in the sandbox preview before Approve is offered
+    await poll(() => card.frameLocator('iframe[title="Card interface preview"]').getByTestId('hud').textContent()).toBe('HEALTH 10 / ENERGY 5');
+    await poll(() => card.getByRole('button', { name: 'Approve' }).isEnabled()).toBe(true);
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.setViewportSize({ width: 1280, height: 1100 });
+    await panel.locator('.assistant-request').first().evaluate((el) => el.scrollIntoView({ block: 'start' }));
+    await page.screenshot({ path: screenPath('studio-assistant-1280') });
     await page.setViewportSize({ width: 390, height: 844 });
-    await card.scrollIntoViewIfNeeded();
+    await card.locator('h3').evaluate((el) => el.scrollIntoView({ block: 'start' }));
+    await poll(() => card.frameLocator('iframe[title="Card interface preview"]').getByTestId('hud').isVisible()).toBe(true);
+    await page.waitForTimeout(300); // the frame's paint after the resize
     await page.screenshot({ path: screenPath('studio-assistant-390') });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await page.setViewportSize({ width: 1280, height: 900 });
@@ -214,6 +224,40 @@ describe('the studio assistant in a real browser (issue 48)', () => {
     await poll(() => panel.locator('li[data-status="approved"]').count()).toBe(1);
     const saved = (await page.evaluate(async (id) => (await fetch(`/api/worlds/${id}`)).json(), worldId)) as { world: { rootComponent: { files: Record<string, string> } } };
     expect(saved.world.rootComponent.files['index.tsx']).toBe(fixed);
+    await context.close();
+  }, 90_000);
+
+  it('unsaved edits in the studio hold Approve back until they are saved, then the card applies on top of them', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(30_000);
+    await page.goto(`${server.url}/`);
+    await signUp(server, page, { email: `assistant-dirty-${Date.now()}@example.com`, password: 'a strong password', displayName: 'Dirty' });
+    const worldId = await page.evaluate(async (providerUrl) => {
+      const call = (url: string, method: string, body: unknown) => fetch(url, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json());
+      await call('/api/settings/ai', 'PUT', { baseUrl: providerUrl, defaultModel: 'builder-model', apiKey: 'assistant-key' });
+      return ((await call('/api/worlds', 'POST', { world: { version: '20.0.0', name: 'Half written' } })) as { id: string }).id;
+    }, provider.url);
+    await page.goto(`${server.url}/studio/${worldId}#assistant`);
+    const panel = page.getByTestId('assistant');
+    provider.enqueue(fakeReplies.toolCalls([{ name: 'set_variable', arguments: { variable: { id: 'gold', name: 'Gold', type: 'number', defaultValue: 0 } } }]), fakeReplies.completion('Gold added.'));
+    await panel.getByLabel('What should the assistant build or change?').fill('Add gold.');
+    await panel.getByRole('button', { name: 'Ask the assistant' }).click();
+    const card = panel.locator('li[data-status="proposed"]');
+    await poll(() => card.getByRole('button', { name: 'Approve' }).isEnabled()).toBe(true);
+    // an unsaved edit elsewhere in the studio
+    const nav = page.getByRole('navigation', { name: 'Studio sections' });
+    await nav.getByRole('button', { name: 'Basics', exact: true }).click();
+    await page.getByLabel('Description', { exact: true }).fill('A trader with an empty purse.');
+    await nav.getByRole('button', { name: 'Assistant', exact: true }).click();
+    await poll(() => card.getByText('You have unsaved edits: save or discard them before applying or rolling back.').count()).toBe(1);
+    expect(await card.getByRole('button', { name: 'Approve' }).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await poll(() => card.getByRole('button', { name: 'Approve' }).isEnabled()).toBe(true);
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await poll(() => panel.locator('li[data-status="approved"]').count()).toBe(1);
+    const saved = (await page.evaluate(async (id) => (await fetch(`/api/worlds/${id}`)).json(), worldId)) as { revision: number; world: { description: string; variables: { id: string }[] } };
+    expect([saved.revision, saved.world.description, saved.world.variables.map((v) => v.id)]).toEqual([3, 'A trader with an empty purse.', ['gold']]);
     await context.close();
   }, 90_000);
 

@@ -174,6 +174,12 @@ describe('logins, profile and data export', () => {
        select 'msg_export_' || s || '_' || p, 'cnv_export_' || lpad(s::text, 4, '0'), p, case when p % 2 = 0 then 'user' else 'assistant' end, 'Line ' || p || ' of session ' || s
          from generate_series(1, 120) s, generate_series(0, 19) p`,
     );
+    // a round with the studio assistant on the world (issue 48) is the author's data too
+    await server.ctx.db.primary.query(
+      `insert into world_assistant_rounds (id, world_id, account_id, kind, request, reply, status, operations, base_revision)
+       values ('asc_export_1', $1, $2, 'request', 'Add health.', 'Health added.', 'proposed', '[{"op":"remove_entry","id":"x"}]', 1)`,
+      [worldId, id],
+    );
 
     const asked = await browser.fetch('/api/account/exports', { method: 'POST' });
     expect(asked.status).toBe(202);
@@ -198,7 +204,7 @@ describe('logins, profile and data export', () => {
       account: { id: string; email: string };
       settings: { aiConnection: Record<string, unknown>; aiChoicesByWorld: Record<string, unknown>[] };
       personas: { name: string }[];
-      worlds: { id: string; name: string; definition: { name: string } }[];
+      worlds: { id: string; name: string; definition: { name: string }; assistant: Record<string, unknown>[] }[];
       sessions: { id: string; worldName: string; messages: { position: number; role: string; content: string }[] }[];
     };
     expect(archive.format).toBe('yumina-account-export');
@@ -208,6 +214,9 @@ describe('logins, profile and data export', () => {
     expect(archive.personas.map((p) => p.name)).toEqual(['Wanderer']);
     expect(archive.worlds).toHaveLength(1);
     expect(archive.worlds[0]).toMatchObject({ id: worldId, name: 'Exported world', definition: { name: 'Exported world' } });
+    expect(archive.worlds[0]!.assistant).toEqual([
+      expect.objectContaining({ id: 'asc_export_1', request: 'Add health.', reply: 'Health added.', status: 'proposed', operations: [{ op: 'remove_entry', id: 'x' }] }),
+    ]);
     expect(archive.sessions).toHaveLength(120);
     expect(archive.sessions.map((s) => s.id)).toEqual(Array.from({ length: 120 }, (_, i) => `cnv_export_${String(i + 1).padStart(4, '0')}`));
     expect(archive.sessions[119]!.messages).toHaveLength(20);

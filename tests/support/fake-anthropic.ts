@@ -57,7 +57,12 @@ function invalid(body: Record<string, unknown> | null): string | null {
     if (m.role !== 'user' && m.role !== 'assistant') return `messages.${i}.role: Input should be 'user' or 'assistant'`;
     if (i === 0 && m.role !== 'user') return 'messages: first message must use the "user" role';
     if (m.role === previous) return 'messages: roles must alternate between "user" and "assistant"';
-    if (typeof m.content === 'string' ? !m.content : !Array.isArray(m.content) || m.content.length === 0 || (m.content as TextBlock[]).some(badBlock)) return `messages.${i}: text content blocks must be non-empty`;
+    // text blocks (with cache_control as the API takes it), and the blocks of a tool loop
+    const blockOk = (b: TextBlock & { id?: unknown; name?: unknown; tool_use_id?: unknown }) =>
+      (b.type === 'text' && !badBlock(b)) ||
+      (b.type === 'tool_use' && typeof b.id === 'string' && typeof b.name === 'string') ||
+      (b.type === 'tool_result' && typeof b.tool_use_id === 'string' && b.tool_use_id !== '');
+    if (typeof m.content === 'string' ? !m.content : !Array.isArray(m.content) || m.content.length === 0 || !(m.content as TextBlock[]).every(blockOk)) return `messages.${i}: text content blocks must be non-empty`;
     previous = m.role as string;
   }
   if (body.system !== undefined) {
@@ -66,7 +71,7 @@ function invalid(body: Record<string, unknown> | null): string | null {
   const breakpoints = breakpointCount(body);
   if (breakpoints > MAX_CACHE_BREAKPOINTS) return `A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints}.`;
   for (const key of Object.keys(body)) {
-    if (!['model', 'max_tokens', 'messages', 'system', 'stream', 'temperature', 'top_p', 'top_k', 'stop_sequences', 'metadata', 'thinking'].includes(key)) return `${key}: Extra inputs are not permitted`;
+    if (!['model', 'max_tokens', 'messages', 'system', 'stream', 'temperature', 'top_p', 'top_k', 'stop_sequences', 'metadata', 'thinking', 'tools', 'tool_choice'].includes(key)) return `${key}: Extra inputs are not permitted`;
   }
   return null;
 }
@@ -145,8 +150,11 @@ const routes: (options: FakeAnthropicOptions, cache: AnthropicPromptCache | null
         type: 'message',
         role: 'assistant',
         model: reply.model ?? model,
-        content: [{ type: 'text', text: reply.content }],
-        stop_reason: reply.stopReason ?? 'end_turn',
+        content: [
+          ...(reply.content || !reply.toolCalls?.length ? [{ type: 'text', text: reply.content }] : []),
+          ...(reply.toolCalls ?? []).map((c, i) => ({ type: 'tool_use', id: c.id ?? `toolu_fake_${i + 1}`, name: c.name, input: c.arguments })),
+        ],
+        stop_reason: reply.stopReason ?? (reply.toolCalls?.length ? 'tool_use' : 'end_turn'),
         stop_sequence: null,
         usage: { ...startUsage, output_tokens: usage?.output ?? 0 },
       });
@@ -181,7 +189,17 @@ const routes: (options: FakeAnthropicOptions, cache: AnthropicPromptCache | null
       return;
     }
     res.write(event('content_block_stop', { type: 'content_block_stop', index }));
-    res.write(event('message_delta', { type: 'message_delta', delta: { stop_reason: reply.stopReason ?? 'end_turn', stop_sequence: null }, usage: { output_tokens: usage?.output ?? 0 } }));
+    for (const [i, call] of (reply.toolCalls ?? []).entries()) {
+      index++;
+      const json = JSON.stringify(call.arguments);
+      res.write(event('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: call.id ?? `toolu_fake_${i + 1}`, name: call.name, input: {} } }));
+      for (const piece of [json.slice(0, json.length >> 1), json.slice(json.length >> 1)]) {
+        res.write(event('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } }));
+      }
+      res.write(event('content_block_stop', { type: 'content_block_stop', index }));
+    }
+    const stop = reply.stopReason ?? (reply.toolCalls?.length ? 'tool_use' : 'end_turn');
+    res.write(event('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: usage?.output ?? 0 } }));
     res.end(event('message_stop', { type: 'message_stop' }));
   },
   notFound: (res: ServerResponse, path: string) => sendJson(res, 404, errorBody('not_found_error', `Not found: ${path}`)),

@@ -29,7 +29,9 @@ function invalid(body: Record<string, unknown> | null): string | null {
   if (!Array.isArray(body.contents) || body.contents.length === 0) return '* GenerateContentRequest.contents: contents is not specified';
   for (const [i, c] of (body.contents as Array<{ role?: unknown; parts?: unknown }>).entries()) {
     if (c.role !== 'user' && c.role !== 'model') return `Please use a valid role: user, model. (contents[${i}])`;
-    if (!Array.isArray(c.parts) || c.parts.length === 0 || c.parts.some((p: { text?: unknown }) => typeof p.text !== 'string')) return `* GenerateContentRequest.contents[${i}].parts: contents.parts must not be empty.`;
+    const partOk = (p: { text?: unknown; functionCall?: { name?: unknown }; functionResponse?: { name?: unknown } }) =>
+      typeof p.text === 'string' || typeof p.functionCall?.name === 'string' || (typeof p.functionResponse?.name === 'string' && p.functionResponse.name !== '');
+    if (!Array.isArray(c.parts) || c.parts.length === 0 || !c.parts.every(partOk)) return `* GenerateContentRequest.contents[${i}].parts: contents.parts must not be empty.`;
   }
   for (const key of Object.keys(body)) {
     if (!['contents', 'systemInstruction', 'generationConfig', 'safetySettings', 'cachedContent', 'tools', 'toolConfig'].includes(key)) return `Invalid JSON payload received. Unknown name "${key}": Cannot find field.`;
@@ -115,7 +117,8 @@ const routes: (options: FakeGeminiOptions) => NativeFakeRoutes = (options) => ({
         res.socket?.destroy();
         return;
       }
-      sendJson(res, 200, response([{ text: reply.content }], reply.stopReason ?? 'STOP', true));
+      const calls = (reply.toolCalls ?? []).map((c) => ({ functionCall: { name: c.name, args: c.arguments } }));
+      sendJson(res, 200, response([...(reply.content || !calls.length ? [{ text: reply.content }] : []), ...calls], reply.stopReason ?? 'STOP', true));
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -129,6 +132,8 @@ const routes: (options: FakeGeminiOptions) => NativeFakeRoutes = (options) => ({
       res.write(sseData(response([{ text: piece }], last ? (reply.stopReason ?? 'STOP') : null, last)));
     }
     if (reply.kind === 'completion') {
+      // function calls arrive whole, in a chunk of their own
+      if (reply.toolCalls?.length) res.write(sseData(response(reply.toolCalls.map((c) => ({ functionCall: { name: c.name, args: c.arguments } })), null, false)));
       res.end();
       return;
     }

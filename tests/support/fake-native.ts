@@ -20,7 +20,18 @@ export interface NativeFakeUsage {
 
 export type NativeFakeReply =
   /** A normal answer; streamed when the request asked for a stream (`content` split into `chunks`). */
-  | { kind: 'completion'; content: string; usage?: NativeFakeUsage | null; stopReason?: string; chunks?: number; chunkDelayMs?: number; reasoning?: string; model?: string }
+  | {
+      kind: 'completion';
+      content: string;
+      usage?: NativeFakeUsage | null;
+      stopReason?: string;
+      chunks?: number;
+      chunkDelayMs?: number;
+      reasoning?: string;
+      model?: string;
+      /** Function calls in the protocol's shape (Anthropic `tool_use` blocks, Gemini `functionCall` parts). */
+      toolCalls?: Array<{ id?: string; name: string; arguments: Record<string, unknown> }>;
+    }
   /** An HTTP error with the protocol's error body (`body` replaces it), with Retry-After when given. */
   | { kind: 'error'; status: number; message?: string; type?: string; body?: unknown; retryAfter?: string }
   /** A stream that sends some content, then the protocol's error event. */

@@ -1,4 +1,4 @@
-import type { ChatRequest } from './chat.ts';
+import { type ChatMessage, type ChatRequest, parseToolCalls, type ToolCall } from './chat.ts';
 import { AiInvalidResponseError } from './errors.ts';
 import { isObject, type ListedModel, type NativeProtocol, num, type StreamStep } from './native-protocol.ts';
 
@@ -31,6 +31,52 @@ const STOP_REASONS: Record<string, string> = {
 
 type Block = { type: 'text'; text: string; cache_control?: { type: 'ephemeral' } };
 type WireMessage = { role: 'user' | 'assistant'; content: string | Block[] };
+type ContentBlock = Block | { type: 'tool_use'; id: string; name: string; input: unknown } | { type: 'tool_result'; tool_use_id: string; content: string };
+
+/** A tool call's arguments as the object Anthropic's `tool_use.input` holds (text that is not a JSON object: an empty one). */
+export function argumentsObject(text: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** A tool's parameter schema without the `$schema` keyword (the APIs take the schema's body). */
+export function toolSchema(parameters: Record<string, unknown>): Record<string, unknown> {
+  const { $schema: _schema, ...rest } = parameters;
+  return rest;
+}
+
+/**
+ * With tools (or tool turns in the conversation) messages are content blocks: an assistant
+ * message's calls become `tool_use` blocks, a `tool` message a `tool_result` block of the user turn
+ * that follows, consecutive blocks of one role joined into one turn.
+ */
+function toolingBody(request: ChatRequest, system: Block[]): Array<{ role: 'user' | 'assistant'; content: ContentBlock[] }> {
+  const messages: Array<{ role: 'user' | 'assistant'; content: ContentBlock[] }> = [];
+  const blocksOf = (m: ChatMessage): ContentBlock[] => {
+    if (m.role === 'tool') return [{ type: 'tool_result', tool_use_id: m.toolCallId ?? '', content: m.content || '(empty)' }];
+    const blocks: ContentBlock[] = m.content ? [{ type: 'text', text: m.content }] : [];
+    for (const call of m.toolCalls ?? []) blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: argumentsObject(call.arguments) });
+    return blocks;
+  };
+  for (const m of request.messages) {
+    if (m.role === 'system' && messages.length === 0) {
+      if (m.content) system.push({ type: 'text', text: m.content });
+      continue;
+    }
+    const blocks = blocksOf(m);
+    if (blocks.length === 0) continue;
+    const role = m.role === 'assistant' ? 'assistant' : 'user';
+    const last = messages.at(-1);
+    if (last && last.role === role) last.content.push(...blocks);
+    else messages.push({ role, content: blocks });
+  }
+  if (messages[0]?.role !== 'user') messages.unshift({ role: 'user', content: [{ type: 'text', text: ANTHROPIC_OPENING_USER_TURN }] });
+  return messages;
+}
 
 /** Anthropic's limit of `cache_control` breakpoints in one request. */
 export const ANTHROPIC_MAX_CACHE_BREAKPOINTS = 4;
@@ -54,6 +100,19 @@ const wireContent = (blocks: Block[], cached: boolean): string | Block[] =>
  */
 export function anthropicBody(request: ChatRequest, stream: boolean): Record<string, unknown> {
   const system: Block[] = [];
+  if (request.tools !== undefined || request.messages.some((m) => m.role === 'tool' || m.toolCalls?.length)) {
+    const messages = toolingBody(request, system);
+    const body: Record<string, unknown> = { model: request.model, max_tokens: request.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS };
+    if (system.length) body.system = system;
+    body.messages = messages;
+    if (request.tools?.length) {
+      body.tools = request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: toolSchema(t.parameters) }));
+      body.tool_choice = { type: request.toolChoice === 'required' ? 'any' : (request.toolChoice ?? 'auto') };
+    }
+    if (request.temperature !== undefined) body.temperature = Math.min(1, Math.max(0, request.temperature));
+    if (stream) body.stream = true;
+    return body;
+  }
   const turns: Array<{ role: 'user' | 'assistant'; blocks: Block[] }> = [];
   let marks = request.messages.filter((m) => m.cache && m.content).length;
   for (const m of request.messages) {
@@ -122,7 +181,13 @@ export const anthropicProtocol: NativeProtocol = {
       .join('');
     const usage = usageOf(json.usage);
     const stop = typeof json.stop_reason === 'string' ? json.stop_reason : null;
+    const calls: ToolCall[] = parseToolCalls(
+      json.content
+        .filter((b): b is Record<string, unknown> => isObject(b) && b.type === 'tool_use')
+        .map((b) => ({ id: b.id, function: { name: b.name, arguments: JSON.stringify(isObject(b.input) ? b.input : {}) } })),
+    );
     return {
+      ...(calls.length ? { toolCalls: calls } : {}),
       id: typeof json.id === 'string' ? json.id : null,
       model: request.model,
       providerModel: typeof json.model === 'string' ? json.model : null,
@@ -139,9 +204,15 @@ export const anthropicProtocol: NativeProtocol = {
         const message = isObject(json.message) ? json.message : {};
         return { id: typeof message.id === 'string' ? message.id : undefined, providerModel: typeof message.model === 'string' ? message.model : undefined, usage: usageOf(message.usage) };
       }
+      case 'content_block_start': {
+        const block = isObject(json.content_block) ? json.content_block : {};
+        if (block.type !== 'tool_use') return {};
+        return { toolCall: { index: num(json.index) ?? 0, id: typeof block.id === 'string' ? block.id : undefined, name: typeof block.name === 'string' ? block.name : undefined } };
+      }
       case 'content_block_delta': {
         const delta = isObject(json.delta) ? json.delta : {};
         if (delta.type === 'text_delta' && typeof delta.text === 'string') return { text: delta.text };
+        if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') return { toolCall: { index: num(json.index) ?? 0, arguments: delta.partial_json } };
         if (delta.type === 'thinking_delta' && typeof delta.thinking === 'string') return { reasoning: delta.thinking };
         return {};
       }
@@ -162,7 +233,7 @@ export const anthropicProtocol: NativeProtocol = {
         return { error: { status, bodyText: JSON.stringify(json) } };
       }
       default:
-        return {}; // ping, content_block_start, content_block_stop
+        return {}; // ping, content_block_stop
     }
   },
   finishEndsStream: false,

@@ -454,7 +454,7 @@ export function parseToolCalls(raw: unknown): ToolCall[] {
 }
 
 /** Tool calls streamed as fragments (`delta.tool_calls[{ index, id?, function: { name?, arguments? } }]`), joined by index. */
-class ToolCallJoiner {
+export class ToolCallJoiner {
   private readonly calls = new Map<number, { id: string; name: string; arguments: string }>();
   push(raw: unknown): void {
     if (!Array.isArray(raw)) return;

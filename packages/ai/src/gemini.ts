@@ -1,4 +1,5 @@
-import type { ChatRequest } from './chat.ts';
+import { argumentsObject, toolSchema } from './anthropic.ts';
+import { type ChatRequest, parseToolCalls } from './chat.ts';
 import { AiInvalidResponseError } from './errors.ts';
 import { isObject, type ListedModel, type NativeProtocol, num, type StreamStep } from './native-protocol.ts';
 
@@ -25,23 +26,34 @@ const FINISH_REASONS: Record<string, string> = {
 
 const modelPath = (model: string) => `/models/${encodeURIComponent(model.replace(/^models\//, ''))}`;
 
+type Part = { text: string } | { functionCall: { name: string; args: Record<string, unknown> } } | { functionResponse: { name: string; response: { content: string } } };
+
 export function geminiBody(request: ChatRequest): Record<string, unknown> {
   const system: Array<{ text: string }> = [];
-  const contents: Array<{ role: 'user' | 'model'; parts: Array<{ text: string }> }> = [];
+  const contents: Array<{ role: 'user' | 'model'; parts: Part[] }> = [];
   for (const m of request.messages) {
-    if (!m.content) continue;
+    // tool turns: the model's calls as functionCall parts, their answers as functionResponse parts (by the function's name, carried in `name`)
+    const parts: Part[] =
+      m.role === 'tool'
+        ? [{ functionResponse: { name: m.name ?? '', response: { content: m.content } } }]
+        : [...(m.content ? [{ text: m.content }] : []), ...(m.toolCalls ?? []).map((c) => ({ functionCall: { name: c.name, args: argumentsObject(c.arguments) } }))];
+    if (parts.length === 0) continue;
     if (m.role === 'system' && contents.length === 0) {
       system.push({ text: m.content });
       continue;
     }
     const role = m.role === 'assistant' ? 'model' : 'user';
     const last = contents.at(-1);
-    if (last && last.role === role) last.parts.push({ text: m.content });
-    else contents.push({ role, parts: [{ text: m.content }] });
+    if (last && last.role === role) last.parts.push(...parts);
+    else contents.push({ role, parts });
   }
   const body: Record<string, unknown> = {};
   if (system.length) body.systemInstruction = { parts: system };
   body.contents = contents;
+  if (request.tools?.length) {
+    body.tools = [{ functionDeclarations: request.tools.map((t) => ({ name: t.name, description: t.description, parametersJsonSchema: toolSchema(t.parameters) })) }];
+    body.toolConfig = { functionCallingConfig: { mode: request.toolChoice === 'required' ? 'ANY' : request.toolChoice === 'none' ? 'NONE' : 'AUTO' } };
+  }
   const config: Record<string, unknown> = {};
   if (request.maxTokens !== undefined) config.maxOutputTokens = request.maxTokens;
   if (request.temperature !== undefined) config.temperature = request.temperature;
@@ -85,6 +97,11 @@ function stepOf(json: unknown): StreamStep {
   if (candidate) {
     const parts = isObject(candidate.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts : [];
     for (const part of parts) {
+      if (isObject(part) && isObject(part.functionCall) && typeof part.functionCall.name === 'string') {
+        const call = part.functionCall;
+        (step.toolCalls ??= []).push({ id: typeof call.id === 'string' ? call.id : undefined, name: call.name as string, arguments: JSON.stringify(isObject(call.args) ? call.args : {}) });
+        continue;
+      }
       if (!isObject(part) || typeof part.text !== 'string') continue;
       if (part.thought === true) step.reasoning = (step.reasoning ?? '') + part.text;
       else step.text = (step.text ?? '') + part.text;
@@ -128,13 +145,15 @@ export const geminiProtocol: NativeProtocol = {
     }
     const step = stepOf(json);
     const usage = step.usage;
+    const calls = parseToolCalls((step.toolCalls ?? []).map((c, i) => ({ id: c.id ?? `call_${i + 1}`, function: { name: c.name, arguments: c.arguments } })));
     return {
+      ...(calls.length ? { toolCalls: calls } : {}),
       id: step.id ?? null,
       model: request.model,
       providerModel: step.providerModel ?? null,
       content: step.text ?? '',
       refusal: step.refusal ?? (step.finishReason === 'content_filter' && !step.text ? 'The model declined to answer.' : null),
-      finishReason: step.finishReason ?? null,
+      finishReason: calls.length ? 'tool_calls' : (step.finishReason ?? null),
       usage: usage?.tokensIn !== undefined && usage.tokensOut !== undefined ? (usage as { tokensIn: number; tokensOut: number }) : null,
     };
   },

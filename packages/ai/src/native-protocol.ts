@@ -28,6 +28,10 @@ export interface StreamStep {
   error?: { status: number; bodyText: string };
   /** The provider ended the stream on purpose (Anthropic's message_stop). */
   end?: boolean;
+  /** A piece of a tool call (its start with id and name, or a fragment of its arguments' JSON), by the call's index. */
+  toolCall?: { index: number; id?: string; name?: string; arguments?: string };
+  /** Whole tool calls in one event (Gemini sends each function call complete). */
+  toolCalls?: Array<{ id?: string; name: string; arguments: string }>;
 }
 
 export interface NativeProtocol {

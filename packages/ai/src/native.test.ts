@@ -201,3 +201,47 @@ describe.each(kinds)('$kind through the shared client', ({ kind, fake, key, mode
     expect(fake().requests.length).toBe(before);
   });
 });
+
+describe('tool calling on the native protocols (issue 48)', () => {
+  const tools = [{ name: 'set_variable', description: 'Adds a variable.', parameters: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } }];
+  for (const c of kinds) {
+    const endpoint = (): ProviderEndpoint => ({ baseUrl: c.fake().url, apiKey: c.key, kind: c.kind, privateNetwork: 'allow' });
+    it(`${c.kind}: sends the tools in its own shape, reads the calls of a JSON and a streamed answer, and sends a call and its answer back`, async () => {
+      const reply = { kind: 'completion' as const, content: '', toolCalls: [{ id: 'call_1', name: 'set_variable', arguments: { id: 'health' } }], usage: { input: 100, output: 20 } };
+      c.fake().enqueue(reply, reply);
+      const json = await completeChat(endpoint(), { model: c.model, messages, tools });
+      expect(json.toolCalls).toEqual([{ id: c.kind === 'anthropic' ? 'call_1' : 'call_1', name: 'set_variable', arguments: '{"id":"health"}' }]);
+      expect(json.finishReason).toBe('tool_calls');
+      const streamed = await collectStream(streamChat(endpoint(), { model: c.model, messages, tools }));
+      expect(streamed.toolCalls?.map((t) => [t.name, t.arguments])).toEqual([['set_variable', '{"id":"health"}']]);
+      const sent = c.fake().completions[0]!.body!;
+      if (c.kind === 'anthropic') {
+        expect(sent.tools).toEqual([{ name: 'set_variable', description: 'Adds a variable.', input_schema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } }]);
+        expect(sent.tool_choice).toEqual({ type: 'auto' });
+      } else {
+        expect(sent.tools).toEqual([{ functionDeclarations: [{ name: 'set_variable', description: 'Adds a variable.', parametersJsonSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } }] }]);
+        expect(sent.toolConfig).toEqual({ functionCallingConfig: { mode: 'AUTO' } });
+      }
+      // the loop's next request: the call and its answer, which the fake's checks accept
+      c.fake().enqueue({ kind: 'completion', content: 'Done.' });
+      const next = await completeChat(endpoint(), {
+        model: c.model,
+        tools,
+        messages: [...messages, { role: 'assistant', content: '', toolCalls: json.toolCalls }, { role: 'tool', toolCallId: json.toolCalls![0]!.id, name: 'set_variable', content: 'Added.' }],
+      });
+      expect(next.content).toBe('Done.');
+      const turns = c.fake().completions[2]!.body![c.kind === 'anthropic' ? 'messages' : 'contents'] as Array<Record<string, unknown>>;
+      if (c.kind === 'anthropic') {
+        expect(turns.slice(-2)).toEqual([
+          { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'set_variable', input: { id: 'health' } }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: 'Added.' }] },
+        ]);
+      } else {
+        expect(turns.slice(-2)).toEqual([
+          { role: 'model', parts: [{ functionCall: { name: 'set_variable', args: { id: 'health' } } }] },
+          { role: 'user', parts: [{ functionResponse: { name: 'set_variable', response: { content: 'Added.' } } }] },
+        ]);
+      }
+    });
+  }
+});

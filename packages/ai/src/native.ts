@@ -13,6 +13,7 @@ import {
   drainForReuse,
   MODEL_LIST_MAX_BYTES,
   type ProviderEndpoint,
+  ToolCallJoiner,
   type Usage,
 } from './chat.ts';
 import { AiInvalidResponseError, AiProviderError, AiUpstreamError, providerError } from './errors.ts';
@@ -127,6 +128,8 @@ export async function* nativeStream(endpoint: ProviderEndpoint, request: ChatReq
   let res: IncomingMessage | undefined;
   const result: ChatResult = { id: null, model: request.model, providerModel: null, content: '', refusal: null, finishReason: null, usage: null };
   const usage: Partial<Usage> = {};
+  const toolCalls = new ToolCallJoiner();
+  let wholeCalls = 0;
   try {
     try {
       res = await guardedRequest(`${baseOf(endpoint, protocol)}${protocol.completionPath(request, true)}`, requestInit(endpoint, protocol, protocol.body(request, true), true, deadline));
@@ -182,6 +185,8 @@ export async function* nativeStream(endpoint: ProviderEndpoint, request: ChatReq
         if (step.usage) Object.assign(usage, step.usage);
         if (step.finishReason) result.finishReason = step.finishReason;
         if (step.refusal) result.refusal = step.refusal;
+        if (step.toolCall) toolCalls.push([{ index: step.toolCall.index, id: step.toolCall.id, function: { name: step.toolCall.name, arguments: step.toolCall.arguments } }]);
+        for (const call of step.toolCalls ?? []) toolCalls.push([{ index: wholeCalls++, id: call.id, function: { name: call.name, arguments: call.arguments } }]);
         if (step.reasoning && reasoningBytes < cap) {
           reasoningBytes += Buffer.byteLength(step.reasoning);
           emit('reasoning', step.reasoning);
@@ -216,6 +221,8 @@ export async function* nativeStream(endpoint: ProviderEndpoint, request: ChatReq
     if (usage.tokensIn !== undefined && usage.tokensOut !== undefined) result.usage = usage as Usage;
     finished = true;
     result.content = cleanProviderText(result.content);
+    const calls = toolCalls.result();
+    if (calls.length) result.toolCalls = calls;
     yield { type: 'done', result };
   } finally {
     if (!finished || result.truncated) deadline.controller.abort(new DOMException('stream closed early', 'AbortError'));

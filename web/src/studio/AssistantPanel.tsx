@@ -94,7 +94,7 @@ const STATUS_LABELS: Record<AssistantRound['status'], string> = {
 };
 
 /** How long a card's interface must run in the sandbox preview without an error before the card may be approved. */
-export const RUNTIME_CHECK_MS = 2500;
+const RUNTIME_CHECK_MS = 2500;
 
 /**
  * The runtime check of a card that writes interface files: the interface after the card runs in the
@@ -124,6 +124,7 @@ function RuntimeCheck({ round, onResult }: { round: AssistantRound; onResult(res
         handlers={{}}
         title="Card interface preview"
         className="sandbox-frame"
+        style={{ width: '100%', height: 260, display: 'block' }}
         onFrameError={(message) => {
           if (done.current) return;
           done.current = true;
@@ -241,8 +242,15 @@ function Change({ change }: { change: CardChange }) {
 /** Each provider call of a round: its tokens, its cost, and the operations it checked (refusals went back to the assistant). */
 function Steps({ steps }: { steps: AssistantStep[] }) {
   if (steps.length === 0) return null;
+  const tokens = steps.reduce((sum, s) => sum + s.tokensIn + s.tokensOut, 0);
+  const credits = steps.reduce((sum, s) => sum + s.credits, 0);
   return (
     <ul className="assistant-steps" aria-label="Steps and their cost">
+      {steps.length > 1 && (
+        <li data-testid="assistant-total">
+          In all: {tokens.toLocaleString('en')} tokens · {steps.some((s) => s.source === 'official') ? count(credits, 'credit') : 'no credits'}
+        </li>
+      )}
       {steps.map((s) => {
         const refused = s.tools.filter((t) => !t.ok);
         return (

@@ -102,6 +102,11 @@ export async function buildArchive(db: Queryable, accountId: string, now = new D
     'select id, world_id, name, kind, content_type, size from world_assets where owner_id = $1 order by created_at, id',
     [accountId],
   );
+  // the studio assistant's rounds on each world (requests, answers, cards and what became of them)
+  const rounds = await db.query<{ id: string; world_id: string; kind: string; request: string; reply: string; status: string; operations: unknown; reason: string | null; applied_revision: number | null; created_at: Date }>(
+    'select id, world_id, kind, request, reply, status, operations, reason, applied_revision, created_at from world_assistant_rounds where account_id = $1 order by created_at, id',
+    [accountId],
+  );
   worlds.rows.forEach((w, i) => {
     const world = {
       id: w.id,
@@ -116,6 +121,9 @@ export async function buildArchive(db: Queryable, accountId: string, now = new D
       publishedAt: iso(w.published_at),
       assets: assets.rows.filter((a) => a.world_id === w.id).map((a) => ({ id: a.id, name: a.name, kind: a.kind, contentType: a.content_type, size: a.size, path: assetPath(w.id, a.id) })),
       definition: json(w.definition),
+      assistant: rounds.rows
+        .filter((r) => r.world_id === w.id)
+        .map((r) => ({ id: r.id, kind: r.kind, request: r.request, reply: r.reply, status: r.status, operations: r.operations, reason: r.reason, appliedRevision: r.applied_revision, createdAt: r.created_at.toISOString() })),
     };
     put(`${i ? ',' : ''}\n  ${JSON.stringify(world)}`);
   });

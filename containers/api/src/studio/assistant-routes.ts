@@ -169,9 +169,6 @@ export async function assistantRoutes(app: FastifyInstance, ctx: AppContext): Pr
     const limit = await ctx.store.rateLimit(`assistant:${auth.account.id}`, ASSISTANT_ROUNDS_PER_MINUTE, 60);
     if (!limit.allowed) throw new HttpError(429, 'RATE_LIMITED', 'Too many assistant requests; wait a minute.', { 'retry-after': String(limit.retryAfter) });
     const metering = await meteringFor(ctx, auth.account.id);
-    if (metering.selection.endpoint.kind === 'anthropic' || metering.selection.endpoint.kind === 'gemini') {
-      throw new HttpError(409, 'ASSISTANT_NEEDS_TOOLS', 'The studio assistant calls tools on the OpenAI-compatible protocol; choose an OpenAI-compatible connection (OpenRouter, OpenAI, a local server) in Settings → AI connection.');
-    }
     const model = input.model ?? metering.selection.defaultModel ?? ctx.config.ai.official?.defaultModel ?? 'default';
 
     let kind: 'request' | 'feedback' = 'request';

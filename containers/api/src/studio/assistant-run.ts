@@ -121,7 +121,7 @@ export async function runRound(input: RunInput): Promise<RoundOutcome> {
       if (answer.operation) operations.push(answer.operation);
       if (answer.change) changes.push(answer.change);
       step.tools.push(answer.outcome);
-      messages.push({ role: 'tool', toolCallId: call.id, content: answer.outcome.ok ? `Added to the proposed card: ${answer.outcome.detail}` : `Refused (nothing changed): ${answer.outcome.detail}` });
+      messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: answer.outcome.ok ? `Added to the proposed card: ${answer.outcome.detail}` : `Refused (nothing changed): ${answer.outcome.detail}` });
     }
     steps.push(step);
     input.onStep(step);

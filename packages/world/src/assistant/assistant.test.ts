@@ -5,7 +5,7 @@ import { ASSISTANT_DOCS } from './docs-excerpts.ts';
 import { readFileSync } from 'node:fs';
 import { assistantSystemPrompt, compactWorld, dataText } from './grounding.ts';
 import { lineDiff } from './line-diff.ts';
-import { applyOperation, applyOperations, operationOfCall } from './operations.ts';
+import { applyOperation, applyOperations, ASSISTANT_OPERATION_NAMES, assistantTools, operationOfCall } from './operations.ts';
 
 const world = { version: '20.0.0', name: 'Tower', entries: [], variables: [], rules: [] };
 
@@ -39,6 +39,15 @@ describe('studio assistant operations', () => {
     expect(w.description).toBe('A tower.');
     expect(applyOperation(world, { op: 'remove_rule', id: 'nope' }).ok).toBe(false);
     expect(applyOperation(w, { op: 'remove_interface_file', path: 'index.tsx' }).ok).toBe(false); // the entry, while another file remains
+  });
+
+  it('the tools are the operations, their parameters JSON Schemas of what an author may write', () => {
+    const tools = assistantTools();
+    expect(tools.map((t) => t.name)).toEqual([...ASSISTANT_OPERATION_NAMES]);
+    const entry = (tools.find((t) => t.name === 'set_entry')!.parameters.properties as Record<string, Record<string, unknown>>).entry!;
+    expect(entry).not.toHaveProperty('$schema');
+    expect(entry.required).toEqual(['id', 'name', 'content', 'section']);
+    expect(JSON.stringify(tools)).not.toContain('$schema');
   });
 
   it('tool calls: only the operations are tools; arguments must be a JSON object', () => {

@@ -94,9 +94,6 @@ export function assistantSystemPrompt({ world }: AssistantPromptInput): string {
   ].join('\n');
 }
 
-/** The author's request as the user message of a round. */
-export const authorRequestMessage = (text: string) => text;
-
 /** What the model hears when the author rejected its card. */
 export const rejectionMessage = (reason: string) =>
   `The author rejected your proposed card; nothing of it was applied. Their reason:\n<author-feedback>\n${dataText(reason)}\n</author-feedback>\nPropose a new card that addresses it.`;

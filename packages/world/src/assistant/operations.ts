@@ -231,7 +231,11 @@ export function applyOperations(world: Obj, ops: readonly AssistantOperation[], 
 }
 
 /** The JSON Schema of an item as an author may write it (defaulted fields optional). */
-const inputSchema = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+function inputSchema(schema: z.ZodType): Record<string, unknown> {
+  // nested inside a tool's parameters, so without the root-only `$schema` keyword
+  const { $schema: _schema, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  return rest;
+}
 const idParam = (what: string) => ({ type: 'object', properties: { id: { type: 'string', description: `The ${what}'s id.` } }, required: ['id'], additionalProperties: false });
 
 /** The assistant's tools, in the shape packages/ai's ToolDefinition takes: one per operation, nothing else. */
