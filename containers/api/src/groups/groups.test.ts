@@ -197,7 +197,10 @@ describe('group scenes: several characters in one session (real PostgreSQL and R
     expect((await stranger.fetch(`/api/sessions/${scene.session.id}/messages/${replyId.id}/prompt`)).status).toBe(404);
 
     // swipes: regenerate keeps the first take; swiping left shows it again, still Bram's
-    expect((await player.fetch(`/api/groups/${scene.session.id}/regenerate`, { method: 'POST' })).status).toBe(200);
+    const regenerated = await player.fetch(`/api/groups/${scene.session.id}/regenerate`, { method: 'POST' });
+    expect(regenerated.status).toBe(200);
+    // the regeneration streams: read it to its end (its lock is held until then), as the page does
+    expect(await regenerated.text()).toContain('event: end');
     type Shown = { messages: { id: string; role: string; content: string; authorName?: string; participantId?: string; activeSwipeIndex: number }[] };
     const swiped = await player.fetch(`/api/sessions/${scene.session.id}/swipe/left`, { method: 'POST' });
     expect(swiped.status).toBe(200);
