@@ -7,5 +7,7 @@
 -- - session_participants.session_id (on delete cascade): its only index on session_id is partial
 --   (the human members), so a group scene's character members were found by a scan.
 -- containers/api/src/worlds/library-writes.test.ts keeps every such reference indexed.
+-- Plain builds (the migration runs in a transaction, so not `concurrently`): each reads its table
+-- once while session writes wait; the branches' index is small (only sessions that are branches).
 create index chat_sessions_branched_from_idx on chat_sessions (branched_from) where branched_from is not null;
 create index session_participants_session_idx on session_participants (session_id);
