@@ -5,7 +5,8 @@
 --   (0.5 / 2.8 / 32 ms p50 at 3,000 / 30,000 / 300,000 sessions; bench/library-writes.bench.ts).
 --   Few sessions are branches, so the index holds only those.
 -- - session_participants.session_id (on delete cascade): its only index on session_id is partial
---   (the human members), so a group scene's character members were found by a scan.
+--   (the human members), which a lookup by session alone cannot use: every session's deletion
+--   scanned the table.
 -- containers/api/src/worlds/library-writes.test.ts keeps every such reference indexed.
 -- Plain builds (the migration runs in a transaction, so not `concurrently`): each reads its table
 -- once while session writes wait; the branches' index is small (only sessions that are branches).

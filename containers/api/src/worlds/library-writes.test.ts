@@ -3,11 +3,12 @@ import { createMigratedDatabase, type MigratedDatabase } from '../../../../tests
 
 /**
  * Issue 51, point 11: the library's bookkeeping on a write (the player counts of migration 092,
- * the search terms of migration 098, and PostgreSQL's own foreign-key triggers when a session
- * goes) looks rows up one world, session or player at a time. Each lookup must read an index, or
- * its cost grows with the library (bench/library-writes.bench.ts: a session's deletion scanned
- * every session for its branches until migration 180_session_indexes). The plans are asked with sequential scans
- * priced out, so a lookup still planned as one has no index to read.
+ * the search terms of migration 098, and PostgreSQL's own foreign-key triggers when a session or
+ * a world goes) looks rows up one world, session or player at a time. Each lookup must read an
+ * index, or its cost grows with the library (bench/library-writes.bench.ts: a session's deletion
+ * scanned every session for its branches until migration 180; a world's deletion scanned all
+ * update notifications until 181). The plans are asked with sequential scans priced out, so a
+ * lookup still planned as one has no index to read.
  */
 let database: MigratedDatabase;
 
@@ -49,16 +50,17 @@ describe('the per-row work of the library triggers reads indexes (issue 51)', ()
     });
   }
 
-  it("a session's deletion: every table referencing the session finds its rows by index (the foreign keys' own triggers)", async () => {
+  it("a session's or a world's deletion: every table referencing it finds its rows by index (the foreign keys' own triggers)", async () => {
     const { rows: refs } = await database.db.query<{ tbl: string; col: string }>(
       `select c.conrelid::regclass::text as tbl, a.attname as col
          from pg_constraint c join pg_attribute a on a.attrelid = c.conrelid and a.attnum = c.conkey[1]
-        where c.contype = 'f' and c.confrelid = 'chat_sessions'::regclass and array_length(c.conkey, 1) = 1
+        where c.contype = 'f' and c.confrelid in ('chat_sessions'::regclass, 'worlds'::regclass) and array_length(c.conkey, 1) = 1
         order by 1, 2`,
     );
-    // chat_messages, checkpoints, room tables, prompt texts, group scenes, and the sessions' own branches.
-    expect(refs.map((r) => `${r.tbl}.${r.col}`)).toContain('chat_sessions.branched_from');
-    expect(refs.length).toBeGreaterThanOrEqual(8);
+    // chat_messages, checkpoints, room tables, prompt texts, group scenes, and the sessions' own
+    // branches; a world's sessions, players, reviews, publication events …
+    expect(refs.map((r) => `${r.tbl}.${r.col}`)).toEqual(expect.arrayContaining(['chat_sessions.branched_from', 'chat_sessions.world_id', 'world_players.world_id']));
+    expect(refs.length).toBeGreaterThanOrEqual(12);
     const unindexed: string[] = [];
     for (const { tbl, col } of refs) {
       // As the foreign key's action looks them up (RI_FKey_cascade_del / setnull_del: `where col = $1`).
