@@ -15,7 +15,8 @@ let inspector: Session | undefined;
 
 await serveParent(
   async () => {
-    server = await startTestServer({ SIGNUP_RATE_LIMIT_PER_HOUR: '1000', DATABASE_POOL_MAX: '20', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'fatal' });
+    // admission as on the baseline's side (turn.bench.ts BENCH_ADMISSION)
+    server = await startTestServer({ SIGNUP_RATE_LIMIT_PER_HOUR: '1000', ADMISSION_PER_ADDRESS: '0', ADMISSION_MAX_LOOP_UTILIZATION: '100', DATABASE_POOL_MAX: '20', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'fatal' });
     return { url: server.url, dataDir: server.dataDir };
   },
   {

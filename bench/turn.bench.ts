@@ -47,6 +47,13 @@ const ACCOUNTS = 50;
  * docs/BENCHMARKS.md allows with its reason written beside it (./turn-guard.ts).
  */
 const GUARD = process.env.TURN_BENCH_GUARD === '1';
+/**
+ * Admission as both servers run here: the bench's 50 players share one loopback address (no share
+ * per address, issue 43) and measure the CPU of turns, not the refusals of a saturated loop (its
+ * gate off: issue 51, point 10 is about what it refuses). Unknown settings are ignored by a
+ * revision that predates them. (./turn-server.ts passes the same.)
+ */
+export const BENCH_ADMISSION = { ADMISSION_PER_ADDRESS: '0', ADMISSION_MAX_LOOP_UTILIZATION: '100' };
 const BASELINE = process.env.TURN_BENCH_REVISION ?? (GUARD ? PREVIOUS_RELEASE : 'b8579489e989940ce24ceb674d01c8435c6e8e4a');
 const sample = JSON.parse(readFileSync(new URL('../packages/world/samples/ashen-depths.json', import.meta.url), 'utf8'));
 
@@ -111,7 +118,9 @@ async function oneTurn(path: Path, player: Player): Promise<number> {
   }
   const client = path === 'today' ? player.legacy : player.browser;
   const res = await client.fetch(`/api/sessions/${player.sessions[path]}/messages`, { method: 'POST', json: { content: 'I walk on.' } });
-  return readTurn(res, started, 'event: delta', 'event: done');
+  return readTurn(res, started, 'event: delta', 'event: done').catch((err: Error) => {
+    throw new Error(`${path === 'today' ? `today's server (${BASELINE.slice(0, 7)})` : 'this tree'}: ${err.message}`);
+  });
 }
 
 /**
@@ -184,7 +193,7 @@ async function freshSessions(): Promise<void> {
 
 beforeAll(async () => {
   // Today's code: checked out and installed on first use, then reused.
-  baseline = await startBaselineServer(baselineCheckout(BASELINE), { SIGNUP_RATE_LIMIT_PER_HOUR: '1000', DATABASE_POOL_MAX: '20', AI_PRIVATE_NETWORK_ACCESS: 'allow' });
+  baseline = await startBaselineServer(baselineCheckout(BASELINE), { SIGNUP_RATE_LIMIT_PER_HOUR: '1000', PASSWORD_HASH_RATE_LIMIT_PER_MINUTE: '100000', ...BENCH_ADMISSION, DATABASE_POOL_MAX: '20', AI_PRIVATE_NETWORK_ACCESS: 'allow' });
   const child = baseline.child;
   baselineExited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`today's server (${BASELINE}) exited (${code})`))));
   baselineExited.catch(() => {});
@@ -264,9 +273,10 @@ beforeAll(async () => {
       `  concurrency ${String(concurrency).padStart(2)}: provider alone TTFT ${base.p50.toFixed(2)} ms p50, ${base.tps.toFixed(0)} streams/s (asked with ${baselinePrompt === SHORT_PROMPT ? 'one short message' : `the server's last prompt, ${(JSON.stringify(baselinePrompt).length / 1024).toFixed(0)} KB`})`,
       `                  ${show('today')}`,
       `                  ${show('new')}`,
-      `                  new/today: CPU per turn ${(report.new.cpu / report.today.cpu).toFixed(2)}× (goal ≤ 0.5×), turns/s ${(report.new.tps / report.today.tps).toFixed(2)}×` +
-        (concurrency === 50 ? ' (goal ≥ 2×)' : '') +
-        (concurrency === 1 ? `; TTFT overhead p50 ${(report.new.p50 - base.p50).toFixed(1)} ms (goal ≤ 5 ms)` : ''),
+      // issue 24's goals are against its own baseline; the guard's allowance is printed once below
+      `                  new/today: CPU per turn ${(report.new.cpu / report.today.cpu).toFixed(2)}×${GUARD ? '' : ' (goal ≤ 0.5×)'}, turns/s ${(report.new.tps / report.today.tps).toFixed(2)}×` +
+        (concurrency === 50 && !GUARD ? ' (goal ≥ 2×)' : '') +
+        (concurrency === 1 ? `; TTFT overhead p50 ${(report.new.p50 - base.p50).toFixed(1)} ms${GUARD ? '' : ' (goal ≤ 5 ms)'}` : ''),
       `                  (provider process CPU per call: ${base.providerCpu.toFixed(2)} ms alone, ${report.today.providerCpu.toFixed(2)} ms for today, ${report.new.providerCpu.toFixed(2)} ms for new)`,
     );
     await watched(freshSessions());
