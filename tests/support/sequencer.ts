@@ -10,18 +10,19 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  */
 export const LONGEST_FIRST = [
   'tests/browser/companion.test.ts',
+  'tests/drill.test.ts',
+  'tests/browser/player-comforts.test.ts',
   'tests/foundation.test.ts',
-  'tests/browser/accessibility.test.ts',
-  'containers/api/src/companion/companion.test.ts',
-  'tests/browser/found-by-clicking.test.ts',
-  'tests/security/redirects.test.ts',
-  'tests/browser/player.test.ts',
-  'tests/browser/studio-sections.test.ts',
-  'tests/browser/studio.test.ts',
-  'tests/health.test.ts',
   'tests/browser/partner.test.ts',
+  'tests/browser/player.test.ts',
+  'containers/api/src/companion/companion.test.ts',
+  'tests/browser/accessibility.test.ts',
+  'tests/browser/rooms.test.ts',
+  'tests/browser/found-by-clicking.test.ts',
+  'tests/browser/groups.test.ts',
+  'tests/backup-restore.test.ts',
+  'tests/health.test.ts',
   'tests/typecheck.test.ts',
-  'tests/browser/journey.test.ts',
 ];
 
 export default class LongestFirstSequencer extends BaseSequencer {
