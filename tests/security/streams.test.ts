@@ -117,9 +117,21 @@ describe('live update streams are capped per address and per process', () => {
     const results = await Promise.all(Array.from({ length: 1000 }, () => openStream(url)));
     opened.push(...results);
     const ok = results.filter((r) => r.status === 200);
+    // refused by the per-address cap (429), or, when the burst fills the replica's admission queue
+    // before its requests reach the cap, by the queue (503 SERVER_BUSY; one in 1,000 did in a CI run):
+    // either way at once, with Retry-After, nothing held
+    const statuses: Record<number, number> = {};
+    for (const r of results) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+    expect(Object.keys(statuses).filter((s) => !['200', '429', '503'].includes(s)), JSON.stringify(statuses)).toEqual([]);
     const refused = results.filter((r) => r.status === 429);
+    const shed = results.filter((r) => r.status === 503);
     expect(ok.length).toBe(PER_ADDRESS);
-    expect(refused.length).toBe(1000 - PER_ADDRESS);
+    expect(refused.length + shed.length).toBe(1000 - PER_ADDRESS);
+    expect(refused.length).toBeGreaterThan((1000 - PER_ADDRESS) * 0.9);
+    for (const r of shed) {
+      expect(JSON.parse(await r.body)).toMatchObject({ error: { code: 'SERVER_BUSY' } });
+      expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+    }
     const body = JSON.parse(await refused[0]!.body) as unknown;
     expect(body).toEqual({ error: { code: 'TOO_MANY_STREAMS', message: expect.any(String) } });
     expect(Number(refused[0]!.headers['retry-after'])).toBeGreaterThan(0);
