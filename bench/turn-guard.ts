@@ -14,3 +14,11 @@ export function turnCpuAllowance(benchmarksMd: string): { ratio: number; reason:
   const ratio = Number(line[1]);
   return { ratio: Math.max(ratio, DEFAULT_TURN_CPU_ALLOWANCE), reason: line[2]!.trim() };
 }
+
+/**
+ * Admission as both servers of the turn bench run (its baseline and ./turn-server.ts): the bench's
+ * 50 players share one loopback address (no share per address, issue 43) and measure the CPU of
+ * turns, not the refusals of a saturated loop (its gate off: issue 51, point 10 is about what it
+ * refuses). A revision that predates a setting ignores it.
+ */
+export const BENCH_ADMISSION = { ADMISSION_PER_ADDRESS: '0', ADMISSION_MAX_LOOP_UTILIZATION: '100' };

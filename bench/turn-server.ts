@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { startTestServer, type TestServer } from '../tests/support/server.ts';
+import { BENCH_ADMISSION } from './turn-guard.ts';
 import { serveParent } from './turn-ipc.ts';
 
 /**
@@ -15,8 +16,8 @@ let inspector: Session | undefined;
 
 await serveParent(
   async () => {
-    // admission as on the baseline's side (turn.bench.ts BENCH_ADMISSION)
-    server = await startTestServer({ SIGNUP_RATE_LIMIT_PER_HOUR: '1000', ADMISSION_PER_ADDRESS: '0', ADMISSION_MAX_LOOP_UTILIZATION: '100', DATABASE_POOL_MAX: '20', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'fatal' });
+    // admission as on the baseline's side (./turn-guard.ts BENCH_ADMISSION)
+    server = await startTestServer({ SIGNUP_RATE_LIMIT_PER_HOUR: '1000', ...BENCH_ADMISSION, DATABASE_POOL_MAX: '20', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'fatal' });
     return { url: server.url, dataDir: server.dataDir };
   },
   {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, bench, describe } from 'vitest';
 import { Browser } from '../tests/support/server.ts';
 import type { MailServer } from '../tests/support/sign-up.ts';
 import { type BaselineServer, baselineCheckout, PREVIOUS_RELEASE, processCpu, startBaselineServer } from './baseline.ts';
-import { turnCpuAllowance } from './turn-guard.ts';
+import { BENCH_ADMISSION, turnCpuAllowance } from './turn-guard.ts';
 import { benchSignUp } from './sign-up.ts';
 import { BenchChild } from './turn-ipc.ts';
 
@@ -38,7 +38,6 @@ import { BenchChild } from './turn-ipc.ts';
  * the new path alone (TURN_BENCH_PROFILE_CONCURRENCY sets their concurrency).
  */
 const ACCOUNTS = 50;
-/** The last commit before the issue-24 rework of the turn (6e23461 started it). */
 /**
  * TURN_BENCH_GUARD=1 (`npm run bench:turn-guard`): the regression guard of issue 51, point 9. The
  * baseline is the previous release (bench/baseline.ts PREVIOUS_RELEASE) and the bench fails when
@@ -47,13 +46,7 @@ const ACCOUNTS = 50;
  * docs/BENCHMARKS.md allows with its reason written beside it (./turn-guard.ts).
  */
 const GUARD = process.env.TURN_BENCH_GUARD === '1';
-/**
- * Admission as both servers run here: the bench's 50 players share one loopback address (no share
- * per address, issue 43) and measure the CPU of turns, not the refusals of a saturated loop (its
- * gate off: issue 51, point 10 is about what it refuses). Unknown settings are ignored by a
- * revision that predates them. (./turn-server.ts passes the same.)
- */
-export const BENCH_ADMISSION = { ADMISSION_PER_ADDRESS: '0', ADMISSION_MAX_LOOP_UTILIZATION: '100' };
+/** The last commit before the issue-24 rework of the turn (6e23461 started it), or in guard mode the previous release. */
 const BASELINE = process.env.TURN_BENCH_REVISION ?? (GUARD ? PREVIOUS_RELEASE : 'b8579489e989940ce24ceb674d01c8435c6e8e4a');
 const sample = JSON.parse(readFileSync(new URL('../packages/world/samples/ashen-depths.json', import.meta.url), 'utf8'));
 

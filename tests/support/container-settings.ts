@@ -2,7 +2,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sharedRedisUrl, testPrefix } from './redis.ts';
+import { serverUrl, testPrefix } from './services.ts';
 
 let signingKey: string | undefined;
 
@@ -12,11 +12,12 @@ let signingKey: string | undefined;
  * own and an outbox folder of its own. Loopback origins may be http (browsers treat them as secure
  * contexts).
  */
-export function containerSettings(publicOrigin = 'https://platform.test'): Record<string, string> {
+export function containerSettings(publicOrigin = 'https://platform.test', redisUrl?: string): Record<string, string> {
   signingKey ??= generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   return {
     APP_MODE: 'container',
-    REDIS_URL: sharedRedisUrl,
+    // the run's Redis unless one is given (the chaos drill restarts one of its own)
+    REDIS_URL: redisUrl ?? serverUrl('REDIS_URL'),
     REDIS_KEY_PREFIX: testPrefix(),
     PUBLIC_ORIGIN: publicOrigin,
     SECRETS_KEY: randomBytes(32).toString('base64url'),

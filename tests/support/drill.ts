@@ -1,10 +1,10 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DbPool, runMigrations } from '@yumina/db';
 import { grantCredits, settleAbandonedReservations } from '@yumina/billing';
+import { containerSettings } from './container-settings.ts';
 import { startFakeOpenAi } from './fake-openai.ts';
 import { sampleWorld } from './player-world.ts';
 import { OwnPostgres } from './postgres-server.ts';
@@ -144,14 +144,10 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
   const db = new DbPool({ name: 'primary', connectionString: databaseUrl, max: 4, queryTimeoutMs: 30_000, connectTimeoutMs: 5_000 });
   await runMigrations(db, resolve(import.meta.dirname, '../../migrations'));
 
-  // container mode's settings (tests/support/container-settings.ts), on the drill's own Redis
+  // container mode's settings, on the drill's own Redis, mail to the drill's folder
   const outbox = join(work, 'outbox');
   const env: Record<string, string> = {
-    APP_MODE: 'container',
-    REDIS_URL: redis.url,
-    PUBLIC_ORIGIN: 'http://localhost:3000',
-    SECRETS_KEY: randomBytes(32).toString('base64url'),
-    IDENTITY_SIGNING_KEY: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    ...containerSettings('http://localhost:3000', redis.url),
     MAIL_OUTBOX_DIR: outbox,
     LOG_LEVEL: 'fatal',
     DATA_DIR: join(work, 'data'),

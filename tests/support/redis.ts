@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { serverUrl } from './services.js';
 
 /**
@@ -6,7 +5,7 @@ import { serverUrl } from './services.js';
  * Tests share it and isolate themselves with a random key prefix.
  */
 export const sharedRedisUrl = serverUrl('REDIS_URL');
-export const testPrefix = () => `test:${randomBytes(4).toString('hex')}:`;
+export { testPrefix } from './services.js';
 
 export { freePort } from './ports.js';
 export { OwnRedis } from './redis-server.js';

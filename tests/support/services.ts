@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -19,6 +20,9 @@ import { OwnRedis } from './redis-server.js';
  * installed with apt-get when missing and the run is root on Debian; otherwise the run fails with one
  * line naming the package. Nothing is ever skipped for a missing service.
  */
+
+/** A Redis key prefix of a test's own (tests share the run's Redis). */
+export const testPrefix = () => `test:${randomBytes(4).toString('hex')}:`;
 
 /** A server URL a test file uses: set by the global setup when the environment did not give it. */
 export function serverUrl(name: 'DATABASE_URL' | 'REDIS_URL'): string {
