@@ -133,9 +133,14 @@ export function GroupScenePage({ sessionId }: { sessionId: string }) {
     }
   };
 
+  // Only the latest change's answer replaces the view: an earlier one, arriving after a later change
+  // was shown (two characters muted in quick succession), would put the later one back as it was.
+  const patches = useRef(0);
   const patch = async (path: string, json: unknown) => {
+    const mine = ++patches.current;
     try {
-      setView(await api<GroupView>(path, { method: 'PATCH', json }));
+      const answer = await api<GroupView>(path, { method: 'PATCH', json });
+      if (mine === patches.current) setView(answer);
     } catch (err) {
       setError((err as Error).message);
     }
